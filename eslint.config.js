@@ -1,0 +1,61 @@
+// Lint with the layer boundaries of DESIGN.md: dependencies point down.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import globals from 'globals';
+
+const noElectron = { name: 'electron', message: 'core, shared and cli never import electron (DESIGN.md layers).' };
+
+export default tseslint.config(
+  { ignores: ['eslint.config.js', 'dist/', 'out/', 'node_modules/', 'runs/', 'coverage/', 'src/renderer/**/*.svelte'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-restricted-syntax': ['error', { selector: 'ExportDefaultDeclaration', message: 'Use named exports.' }],
+    },
+  },
+  {
+    files: ['src/shared/**'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [noElectron], patterns: ['node:*', '**/core/**', '**/cli/**', '**/main/**', '**/renderer/**'] }],
+    },
+  },
+  {
+    files: ['src/core/**'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [noElectron], patterns: ['**/cli/**', '**/main/**', '**/renderer/**', '**/preload/**'] }],
+    },
+  },
+  {
+    files: ['src/cli/**'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [noElectron], patterns: ['**/main/**', '**/renderer/**', '**/preload/**'] }],
+    },
+  },
+  {
+    files: ['src/renderer/**'],
+    languageOptions: { globals: { ...globals.browser } },
+    rules: {
+      'no-restricted-imports': ['error', { paths: [noElectron], patterns: ['**/core/**', '**/cli/**', '**/main/**', 'node:*'] }],
+    },
+  },
+  {
+    // Raw IPC only inside the two IPC wrappers.
+    files: ['src/**'],
+    ignores: ['src/main/ipc.ts', 'src/preload/index.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { property: 'ipcRenderer', message: 'Use the typed contract wrappers.' },
+        { property: 'ipcMain', message: 'Use the typed contract wrappers.' },
+      ],
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs', 'resources/**', 'test/fakes/**'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+);

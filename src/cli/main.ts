@@ -1,0 +1,59 @@
+import { isUserError } from '../core/errors.js';
+import { SERVEBENCH_VERSION } from '../core/version.js';
+
+const HELP = `servebench ${SERVEBENCH_VERSION} — trustworthy speed numbers for LLM servers
+
+Usage: servebench <command> [options]
+
+Commands:
+  run      launch (or attach to) a server, run a concurrency sweep, write a run folder
+  sim      run the simulated engine (an OpenAI-compatible server with a known truth)
+  gpu      list the GPUs and print one telemetry sample
+
+Run 'servebench <command> --help' for the options of a command.
+Without a GPU, 'servebench run' uses the built-in simulator: its numbers are simulated.`;
+
+type Command = (argv: string[]) => Promise<number>;
+
+const commands: Record<string, () => Promise<Command>> = {
+  run: async () => (await import('./run-command.js')).runCommand,
+  sim: async () => (await import('./sim-command.js')).simCommand,
+  gpu: async () => (await import('./gpu-command.js')).gpuCommand,
+};
+
+/** Entry point: dispatches to a command and maps errors to one line and an exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    console.log(HELP);
+    return 0;
+  }
+  if (name === '--version' || name === '-v') {
+    console.log(SERVEBENCH_VERSION);
+    return 0;
+  }
+  const load = commands[name];
+  if (!load) {
+    console.error(`servebench: unknown command '${name}'; run 'servebench --help' for the list.`);
+    return 2;
+  }
+  try {
+    return await (await load())(rest);
+  } catch (error) {
+    if (isUserError(error)) {
+      console.error(`servebench ${name}: ${error.message}`);
+      return error.exitCode;
+    }
+    throw error;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,60 @@
+import type { ServerConfig } from '../../shared/config.js';
+import type { RunEvent } from '../../shared/events.js';
+
+/** What a started (or attached) server tells the benchmark. */
+export interface ServerInfo {
+  engine: ServerConfig['engine'];
+  /** Base URL, without /v1. */
+  baseUrl: string;
+  /** Model name to put in requests. */
+  model: string;
+  engineVersion?: string;
+  simulated: boolean;
+  /** From the engine's log, when it says so (vLLM: "Maximum concurrency for N tokens per request"). */
+  maxConcurrency?: number;
+  kvCacheTokens?: number;
+  /** Prometheus endpoint, when the engine has one. */
+  metricsUrl?: string;
+  /** Fake GPU state file written by the simulator (demo mode telemetry). */
+  gpuStateFile?: string;
+}
+
+/** Why a server ended or failed to start; `fix` is the one line that tells the user what to do. */
+export interface ServerFailure {
+  kind:
+    | 'oom'
+    | 'kv-cache-too-small'
+    | 'model-not-found'
+    | 'port-in-use'
+    | 'engine-missing'
+    | 'cuda-mismatch'
+    | 'timeout'
+    | 'crashed'
+    | 'unreachable'
+    | 'unknown';
+  message: string;
+  fix: string;
+  logTail: string[];
+}
+
+/** A server the benchmark can use; owns the child process (if any) and stops it. */
+export interface RunningServer {
+  readonly info: ServerInfo;
+  /** Resolves when the server process exits unexpectedly (never for attach); used to fail a run. */
+  readonly died: Promise<ServerFailure>;
+  /** Stop: SIGINT, SIGTERM, SIGKILL to the whole process group, with grace periods. Idempotent. */
+  stop(): Promise<void>;
+  logTail(lines?: number): string[];
+}
+
+export interface StartServerOptions {
+  /** Run folder: server.log and generated config files go here. */
+  runDir: string;
+  onEvent?: (event: RunEvent) => void;
+  signal?: AbortSignal;
+  /** Largest concurrency of the sweep (SGLang diffusion needs max-running-requests). */
+  maxConcurrency?: number;
+}
+
+/** Launches or attaches to a server from a ServerConfig. */
+export type StartServer = (config: ServerConfig, options: StartServerOptions) => Promise<RunningServer>;

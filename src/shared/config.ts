@@ -1,0 +1,90 @@
+import { z } from 'zod';
+
+/** Diffusion (block) decoding parameters: part of a diffusion model's identity. */
+export const DiffusionConfigSchema = z.object({
+  algorithm: z.string().default('LowConfidence'),
+  blockSize: z.number().int().positive().default(32),
+  threshold: z.number().gt(0).lte(1).default(0.95),
+});
+export type DiffusionConfig = z.infer<typeof DiffusionConfigSchema>;
+
+export const EngineKindSchema = z.enum(['vllm', 'sglang', 'sim', 'attach']);
+export type EngineKind = z.infer<typeof EngineKindSchema>;
+
+/** Everything needed to launch (or attach to) one inference server. */
+export const ServerConfigSchema = z.object({
+  engine: EngineKindSchema.default('sim'),
+  /** attach: base URL of a server someone else runs. */
+  url: z.string().url().optional(),
+  model: z.string().min(1).optional(),
+  servedModelName: z.string().optional(),
+  host: z.string().default('127.0.0.1'),
+  /** 0 = pick a free port. */
+  port: z.number().int().min(0).max(65535).default(0),
+  python: z.string().default('python3'),
+  dtype: z.string().optional(),
+  quantization: z.string().optional(),
+  kvCacheDtype: z.string().optional(),
+  tensorParallel: z.number().int().positive().optional(),
+  maxModelLen: z.number().int().positive().optional(),
+  gpuMemoryFraction: z.number().gt(0).lte(1).optional(),
+  maxSeqs: z.number().int().positive().optional(),
+  prefixCaching: z.boolean().optional(),
+  seed: z.number().int().optional(),
+  diffusion: DiffusionConfigSchema.optional(),
+  env: z.record(z.string(), z.string()).default({}),
+  extraArgs: z.array(z.string()).default([]),
+  /** Readiness time-out; big models load slowly. */
+  startTimeoutMs: z.number().int().positive().default(20 * 60_000),
+  /** sim only: profile name and extra sim flags. */
+  simProfile: z.string().optional(),
+  simArgs: z.array(z.string()).default([]),
+});
+export type ServerConfig = z.infer<typeof ServerConfigSchema>;
+
+export const SloSchema = z.object({
+  ttftMs: z.number().positive().optional(),
+  tpotMs: z.number().positive().optional(),
+  e2eMs: z.number().positive().optional(),
+});
+export type Slo = z.infer<typeof SloSchema>;
+
+const positiveList = z.array(z.number().int().positive()).min(1);
+
+/** A benchmark: the sweep, the load shape and the server(s) to run it against. */
+export const BenchConfigSchema = z.object({
+  label: z.string().default('run'),
+  out: z.string().default('runs'),
+  model: z.string().optional(),
+  api: z.enum(['chat', 'completions']).default('chat'),
+  concurrency: positiveList.default([1, 2, 4, 8, 16]),
+  inputLen: positiveList.default([512]),
+  outputLen: positiveList.default([256]),
+  rounds: z.number().int().positive().default(3),
+  /** Requests per round; default max(8, 4 x concurrency). */
+  requestsPerRound: z.number().int().positive().optional(),
+  /** Warm-up requests per level (discarded); default = concurrency; 0 turns warm-up off. */
+  warmup: z.number().int().min(0).optional(),
+  /** Open loop: Poisson arrivals at this many requests/s (concurrency then caps in-flight requests). */
+  rate: z.array(z.number().positive()).optional(),
+  timeoutMs: z.number().int().positive().default(300_000),
+  uniquePrefix: z.boolean().default(true),
+  ignoreEos: z.boolean().default(true),
+  temperature: z.number().min(0).default(0),
+  seed: z.number().int().default(0),
+  gpuPricePerHour: z.number().positive().optional(),
+  utilization: z.number().gt(0).lte(1).optional(),
+  slo: SloSchema.optional(),
+  apiKey: z.string().optional(),
+  clientWorkers: z.number().int().min(0).optional(),
+  telemetryIntervalMs: z.number().int().positive().default(500),
+  nvidiaSmi: z.string().optional(),
+  dcgmUrl: z.string().url().optional(),
+  /** Wait before each level until the GPU is idle and cooler than this (°C). */
+  coolDownToC: z.number().positive().optional(),
+  server: ServerConfigSchema.prefault({}),
+  /** Server sweep: each entry overrides server fields; the server restarts between entries. */
+  serverVariants: z.array(z.record(z.string(), z.unknown())).optional(),
+});
+export type BenchConfig = z.infer<typeof BenchConfigSchema>;
+export type BenchConfigInput = z.input<typeof BenchConfigSchema>;

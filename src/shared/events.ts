@@ -1,0 +1,41 @@
+import type { LevelResult, RunRecord, RunStatus } from './run-record.js';
+import type { EngineSample, GpuSample } from './telemetry.js';
+
+/** Server lifecycle states as seen by the user. */
+export type ServerState = 'checking' | 'launching' | 'loading' | 'ready' | 'stopping' | 'stopped' | 'failed';
+
+/** Progress pushed by the engine; the CLI and the UI only render these. */
+export type RunEvent =
+  | { type: 'run-started'; runId: string; dir: string; simulated: boolean; totalLevels: number }
+  | { type: 'server-state'; state: ServerState; detail?: string }
+  | { type: 'server-log'; line: string; stream: 'stdout' | 'stderr' }
+  | { type: 'server-progress'; key: string; message: string; value?: number }
+  | {
+      type: 'level-started';
+      levelIndex: number;
+      concurrency: number;
+      rate?: number;
+      inputLen: number;
+      outputLen: number;
+      warmupRequests: number;
+      measuredRequests: number;
+      serverConfigIndex: number;
+    }
+  | { type: 'phase'; levelIndex: number; phase: 'prompts' | 'cooldown' | 'warmup' | 'measure'; round?: number }
+  | {
+      type: 'request-done';
+      levelIndex: number;
+      round: number;
+      ok: boolean;
+      ttftMs: number | null;
+      e2eMs: number | null;
+      done: number;
+      total: number;
+    }
+  | { type: 'level-finished'; levelIndex: number; level: LevelResult }
+  | { type: 'gpu-sample'; sample: GpuSample }
+  | { type: 'engine-sample'; sample: EngineSample }
+  | { type: 'message'; severity: 'info' | 'warn' | 'error'; text: string }
+  | { type: 'run-finished'; runId: string; dir: string; status: RunStatus; record: RunRecord };
+
+export type RunEventListener = (event: RunEvent) => void;

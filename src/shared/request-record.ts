@@ -1,0 +1,34 @@
+/** One measured request; a line of requests.jsonl. Times are ms after the run's clock origin. */
+export interface RequestRecord {
+  id: number;
+  levelIndex: number;
+  /** Round number, or -1 for a warm-up request (discarded from metrics). */
+  round: number;
+  warmup: boolean;
+  /** Open-loop only: when the schedule wanted it sent. */
+  scheduledMs?: number;
+  sendMs: number;
+  /** First chunk carrying non-empty generated text. */
+  firstTokenMs: number | null;
+  endMs: number | null;
+  /** Token-bearing chunks: [timeMs, tokens] in arrival order. */
+  chunks: Array<[number, number]>;
+  /** Output tokens: server usage.completion_tokens, or chunk count when the server gave none. */
+  nOut: number;
+  nOutSource: 'server' | 'estimated';
+  /** Chunk-level token counts: from continuous usage, or 1 per chunk (estimated). */
+  chunkTokensSource: 'server' | 'estimated';
+  /** Number of token-bearing chunks counted by the client. */
+  clientChunkCount: number;
+  nIn: number | null;
+  expectedIn: number;
+  expectedOut: number;
+  finishReason: string | null;
+  ok: boolean;
+  error?: string;
+  /** Short class of the error (http-500, timeout, midstream-error, connection, cancelled ...). */
+  errorKind?: string;
+  httpStatus?: number;
+  /** SSE lines that were not valid JSON events (counted, never fatal). */
+  malformedLines: number;
+}

@@ -1,0 +1,156 @@
+import type { BenchConfig } from './config.js';
+
+/** The run record: one per run, written as run.json. Field names are a contract (see issue 2); add, never rename. */
+
+export type CheckStatus = 'pass' | 'warn' | 'fail';
+
+/** Check ids as in DESIGN.md, plus `preemptions` from telemetry. */
+export type CheckId =
+  | 'output-length'
+  | 'input-length'
+  | 'streaming'
+  | 'warmup'
+  | 'round-spread'
+  | 'sample-size'
+  | 'errors'
+  | 'throttling'
+  | 'prefix-cache'
+  | 'client'
+  | 'token-agreement'
+  | 'preemptions'
+  | 'server';
+
+export interface Check {
+  id: CheckId;
+  status: CheckStatus;
+  detail: string;
+}
+
+/** A confidence interval [lo, hi], or null when too few samples to form one. */
+export type Ci = [number, number] | null;
+
+export interface Summary {
+  n: number;
+  mean: number | null;
+  std: number | null;
+  min: number | null;
+  max: number | null;
+  p50: number | null;
+  p90: number | null;
+  p95: number | null;
+  p99: number | null;
+  p95Ci: Ci;
+  p99Ci: Ci;
+}
+
+export interface RoundResult {
+  round: number;
+  outputTokPerSec: number;
+  totalTokPerSec: number;
+  reqPerSec: number;
+  windowMs: number;
+  completed: number;
+  failed: number;
+  startMs: number;
+  endMs: number;
+}
+
+export type ThrottleClass = 'idle' | 'full-speed' | 'power-cap' | 'thermal' | 'hw-slowdown' | 'unknown';
+
+export interface LevelTelemetry {
+  source: 'nvidia-smi' | 'dcgm' | 'unavailable';
+  /** Why telemetry is missing, when source is unavailable. */
+  reason?: string;
+  samples: number;
+  smClockMeanMhz: number | null;
+  smClockMinMhz: number | null;
+  clockRatioMean: number | null;
+  clockRatioMin: number | null;
+  tempMaxC: number | null;
+  powerMeanW: number | null;
+  energyJ: number | null;
+  jPerOutputTok: number | null;
+  throttle: {
+    thermalFraction: number | null;
+    hwSlowdownFraction: number | null;
+    powerCapFraction: number | null;
+    idleFraction: number | null;
+    unknownFraction: number | null;
+  };
+  kvUsagePeak: number | null;
+  waitingPeak: number | null;
+  runningPeak: number | null;
+  preemptions: number | null;
+  prefixCacheHits: number | null;
+  /** Other processes that held GPU memory during the level (names/pids), when known. */
+  otherGpuProcesses?: string[];
+}
+
+/** Server-side parameters that define one configuration of a server sweep (e.g. threshold 0.9). */
+export type ServerVariant = Record<string, string | number | boolean>;
+
+export interface LevelResult {
+  /** Index of the server configuration (server sweeps); 0 otherwise. */
+  serverConfigIndex: number;
+  serverVariant?: ServerVariant;
+  concurrency: number;
+  /** Request rate (req/s) in open-loop mode; absent in closed loop. */
+  rate?: number;
+  inputLen: number;
+  outputLen: number;
+  startMs: number;
+  endMs: number;
+  warmupRequests: number;
+  rounds: RoundResult[];
+  ttftMs: Summary;
+  tpotMs: Summary;
+  itlMs: Summary;
+  /** ITL divided by tokens in the chunk (a diffusion model streams whole blocks). */
+  itlPerTokenMs: Summary;
+  e2eMs: Summary;
+  /** Tokens per token-bearing chunk, pooled. */
+  tokensPerChunk: Summary;
+  scheduleLagMs?: Summary;
+  outputTokPerSec: number;
+  totalTokPerSec: number;
+  reqPerSec: number;
+  roundCv: number | null;
+  costPerMOutputTokUsd?: number;
+  costPerMOutputTokAtUtilizationUsd?: number;
+  goodput?: number;
+  completed: number;
+  failed: number;
+  /** How n_out was known: from the server's usage, or estimated by counting chunks. */
+  outputTokensSource: 'server' | 'estimated' | 'mixed';
+  errorsByReason: Record<string, number>;
+  telemetry?: LevelTelemetry;
+  checks: Check[];
+}
+
+export type RunStatus = 'running' | 'completed' | 'failed' | 'cancelled';
+
+export interface RunEnvironment {
+  host: { hostname: string; os: string; cpu?: string; cpus: number; memoryGiB?: number; node: string };
+  servebenchVersion: string;
+  engine: { kind: string; version?: string; model?: string; url?: string; simulated: boolean };
+  gpus?: Array<{ index: number; name: string; memoryMiB?: number; driver?: string; powerLimitW?: number; maxSmClockMhz?: number }>;
+}
+
+export interface RunRecord {
+  schemaVersion: 1;
+  id: string;
+  label: string;
+  startedAt: string;
+  finishedAt: string | null;
+  status: RunStatus;
+  /** Reason for a failed or cancelled run. */
+  error?: string;
+  /** True when the numbers come from the built-in simulator, not a real engine. */
+  simulated: boolean;
+  config: BenchConfig;
+  environment: RunEnvironment;
+  /** Monotonic clock origin: all *Ms times in this run are ms after this. */
+  clock: { originMonoNs: string; originWall: string };
+  levels: LevelResult[];
+  checks: Check[];
+}

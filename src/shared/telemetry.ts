@@ -1,0 +1,49 @@
+import type { ThrottleClass } from './run-record.js';
+
+/** One nvidia-smi (or DCGM) reading for one GPU; null = the driver gave no value. Never 0 for unknown. */
+export interface GpuSample {
+  /** ms after the run's clock origin (same clock as request records). */
+  tMs: number;
+  gpu: number;
+  smClockMhz: number | null;
+  maxSmClockMhz: number | null;
+  memClockMhz: number | null;
+  tempC: number | null;
+  memTempC: number | null;
+  powerW: number | null;
+  powerLimitW: number | null;
+  utilPct: number | null;
+  memUsedMiB: number | null;
+  memTotalMiB: number | null;
+  pstate: string | null;
+  /** clocks_throttle_reasons.active / clocks_event_reasons.active bit mask. */
+  throttleMask: number | null;
+  class: ThrottleClass;
+}
+
+/** One scrape of the engine's Prometheus /metrics. */
+export interface EngineSample {
+  tMs: number;
+  running: number | null;
+  waiting: number | null;
+  kvUsage: number | null;
+  preemptionsTotal: number | null;
+  prefixCacheHitsTotal: number | null;
+  generationTokensTotal: number | null;
+}
+
+/** A contiguous stretch of thermal or hardware slowdown. */
+export interface ThrottleEpisode {
+  gpu: number;
+  kind: 'thermal' | 'hw-slowdown' | 'power-cap';
+  startMs: number;
+  endMs: number;
+  lowestClockRatio: number | null;
+}
+
+/** Client-side health: the load generator must not be the bottleneck. */
+export interface ClientSample {
+  tMs: number;
+  loopLagMs: number;
+  cpuPct: number;
+}

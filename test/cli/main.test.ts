@@ -1,0 +1,20 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+
+const cli = new URL('../../bin/servebench.js', import.meta.url).pathname;
+
+describe('servebench CLI entry', () => {
+  it('prints help listing the commands', () => {
+    const out = execFileSync(process.execPath, [cli, '--help'], { encoding: 'utf8' });
+    expect(out).toMatch(/Usage: servebench <command>/);
+    expect(out).toMatch(/\brun\b/);
+    expect(out).toMatch(/\bsim\b/);
+  });
+
+  it('rejects an unknown command with one line and exit code 2', () => {
+    const res = spawnSync(process.execPath, [cli, 'frobnicate'], { encoding: 'utf8' });
+    expect(res.status).toBe(2);
+    expect(res.stderr.trim().split('\n')).toHaveLength(1);
+    expect(res.stderr).toMatch(/unknown command 'frobnicate'/);
+  });
+});

@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config';
+
+// Tests that spawn processes or run servers need room on a 2-core machine; none relies on timing thresholds.
+export const config = defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    maxWorkers: 2,
+  },
+});
+
+// eslint-disable-next-line no-restricted-syntax -- vitest loads the default export
+export default config;
