@@ -1,0 +1,128 @@
+import { WORDS } from './words.js';
+
+/** The text a request carries, and how many prompt tokens the server will count for it. */
+export interface Prompt {
+  text: string;
+  tokens: number | null;
+}
+
+/** Counts the prompt tokens the server will see for a text (null when the server cannot say). */
+export type TokenCounter = (text: string) => Promise<number | null>;
+
+/** Deterministic PRNG (mulberry32): the same seed builds the same prompts. */
+export function createRng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Encodes n as `digits` words: a prefix that differs from every other request's at the first tokens. */
+export function prefixWords(n: number, digits: number): string[] {
+  const base = WORDS.length;
+  const out: string[] = [];
+  let rest = n;
+  for (let i = 0; i < digits; i++) {
+    out.push(WORDS[rest % base] as string);
+    rest = Math.floor(rest / base);
+  }
+  return out.reverse();
+}
+
+/** Builds prompt text: a unique prefix (or none), then `fillerWords` seeded filler words. */
+export function composePrompt(prefix: string[] | null, fillerWords: number, seed: number): string {
+  const rng = createRng(seed);
+  const words: string[] = [];
+  for (let i = 0; i < fillerWords; i++) words.push(WORDS[Math.floor(rng() * WORDS.length)] as string);
+  const head = prefix ? `Request ${prefix.join(' ')}.` : 'Request.';
+  return `${head} Continue the story: ${words.join(' ')}`;
+}
+
+export interface PromptSetOptions {
+  count: number;
+  targetTokens: number;
+  /** Distinct per run, so a re-run does not ride on the previous run's prefix cache. */
+  runNonce: number;
+  /** Global index of the first prompt (prompts are unique across the whole run). */
+  firstIndex: number;
+  uniquePrefix: boolean;
+  counter: TokenCounter;
+  /** How many token counts to ask for at once. */
+  parallel?: number;
+  /**
+   * Check every prompt with the counter (exact tokenizer endpoint). When false the counter sends real requests,
+   * so only a throw-away prompt is measured (it would otherwise seed the prefix cache) and lengths are
+   * verified afterwards from each response's usage.prompt_tokens.
+   */
+  verifyEach?: boolean;
+}
+
+const PREFIX_DIGITS = 3;
+const MAX_STEPS = 8;
+
+async function fit(
+  make: (filler: number) => string,
+  target: number,
+  guess: number,
+  counter: TokenCounter,
+): Promise<{ text: string; tokens: number | null; filler: number }> {
+  let filler = Math.max(0, guess);
+  let best: { text: string; tokens: number | null; filler: number } | null = null;
+  for (let step = 0; step < MAX_STEPS; step++) {
+    const text = make(filler);
+    const tokens = await counter(text);
+    if (tokens === null) return { text, tokens: null, filler };
+    if (!best || Math.abs(tokens - target) < Math.abs((best.tokens ?? 0) - target)) best = { text, tokens, filler };
+    if (tokens === target) return best;
+    const next = Math.max(0, filler + (target - tokens));
+    if (next === filler) break;
+    filler = next;
+  }
+  return best as { text: string; tokens: number | null; filler: number };
+}
+
+/**
+ * Builds `count` prompts of exactly `targetTokens` server tokens where the server can count them: the filler
+ * length is calibrated once, then each prompt is checked and nudged (prefix words may tokenize differently).
+ */
+export async function buildPrompts(options: PromptSetOptions): Promise<Prompt[]> {
+  const { count, targetTokens, runNonce, firstIndex, uniquePrefix, counter } = options;
+  const nonce = prefixWords(runNonce, 2);
+  const prefixFor = (i: number): string[] | null =>
+    uniquePrefix ? [...nonce, ...prefixWords(firstIndex + i, PREFIX_DIGITS)] : null;
+  const seedFor = (i: number): number => (uniquePrefix ? runNonce * 7919 + firstIndex + i : runNonce);
+
+  const verifyEach = options.verifyEach ?? true;
+  const calibrationPrefix = verifyEach || !uniquePrefix ? prefixFor(0) : [...prefixWords(runNonce + 1, 2), ...prefixWords(0, PREFIX_DIGITS)];
+  const first = await fit((f) => composePrompt(calibrationPrefix, f, seedFor(0)), targetTokens, targetTokens - 12, counter);
+  const prompts: Prompt[] = new Array<Prompt>(count);
+  prompts[0] = { text: first.text, tokens: first.tokens };
+  if (!verifyEach && uniquePrefix) {
+    for (let i = 0; i < count; i++) prompts[i] = { text: composePrompt(prefixFor(i), first.filler, seedFor(i)), tokens: null };
+    return prompts;
+  }
+  if (!uniquePrefix) {
+    for (let i = 1; i < count; i++) prompts[i] = prompts[0];
+    return prompts;
+  }
+  const parallel = options.parallel ?? 16;
+  let next = 1;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const i = next++;
+      const make = (f: number): string => composePrompt(prefixFor(i), f, seedFor(i));
+      if (first.tokens === null) {
+        prompts[i] = { text: make(first.filler), tokens: null };
+        continue;
+      }
+      const fitted = await fit(make, targetTokens, first.filler, counter);
+      prompts[i] = { text: fitted.text, tokens: fitted.tokens };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, count) }, worker));
+  return prompts;
+}

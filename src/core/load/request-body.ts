@@ -1,0 +1,45 @@
+/** Which optional sampling fields the server accepts (strict OpenAI clones reject vLLM's extras). */
+export interface BodyCompat {
+  /** ignore_eos and min_tokens (vLLM, SGLang). */
+  fixedLength: boolean;
+  /** stream_options.continuous_usage_stats (vLLM). */
+  continuousUsage: boolean;
+}
+
+export const FULL_COMPAT: BodyCompat = { fixedLength: true, continuousUsage: true };
+
+export interface BodyOptions {
+  api: 'chat' | 'completions';
+  model: string;
+  prompt: string;
+  outputLen: number;
+  ignoreEos: boolean;
+  temperature: number;
+  stream: boolean;
+  compat: BodyCompat;
+}
+
+/** The request path for an API kind. */
+export function apiPath(api: 'chat' | 'completions'): string {
+  return api === 'chat' ? '/v1/chat/completions' : '/v1/completions';
+}
+
+/** Serialises one request: fixed output length (max_tokens = min_tokens, ignore_eos) and usage in the stream. */
+export function buildRequestBody(o: BodyOptions): string {
+  const body: Record<string, unknown> = { model: o.model };
+  if (o.api === 'chat') body.messages = [{ role: 'user', content: o.prompt }];
+  else body.prompt = o.prompt;
+  body.max_tokens = o.outputLen;
+  if (o.compat.fixedLength) {
+    body.min_tokens = o.outputLen;
+    body.ignore_eos = o.ignoreEos;
+  }
+  body.temperature = o.temperature;
+  body.stream = o.stream;
+  if (o.stream) {
+    body.stream_options = o.compat.continuousUsage
+      ? { include_usage: true, continuous_usage_stats: true }
+      : { include_usage: true };
+  }
+  return JSON.stringify(body);
+}

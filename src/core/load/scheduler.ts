@@ -1,0 +1,87 @@
+import type { Clock } from '../clock.js';
+import type { RequestExecutor } from './executor.js';
+import type { RequestOutcome, RequestSpec } from './stream-client.js';
+
+/** An outcome plus, in open loop, when the schedule wanted the request sent. */
+export type ScheduledOutcome = RequestOutcome & { scheduledMs?: number };
+
+/** Closed loop: exactly `concurrency` requests in flight until the list is done (or the signal fires). */
+export async function runClosedLoop(
+  specs: RequestSpec[],
+  concurrency: number,
+  executor: RequestExecutor,
+  onOutcome: (outcome: ScheduledOutcome) => void,
+  signal?: AbortSignal,
+): Promise<ScheduledOutcome[]> {
+  const outcomes: ScheduledOutcome[] = [];
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < specs.length && !signal?.aborted) {
+      const spec = specs[next++] as RequestSpec;
+      const outcome = await executor.execute(spec);
+      outcomes.push(outcome);
+      onOutcome(outcome);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, specs.length) }, lane));
+  return outcomes;
+}
+
+/** Exponential inter-arrival gaps for a Poisson process at `rate` per second, as absolute ms offsets. */
+export function poissonSchedule(count: number, ratePerSec: number, rng: () => number): number[] {
+  const times: number[] = [];
+  let t = 0;
+  for (let i = 0; i < count; i++) {
+    times.push(t);
+    t += (-Math.log(1 - rng()) / ratePerSec) * 1000;
+  }
+  return times;
+}
+
+function waitUntil(clock: Clock, tMs: number, signal?: AbortSignal): Promise<void> {
+  const delay = tMs - clock.nowMs();
+  if (delay <= 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, delay);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * Open loop: requests leave on an absolute Poisson schedule (not "gap after the last send", which would drift),
+ * optionally capped at `maxConcurrency` in flight; send - scheduled is the schedule lag.
+ */
+export async function runOpenLoop(
+  specs: RequestSpec[],
+  offsetsMs: number[],
+  maxConcurrency: number | undefined,
+  executor: RequestExecutor,
+  clock: Clock,
+  onOutcome: (outcome: ScheduledOutcome) => void,
+  signal?: AbortSignal,
+): Promise<ScheduledOutcome[]> {
+  const start = clock.nowMs() + 5;
+  const outcomes: ScheduledOutcome[] = [];
+  const running = new Set<Promise<void>>();
+  for (let i = 0; i < specs.length && !signal?.aborted; i++) {
+    const scheduledMs = start + (offsetsMs[i] ?? 0);
+    await waitUntil(clock, scheduledMs, signal);
+    if (signal?.aborted) break;
+    while (maxConcurrency !== undefined && running.size >= maxConcurrency) await Promise.race(running);
+    if (signal?.aborted) break;
+    const p: Promise<void> = executor.execute(specs[i] as RequestSpec).then((outcome) => {
+      const scheduled = { ...outcome, scheduledMs };
+      outcomes.push(scheduled);
+      onOutcome(scheduled);
+      running.delete(p);
+    });
+    running.add(p);
+  }
+  await Promise.all(running);
+  return outcomes;
+}

@@ -1,0 +1,143 @@
+/** What one streamed response amounted to, before it becomes a RequestRecord. */
+export interface StreamResult {
+  firstTokenMs: number | null;
+  chunks: Array<[number, number]>;
+  clientChunkCount: number;
+  completionTokens: number | null;
+  promptTokens: number | null;
+  chunkTokensFromServer: boolean;
+  finishReason: string | null;
+  sawDone: boolean;
+  error: string | null;
+  errorKind: string | null;
+  malformedLines: number;
+}
+
+interface UsageLike {
+  prompt_tokens?: unknown;
+  completion_tokens?: unknown;
+}
+
+interface ChoiceLike {
+  delta?: { content?: unknown; reasoning_content?: unknown; reasoning?: unknown };
+  text?: unknown;
+  finish_reason?: unknown;
+}
+
+function nonEmpty(value: unknown): boolean {
+  return typeof value === 'string' && value.length > 0;
+}
+
+function errorMessage(error: unknown): string {
+  if (typeof error === 'string') return error;
+  if (error && typeof error === 'object' && 'message' in error) return String((error as { message: unknown }).message);
+  return JSON.stringify(error);
+}
+
+/**
+ * Turns OpenAI-style stream events (chat or completions) into token timings. Tolerates a role-only first
+ * chunk, usage on the last choice chunk or in a separate chunk or not at all, and error objects mid-stream.
+ */
+export class StreamAccumulator {
+  private firstTokenMs: number | null = null;
+  private readonly chunks: Array<[number, number]> = [];
+  private completionTokens: number | null = null;
+  private promptTokens: number | null = null;
+  private lastTextCompletionTokens = 0;
+  private allChunksCounted = true;
+  private finishReason: string | null = null;
+  private sawDone = false;
+  private error: string | null = null;
+  private errorKind: string | null = null;
+  private malformed = 0;
+
+  /** One SSE event's data and the time of the read that carried it. */
+  onEvent(data: string, tMs: number): void {
+    if (data === '[DONE]') {
+      this.sawDone = true;
+      return;
+    }
+    let event: { choices?: ChoiceLike[]; usage?: UsageLike | null; error?: unknown; object?: unknown; message?: unknown };
+    try {
+      event = JSON.parse(data) as typeof event;
+    } catch {
+      this.malformed++;
+      return;
+    }
+    if (event === null || typeof event !== 'object') {
+      this.malformed++;
+      return;
+    }
+    if (event.error !== undefined && event.error !== null) {
+      this.fail(errorMessage(event.error), 'midstream-error');
+      return;
+    }
+    if (event.object === 'error') {
+      this.fail(errorMessage(event.message ?? event), 'midstream-error');
+      return;
+    }
+    const usage = event.usage;
+    const choice = Array.isArray(event.choices) ? event.choices[0] : undefined;
+    let hasText = false;
+    if (choice) {
+      const delta = choice.delta;
+      hasText = delta
+        ? nonEmpty(delta.content) || nonEmpty(delta.reasoning_content) || nonEmpty(delta.reasoning)
+        : nonEmpty(choice.text);
+      if (typeof choice.finish_reason === 'string') this.finishReason = choice.finish_reason;
+    }
+    let usageCompletion: number | null = null;
+    if (usage && typeof usage === 'object') {
+      if (typeof usage.prompt_tokens === 'number') this.promptTokens = usage.prompt_tokens;
+      if (typeof usage.completion_tokens === 'number') {
+        usageCompletion = usage.completion_tokens;
+        this.completionTokens = usageCompletion;
+      }
+    }
+    if (!hasText) return;
+    if (this.firstTokenMs === null) this.firstTokenMs = tMs;
+    let tokens = 1;
+    // Continuous usage: the token count of this chunk is the growth of completion_tokens since the last text chunk.
+    if (usageCompletion !== null && usageCompletion > this.lastTextCompletionTokens) {
+      tokens = usageCompletion - this.lastTextCompletionTokens;
+      this.lastTextCompletionTokens = usageCompletion;
+    } else {
+      this.allChunksCounted = false;
+    }
+    this.chunks.push([tMs, tokens]);
+  }
+
+  /** Records a transport or HTTP failure (the first error wins). */
+  fail(message: string, kind: string): void {
+    if (this.error !== null) return;
+    this.error = message;
+    this.errorKind = kind;
+  }
+
+  /** Adds SSE-level malformed lines counted by the parser. */
+  addMalformed(count: number): void {
+    this.malformed += count;
+  }
+
+  result(): StreamResult {
+    let error = this.error;
+    let errorKind = this.errorKind;
+    if (error === null && !this.sawDone && this.finishReason === null) {
+      error = 'stream ended before [DONE] or a finish_reason';
+      errorKind = 'truncated';
+    }
+    return {
+      firstTokenMs: this.firstTokenMs,
+      chunks: this.chunks,
+      clientChunkCount: this.chunks.length,
+      completionTokens: this.completionTokens,
+      promptTokens: this.promptTokens,
+      chunkTokensFromServer: this.chunks.length > 0 && this.allChunksCounted,
+      finishReason: this.finishReason,
+      sawDone: this.sawDone,
+      error,
+      errorKind,
+      malformedLines: this.malformed,
+    };
+  }
+}

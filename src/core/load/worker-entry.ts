@@ -1,0 +1,34 @@
+import { parentPort } from 'node:worker_threads';
+import { createMonoClock } from '../clock.js';
+import { createInThreadExecutor } from './executor.js';
+import type { RequestExecutor } from './executor.js';
+import type { FromWorker, ToWorker } from './worker-protocol.js';
+
+// A load worker: its own event loop and HTTP client, timestamps on the shared monotonic clock origin.
+const port = parentPort;
+if (!port) throw new Error('load worker must run in a worker thread');
+let executor: RequestExecutor | null = null;
+
+port.on('message', (message: ToWorker) => {
+  switch (message.type) {
+    case 'init':
+      executor = createInThreadExecutor({
+        baseUrl: message.baseUrl,
+        apiKey: message.apiKey,
+        clock: createMonoClock(BigInt(message.originMonoNs)),
+      });
+      break;
+    case 'exec':
+      void executor?.execute(message.spec).then((outcome) => port.postMessage({ type: 'done', outcome } satisfies FromWorker));
+      break;
+    case 'abort':
+      executor?.abortAll();
+      break;
+    case 'close':
+      void (executor?.close() ?? Promise.resolve()).then(() => {
+        port.postMessage({ type: 'closed' } satisfies FromWorker);
+        port.close();
+      });
+      break;
+  }
+});

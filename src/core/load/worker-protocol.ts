@@ -1,0 +1,11 @@
+import type { RequestOutcome, RequestSpec } from './stream-client.js';
+
+/** Messages from the scheduler's thread to a load worker. */
+export type ToWorker =
+  | { type: 'init'; baseUrl: string; apiKey?: string; originMonoNs: string }
+  | { type: 'exec'; spec: RequestSpec }
+  | { type: 'abort' }
+  | { type: 'close' };
+
+/** Messages from a load worker back. */
+export type FromWorker = { type: 'done'; outcome: RequestOutcome } | { type: 'closed' };
