@@ -67,6 +67,8 @@ export const BenchConfigSchema = z.object({
   warmup: z.number().int().min(0).optional(),
   /** Open loop: Poisson arrivals at this many requests/s (concurrency then caps in-flight requests). */
   rate: z.array(z.number().positive()).optional(),
+  /** Open loop only: cap on requests in flight. */
+  maxConcurrency: z.number().int().positive().optional(),
   timeoutMs: z.number().int().positive().default(300_000),
   uniquePrefix: z.boolean().default(true),
   ignoreEos: z.boolean().default(true),

@@ -124,6 +124,8 @@ export interface LevelResult {
   outputTokensSource: 'server' | 'estimated' | 'mixed';
   errorsByReason: Record<string, number>;
   telemetry?: LevelTelemetry;
+  /** True when the level was cut short (cancel, server died); its numbers cover what was measured. */
+  partial?: boolean;
   checks: Check[];
 }
 

@@ -1,0 +1,58 @@
+import type { LevelResult, RunRecord } from '../shared/run-record.js';
+
+function ms(v: number | null): string {
+  if (v === null || !Number.isFinite(v)) return '—';
+  return v >= 1000 ? `${(v / 1000).toFixed(2)}s` : `${v.toFixed(v >= 100 ? 0 : 1)}`;
+}
+
+function checksCell(level: LevelResult): string {
+  const failed = level.checks.filter((c) => c.status === 'fail').map((c) => c.id);
+  const warned = level.checks.filter((c) => c.status === 'warn').map((c) => c.id);
+  if (failed.length === 0 && warned.length === 0) return 'ok';
+  return [failed.length ? `FAIL ${failed.join(',')}` : '', warned.length ? `warn ${warned.join(',')}` : ''].filter(Boolean).join('; ');
+}
+
+function pad(cells: string[][]): string {
+  const widths = cells[0]!.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
+  return cells
+    .map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padStart(widths[i] ?? 0))).join('  '))
+    .join('\n');
+}
+
+/** The article's table: one row per level, latencies in ms unless marked s. */
+export function formatLevelTable(record: RunRecord): string {
+  const variants = new Set(record.levels.map((l) => l.serverConfigIndex)).size > 1;
+  const lengths = new Set(record.levels.map((l) => `${l.inputLen}/${l.outputLen}`)).size > 1;
+  const head = [
+    ...(variants ? ['server'] : []),
+    ...(lengths ? ['in/out'] : []),
+    record.levels.some((l) => l.rate !== undefined) ? 'rate' : 'conc',
+    'out tok/s',
+    'TTFT p50',
+    'p95',
+    'TPOT p50',
+    'p95',
+    'E2E p50',
+    'p95',
+    'checks',
+  ];
+  const rows = record.levels.map((l) => [
+    ...(variants ? [l.serverVariant ? Object.entries(l.serverVariant).map(([k, v]) => `${k.split('.').pop()}=${String(v)}`).join(',') : String(l.serverConfigIndex)] : []),
+    ...(lengths ? [`${l.inputLen}/${l.outputLen}`] : []),
+    l.rate !== undefined ? `${l.rate}/s` : String(l.concurrency),
+    l.outputTokPerSec.toFixed(1) + (l.partial ? '*' : ''),
+    ms(l.ttftMs.p50),
+    ms(l.ttftMs.p95),
+    ms(l.tpotMs.p50),
+    ms(l.tpotMs.p95),
+    ms(l.e2eMs.p50),
+    ms(l.e2eMs.p95),
+    checksCell(l),
+  ]);
+  return pad([head, ...rows]);
+}
+
+/** Run-level checks that did not pass, one per line. */
+export function formatProblems(record: RunRecord): string[] {
+  return record.checks.filter((c) => c.status !== 'pass').map((c) => `${c.status === 'fail' ? 'FAIL' : 'warn'} ${c.id}: ${c.detail}`);
+}

@@ -1,0 +1,77 @@
+import cliProgress from 'cli-progress';
+import type { RunEvent } from '../shared/events.js';
+
+/** Renders run events: a bar per level on a TTY, plain lines otherwise (logs, CI). */
+export function createProgressRenderer(stream: NodeJS.WriteStream, verbose: boolean): (event: RunEvent) => void {
+  const tty = Boolean(stream.isTTY);
+  let bar: cliProgress.SingleBar | null = null;
+  let label = '';
+  let lastPlainPct = -1;
+  const line = (text: string): void => {
+    if (bar) bar.stop();
+    bar = null;
+    stream.write(`${text}\n`);
+  };
+  return (event) => {
+    switch (event.type) {
+      case 'run-started':
+        line(`servebench: run ${event.runId}${event.simulated ? ' (SIMULATED engine: numbers are not from a GPU)' : ''}`);
+        break;
+      case 'server-state':
+        line(`server: ${event.state}${event.detail ? ` — ${event.detail}` : ''}`);
+        break;
+      case 'server-progress':
+        line(`server: ${event.message}`);
+        break;
+      case 'server-log':
+        if (verbose) line(`  | ${event.line}`);
+        break;
+      case 'message':
+        line(`${event.severity === 'info' ? 'note' : event.severity}: ${event.text}`);
+        break;
+      case 'level-started':
+        label = `${event.rate !== undefined ? `rate ${event.rate}/s` : `c=${event.concurrency}`} in=${event.inputLen} out=${event.outputLen}`;
+        lastPlainPct = -1;
+        if (tty) {
+          if (bar) bar.stop();
+          bar = new cliProgress.SingleBar(
+            { format: `${label.padEnd(24)} {bar} {value}/{total} req  {phase}`, hideCursor: true, stream, clearOnComplete: false },
+            cliProgress.Presets.shades_classic,
+          );
+          bar.start(event.warmupRequests + event.measuredRequests, 0, { phase: 'prompts' });
+        } else {
+          stream.write(`level ${event.levelIndex + 1}: ${label} (${event.warmupRequests} warm-up + ${event.measuredRequests} measured)\n`);
+        }
+        break;
+      case 'phase':
+        bar?.update({ phase: event.phase === 'measure' ? `round ${(event.round ?? 0) + 1}` : event.phase });
+        break;
+      case 'request-done':
+        if (bar) bar.update(event.done);
+        else {
+          const pct = Math.floor((event.done / event.total) * 4) * 25;
+          if (pct > lastPlainPct) {
+            lastPlainPct = pct;
+            stream.write(`  ${label}: ${event.done}/${event.total} requests\n`);
+          }
+        }
+        break;
+      case 'level-finished': {
+        const l = event.level;
+        const text = `  ${label}: ${l.outputTokPerSec.toFixed(1)} out tok/s, TTFT p50 ${l.ttftMs.p50?.toFixed(1) ?? '—'} ms, ${l.failed} failed`;
+        if (bar) {
+          bar.stop();
+          bar = null;
+        }
+        stream.write(`${text}\n`);
+        break;
+      }
+      case 'run-finished':
+        if (bar) bar.stop();
+        bar = null;
+        break;
+      default:
+        break;
+    }
+  };
+}

@@ -1,0 +1,55 @@
+import type { BenchConfig } from '../../shared/config.js';
+
+/** One level of a sweep: a load shape at fixed input and output lengths. */
+export interface LevelPlan {
+  concurrency: number;
+  /** Open loop only: Poisson arrivals at this rate (req/s); concurrency is then the in-flight cap or none. */
+  rate?: number;
+  maxInFlight?: number;
+  inputLen: number;
+  outputLen: number;
+  rounds: number;
+  requestsPerRound: number;
+  warmup: number;
+}
+
+/** Expands a config into its levels: input length x output length x (concurrency or rate), in that nesting. */
+export function planLevels(config: BenchConfig): LevelPlan[] {
+  const plans: LevelPlan[] = [];
+  for (const inputLen of config.inputLen) {
+    for (const outputLen of config.outputLen) {
+      if (config.rate && config.rate.length > 0) {
+        for (const rate of config.rate) {
+          const cap = config.maxConcurrency;
+          plans.push({
+            concurrency: cap ?? 0,
+            rate,
+            maxInFlight: cap,
+            inputLen,
+            outputLen,
+            rounds: config.rounds,
+            requestsPerRound: config.requestsPerRound ?? Math.max(16, Math.round(rate * 10)),
+            warmup: config.warmup ?? Math.max(1, Math.min(cap ?? 4, 4)),
+          });
+        }
+      } else {
+        for (const concurrency of config.concurrency) {
+          plans.push({
+            concurrency,
+            inputLen,
+            outputLen,
+            rounds: config.rounds,
+            requestsPerRound: config.requestsPerRound ?? Math.max(8, 4 * concurrency),
+            warmup: config.warmup ?? concurrency,
+          });
+        }
+      }
+    }
+  }
+  return plans;
+}
+
+/** Largest number of requests that can be in flight at once over the plans (for server sizing). */
+export function maxPlannedConcurrency(plans: LevelPlan[]): number {
+  return plans.reduce((m, p) => Math.max(m, p.maxInFlight ?? p.concurrency), 1);
+}

@@ -1,0 +1,124 @@
+import type { RunEvent } from '../../shared/events.js';
+import type { RequestRecord } from '../../shared/request-record.js';
+import type { Clock } from '../clock.js';
+import type { RequestExecutor } from './executor.js';
+import type { LevelPlan } from './level-plan.js';
+import { outcomeToRecord } from './outcome-to-record.js';
+import { createRng } from './prompts.js';
+import type { Prompt } from './prompts.js';
+import { apiPath, buildRequestBody } from './request-body.js';
+import type { BodyCompat } from './request-body.js';
+import { poissonSchedule, runClosedLoop, runOpenLoop } from './scheduler.js';
+import type { ScheduledOutcome } from './scheduler.js';
+import type { RequestSpec } from './stream-client.js';
+
+export interface LevelRunInput {
+  plan: LevelPlan;
+  levelIndex: number;
+  /** warm-up prompts first, then rounds x requestsPerRound. */
+  prompts: Prompt[];
+  executor: RequestExecutor;
+  clock: Clock;
+  model: string;
+  api: 'chat' | 'completions';
+  compat: BodyCompat;
+  ignoreEos: boolean;
+  temperature: number;
+  timeoutMs: number;
+  seed: number;
+  /** First request id of this level (ids are unique in the run). */
+  firstId: number;
+  /** Prefix of x-request-id, unique per run. */
+  tagPrefix: string;
+  signal: AbortSignal;
+  onEvent: (event: RunEvent) => void;
+  /** Called with each finished round's (or warm-up's) records, so they reach disk at once. */
+  onRecords: (records: RequestRecord[]) => void;
+}
+
+export interface LevelRunOutput {
+  warmup: RequestRecord[];
+  measured: RequestRecord[];
+  roundsCompleted: number;
+  /** Measured window: first send of round 0 to the last end of the last round. */
+  measureStartMs: number | null;
+  measureEndMs: number | null;
+  aborted: boolean;
+}
+
+/** Runs one level: warm-up (discarded later), then R rounds of N requests, closed or open loop. */
+export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
+  const { plan, levelIndex, prompts, executor, clock, signal, onEvent } = input;
+  let nextId = input.firstId;
+  const makeSpec = (prompt: Prompt): RequestSpec => {
+    const id = nextId++;
+    return {
+      id,
+      path: apiPath(input.api),
+      body: buildRequestBody({
+        api: input.api,
+        model: input.model,
+        prompt: prompt.text,
+        outputLen: plan.outputLen,
+        ignoreEos: input.ignoreEos,
+        temperature: input.temperature,
+        stream: true,
+        compat: input.compat,
+      }),
+      timeoutMs: input.timeoutMs,
+      requestTag: `${input.tagPrefix}-${id}`,
+    };
+  };
+  const total = plan.warmup + plan.rounds * plan.requestsPerRound;
+  let done = 0;
+  const toRecords = (outcomes: ScheduledOutcome[], round: number): RequestRecord[] =>
+    outcomes
+      .sort((a, b) => a.id - b.id)
+      .map((o) => outcomeToRecord(o, { levelIndex, round, expectedIn: plan.inputLen, expectedOut: plan.outputLen }));
+  const progress = (round: number) => (o: ScheduledOutcome) => {
+    done++;
+    onEvent({
+      type: 'request-done',
+      levelIndex,
+      round,
+      ok: o.httpStatus === 200 && o.result.error === null,
+      ttftMs: o.result.firstTokenMs !== null ? o.result.firstTokenMs - o.sendMs : null,
+      e2eMs: o.endMs - o.sendMs,
+      done,
+      total,
+    });
+  };
+
+  const out: LevelRunOutput = { warmup: [], measured: [], roundsCompleted: 0, measureStartMs: null, measureEndMs: null, aborted: false };
+  let cursor = 0;
+  if (plan.warmup > 0 && !signal.aborted) {
+    onEvent({ type: 'phase', levelIndex, phase: 'warmup' });
+    const specs = prompts.slice(0, plan.warmup).map(makeSpec);
+    cursor = plan.warmup;
+    const warmConcurrency = plan.maxInFlight ?? Math.max(1, plan.concurrency || plan.warmup);
+    const outcomes = await runClosedLoop(specs, warmConcurrency, executor, progress(-1), signal);
+    out.warmup = toRecords(outcomes, -1);
+    input.onRecords(out.warmup);
+  }
+  const rng = createRng(input.seed * 31 + levelIndex);
+  for (let round = 0; round < plan.rounds && !signal.aborted; round++) {
+    onEvent({ type: 'phase', levelIndex, phase: 'measure', round });
+    const specs = prompts.slice(cursor, cursor + plan.requestsPerRound).map(makeSpec);
+    cursor += plan.requestsPerRound;
+    const outcomes =
+      plan.rate !== undefined
+        ? await runOpenLoop(specs, poissonSchedule(specs.length, plan.rate, rng), plan.maxInFlight, executor, clock, progress(round), signal)
+        : await runClosedLoop(specs, plan.concurrency, executor, progress(round), signal);
+    const records = toRecords(outcomes, round);
+    out.measured.push(...records);
+    input.onRecords(records);
+    if (!signal.aborted) out.roundsCompleted++;
+  }
+  out.aborted = signal.aborted;
+  for (const r of out.measured) {
+    out.measureStartMs = out.measureStartMs === null ? r.sendMs : Math.min(out.measureStartMs, r.sendMs);
+    const end = r.endMs ?? r.sendMs;
+    out.measureEndMs = out.measureEndMs === null ? end : Math.max(out.measureEndMs, end);
+  }
+  return out;
+}
