@@ -1,0 +1,374 @@
+import type { RequestRecord } from '../../shared/request-record.js';
+import type { Check, CheckId, CheckStatus, Summary } from '../../shared/run-record.js';
+import { fmtCounts, fmtNum, fmtPct, fmtRange } from './format.js';
+import { DEFAULT_CONFIDENCE, minSamplesForCi, percentile } from './percentiles.js';
+import { isMeasured, requestMetrics } from './request-metrics.js';
+import { coefficientOfVariation } from './throughput.js';
+
+/** Round-spread limit: a CV above this means the environment is wrong (DESIGN.md, the article's 15 %). */
+export const ROUND_CV_LIMIT = 0.15;
+/** Failed-request share up to which the errors check only warns. */
+export const ERROR_WARN_LIMIT = 0.01;
+/** Client limits (ms): loop lag p99 and schedule lag p99 above these warn; either above the fail limit fails. */
+export const CLIENT_LIMITS = { loopLagWarnMs: 20, scheduleLagWarnMs: 10, failMs: 100 } as const;
+/** Streaming: a first-to-last-chunk span under this share of E2E, with TTFT over half of E2E, is "buffered". */
+export const BUFFERED_SPAN_SHARE = 0.05;
+
+const SEVERITY: Record<CheckStatus, number> = { pass: 0, warn: 1, fail: 2 };
+
+function check(id: CheckId, status: CheckStatus, detail: string): Check {
+  return { id, status, detail };
+}
+
+function okMeasured(records: readonly RequestRecord[]): RequestRecord[] {
+  return records.filter((r) => isMeasured(r) && r.ok);
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+function countBy<T>(items: readonly T[], key: (item: T) => string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const item of items) counts[key(item)] = (counts[key(item)] ?? 0) + 1;
+  return counts;
+}
+
+function distinct(values: readonly number[]): number[] {
+  return [...new Set(values)].sort((a, b) => a - b);
+}
+
+function median(values: readonly number[]): number {
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
+}
+
+/** output-length: every ok request produced exactly the requested tokens, by the server's count. */
+export function outputLengthCheck(records: readonly RequestRecord[]): Check {
+  const ok = okMeasured(records);
+  if (ok.length === 0)
+    return check('output-length', 'warn', 'no completed requests: output length could not be verified');
+  const counted = ok.filter((r) => r.nOutSource === 'server');
+  const wrong = counted.filter((r) => r.nOut !== r.expectedOut);
+  if (wrong.length > 0) {
+    const reasons = countBy(wrong, (r) => r.finishReason ?? 'none');
+    return check(
+      'output-length',
+      'fail',
+      `${wrong.length}/${ok.length} requests produced ${fmtRange(wrong.map((r) => r.nOut))} tokens instead of ` +
+        `${distinct(wrong.map((r) => r.expectedOut)).join('/')} (server count; finish reason ${fmtCounts(reasons)}): ` +
+        'latency and throughput are not for the requested length',
+    );
+  }
+  const estimated = ok.length - counted.length;
+  if (estimated > 0) {
+    const off = ok.filter((r) => r.nOutSource === 'estimated' && r.nOut !== r.expectedOut).length;
+    return check(
+      'output-length',
+      'warn',
+      `${estimated}/${ok.length} requests came without usage from the server, so their output length could not be ` +
+        `verified (chunk-count estimate${off > 0 ? `, which differs from the request for ${off}` : ''})`,
+    );
+  }
+  return check(
+    'output-length',
+    'pass',
+    `${ok.length}/${ok.length} requests produced exactly ${distinct(ok.map((r) => r.expectedOut)).join('/')} tokens (server count)`,
+  );
+}
+
+/** input-length: every ok request's prompt had the requested tokens, by the server's usage.prompt_tokens. */
+export function inputLengthCheck(records: readonly RequestRecord[]): Check {
+  const ok = okMeasured(records);
+  if (ok.length === 0)
+    return check('input-length', 'warn', 'no completed requests: input length could not be verified');
+  const known = ok.filter((r) => r.nIn !== null);
+  const wrong = known.filter((r) => r.nIn !== r.expectedIn);
+  if (wrong.length > 0) {
+    return check(
+      'input-length',
+      'fail',
+      `${wrong.length}/${ok.length} prompts had ${fmtRange(wrong.map((r) => r.nIn ?? 0))} tokens instead of ` +
+        `${distinct(wrong.map((r) => r.expectedIn)).join('/')} (server count)`,
+    );
+  }
+  const unknown = ok.length - known.length;
+  if (unknown > 0) {
+    return check(
+      'input-length',
+      'warn',
+      `the server reported no prompt_tokens for ${unknown}/${ok.length} requests: input length not verified, ` +
+        `and total tok/s counts the requested ${distinct(ok.map((r) => r.expectedIn)).join('/')} for them`,
+    );
+  }
+  return check(
+    'input-length',
+    'pass',
+    `${ok.length}/${ok.length} prompts had exactly ${distinct(ok.map((r) => r.expectedIn)).join('/')} tokens (server count)`,
+  );
+}
+
+/** How a request's tokens arrived: over time, all in one chunk, or crammed at the end behind a long TTFT. */
+export function streamingShape(record: RequestRecord): 'streamed' | 'single-chunk' | 'buffered' {
+  if (record.chunks.length <= 1) return 'single-chunk';
+  const m = requestMetrics(record);
+  if (m.e2eMs === null || m.ttftMs === null || m.e2eMs <= 0) return 'streamed';
+  const span = record.chunks[record.chunks.length - 1]![0] - record.chunks[0]![0];
+  // A proxy that buffers releases everything at once: a tiny span after a TTFT that is most of E2E.
+  return span / m.e2eMs < BUFFERED_SPAN_SHARE && m.ttftMs / m.e2eMs > 0.5 ? 'buffered' : 'streamed';
+}
+
+/**
+ * streaming: tokens arrived over time. Fails when most multi-token requests came in one chunk or in one burst at
+ * the end (then TTFT is really E2E); warns when some did. Block-wise (diffusion) streams spread over time pass.
+ */
+export function streamingCheck(records: readonly RequestRecord[]): Check {
+  const multi = okMeasured(records).filter((r) => r.nOut > 1);
+  if (multi.length === 0) {
+    return check('streaming', 'warn', 'no completed multi-token requests: streaming could not be verified');
+  }
+  const shapes = multi.map(streamingShape);
+  const single = shapes.filter((s) => s === 'single-chunk').length;
+  const buffered = shapes.filter((s) => s === 'buffered').length;
+  const bursts = single + buffered;
+  const spans = multi
+    .filter((r) => r.chunks.length > 1 && r.endMs !== null && r.endMs > r.sendMs)
+    .map((r) => (r.chunks[r.chunks.length - 1]![0] - r.chunks[0]![0]) / (r.endMs! - r.sendMs));
+  const spanText = spans.length > 0 ? `; median first-to-last-chunk span ${fmtPct(median(spans))} of E2E` : '';
+  const chunksText = `median ${fmtNum(median(multi.map((r) => r.chunks.length)))} chunks per request`;
+  if (bursts === 0) {
+    return check(
+      'streaming',
+      'pass',
+      `tokens arrived over time in all ${multi.length} multi-token requests (${chunksText}${spanText})`,
+    );
+  }
+  const what = `${bursts}/${multi.length} multi-token requests arrived in one burst (${single} in a single chunk, ${buffered} buffered to the end)`;
+  if (bursts * 2 > multi.length) {
+    return check(
+      'streaming',
+      'fail',
+      `${what}${spanText}: the server or a proxy is not streaming, so TTFT and ITL are not measurable`,
+    );
+  }
+  return check('streaming', 'warn', `${what}${spanText}`);
+}
+
+/** warmup: warm-up requests were sent and discarded before measuring; warns when warm-up was off. */
+export function warmupCheck(warmupRequests: number): Check {
+  if (warmupRequests > 0) {
+    return check('warmup', 'pass', `${plural(warmupRequests, 'warm-up request')} sent and discarded before measuring`);
+  }
+  return check(
+    'warmup',
+    'warn',
+    'warm-up was off: the first measured requests include cold-start effects (graph capture, caches, allocator)',
+  );
+}
+
+/** round-spread: CV of per-round output tok/s at most 15 %; fewer than 2 rounds cannot show a spread. */
+export function roundSpreadCheck(perRoundOutputTokPerSec: readonly number[]): Check {
+  const rounds = perRoundOutputTokPerSec.length;
+  const list = `${perRoundOutputTokPerSec.map(fmtNum).join(', ')} tok/s`;
+  if (rounds < 2) {
+    return check(
+      'round-spread',
+      'warn',
+      `${plural(rounds, 'round')} (${list}): run at least 2 rounds to see the spread`,
+    );
+  }
+  const cv = coefficientOfVariation(perRoundOutputTokPerSec);
+  if (cv === null) return check('round-spread', 'warn', `no output in ${rounds} rounds: spread undefined`);
+  if (cv <= ROUND_CV_LIMIT) {
+    return check('round-spread', 'pass', `CV ${fmtPct(cv)} over ${rounds} rounds (${list})`);
+  }
+  return check(
+    'round-spread',
+    'fail',
+    `CV ${fmtPct(cv)} over ${rounds} rounds (${list}) exceeds ${fmtPct(ROUND_CV_LIMIT)}: look for throttling or other load on the GPU`,
+  );
+}
+
+/** sample-size: every percentile shown (p95, p99) has its confidence interval; warns naming the ones that lack one. */
+export function sampleSizeCheck(
+  summary: Summary,
+  metric: string = 'TTFT',
+  confidence: number = DEFAULT_CONFIDENCE,
+): Check {
+  const missing: string[] = [];
+  if (summary.p95Ci === null) missing.push(`p95 needs ${minSamplesForCi(95, confidence)}`);
+  if (summary.p99Ci === null) missing.push(`p99 needs ${minSamplesForCi(99, confidence)}`);
+  if (missing.length === 0) {
+    return check(
+      'sample-size',
+      'pass',
+      `${summary.n} ${metric} samples: p95 and p99 carry ${fmtPct(confidence)} confidence intervals`,
+    );
+  }
+  return check(
+    'sample-size',
+    'warn',
+    `${summary.n} ${metric} samples are too few for a ${fmtPct(confidence)} confidence interval (${missing.join(', ')}): ` +
+      'treat those percentiles as rough, or run more requests',
+  );
+}
+
+/** errors: failed requests are counted, never dropped; warns up to 1 % failed, fails above, counting by error kind. */
+export function errorsCheck(records: readonly RequestRecord[]): Check {
+  const measured = records.filter(isMeasured);
+  const failed = measured.filter((r) => !r.ok);
+  if (failed.length === 0) return check('errors', 'pass', `0/${measured.length} requests failed`);
+  const share = failed.length / measured.length;
+  const detail = `${failed.length}/${measured.length} requests failed (${fmtPct(share)}): ${fmtCounts(countBy(failed, (r) => r.errorKind ?? 'unknown'))}`;
+  return check('errors', share <= ERROR_WARN_LIMIT ? 'warn' : 'fail', detail);
+}
+
+/** Inputs of the prefix-cache check. */
+export interface PrefixCacheInput {
+  uniquePrefix: boolean;
+  /** Growth of the engine's prefix-cache hit counter over the level, when it exposes one. */
+  prefixCacheHitsDelta?: number | null;
+}
+
+/** prefix-cache: prompts were unique, so no request rode on another's cache; warns on the cached case or on reported hits. */
+export function prefixCacheCheck(input: PrefixCacheInput): Check {
+  const hits = input.prefixCacheHitsDelta ?? null;
+  if (!input.uniquePrefix) {
+    return check(
+      'prefix-cache',
+      'warn',
+      'unique prompt prefixes were off: measuring the cached case, so TTFT is lower than for fresh prompts' +
+        (hits !== null ? ` (engine reports ${fmtNum(hits)} prefix-cache hits)` : ''),
+    );
+  }
+  if (hits !== null && hits > 0) {
+    return check(
+      'prefix-cache',
+      'warn',
+      `the engine reports ${fmtNum(hits)} prefix-cache hits despite unique prompts: some requests may have reused cached prefill`,
+    );
+  }
+  return check(
+    'prefix-cache',
+    'pass',
+    hits === null
+      ? 'every prompt starts with a unique prefix (engine hit counter unavailable)'
+      : 'every prompt starts with a unique prefix; the engine reports 0 prefix-cache hits',
+  );
+}
+
+/** Inputs of the client check (ms); null where not measured (schedule lag exists only in rate mode). */
+export interface ClientInput {
+  loopLagP99Ms: number | null;
+  scheduleLagP99Ms: number | null;
+}
+
+/** client: event-loop lag and schedule lag small enough that servebench itself is not the bottleneck. */
+export function clientCheck(input: ClientInput): Check {
+  const { loopLagP99Ms: loop, scheduleLagP99Ms: sched } = input;
+  const parts: string[] = [];
+  if (loop !== null) parts.push(`event-loop lag p99 ${fmtNum(loop)} ms`);
+  if (sched !== null) parts.push(`schedule lag p99 ${fmtNum(sched)} ms`);
+  const figures = parts.join(', ');
+  if ((loop !== null && loop > CLIENT_LIMITS.failMs) || (sched !== null && sched > CLIENT_LIMITS.failMs)) {
+    return check(
+      'client',
+      'fail',
+      `${figures} (over ${CLIENT_LIMITS.failMs} ms): the client is the bottleneck; its timings are not the server's`,
+    );
+  }
+  if (
+    (loop !== null && loop > CLIENT_LIMITS.loopLagWarnMs) ||
+    (sched !== null && sched > CLIENT_LIMITS.scheduleLagWarnMs)
+  ) {
+    return check(
+      'client',
+      'warn',
+      `${figures} (limits ${CLIENT_LIMITS.loopLagWarnMs} / ${CLIENT_LIMITS.scheduleLagWarnMs} ms): the client may be the bottleneck`,
+    );
+  }
+  if (loop === null) {
+    return check(
+      'client',
+      'warn',
+      `event-loop lag was not measured${figures ? ` (${figures})` : ''}: the client's own delay is unknown`,
+    );
+  }
+  return check('client', 'pass', `${figures}: the client kept up`);
+}
+
+/**
+ * token-agreement: the client's count (sum of per-chunk usage, or chunks where the server gives no per-chunk usage)
+ * against the server's completion_tokens; warns when they differ, because chunks are not tokens.
+ */
+export function tokenAgreementCheck(records: readonly RequestRecord[]): Check {
+  const ok = okMeasured(records);
+  const comparable = ok.filter((r) => r.nOutSource === 'server');
+  if (comparable.length === 0) {
+    return check(
+      'token-agreement',
+      'warn',
+      ok.length === 0
+        ? 'no completed requests to compare'
+        : 'the server reported no token usage: the client chunk count cannot be checked against a server count',
+    );
+  }
+  const clientCount = (r: RequestRecord): number =>
+    r.chunkTokensSource === 'server' ? r.chunks.reduce((a, c) => a + c[1], 0) : r.clientChunkCount;
+  const differ = comparable.filter((r) => clientCount(r) !== r.nOut);
+  const perChunk = comparable.every((r) => r.chunkTokensSource === 'server');
+  if (differ.length === 0) {
+    return check(
+      'token-agreement',
+      'pass',
+      `client and server agree on output tokens for all ${comparable.length} requests (${perChunk ? 'per-chunk usage' : 'one token per chunk'})`,
+    );
+  }
+  const ratio = median(differ.filter((r) => r.nOut > 0).map((r) => clientCount(r) / r.nOut));
+  const sample = differ[0]!;
+  const estimatedPerChunk = differ.some((r) => r.chunkTokensSource === 'estimated');
+  return check(
+    'token-agreement',
+    'warn',
+    `${differ.length}/${comparable.length} requests: client counted ${fmtNum(clientCount(sample))} vs server ${fmtNum(sample.nOut)} tokens ` +
+      `(median ratio ${Number.isNaN(ratio) ? 'n/a' : fmtNum(ratio)}); chunks are not tokens, so token figures use the server's count` +
+      (estimatedPerChunk ? ' and ITL per token assumes one token per chunk' : ''),
+  );
+}
+
+/** The worst of some statuses (fail > warn > pass). */
+export function worstStatus(statuses: readonly CheckStatus[]): CheckStatus {
+  return statuses.reduce<CheckStatus>((w, s) => (SEVERITY[s] > SEVERITY[w] ? s : w), 'pass');
+}
+
+/**
+ * Run-level checks: per id the worst status over levels, the detail naming the levels at each non-pass status
+ * and quoting the first worst level's detail. levelLabels (e.g. "c=8") default to "level 1", "level 2", ...
+ */
+export function combineChecks(levelsChecks: readonly (readonly Check[])[], levelLabels?: readonly string[]): Check[] {
+  const byId = new Map<CheckId, Array<{ level: string; check: Check }>>();
+  levelsChecks.forEach((checks, i) => {
+    const level = levelLabels?.[i] ?? `level ${i + 1}`;
+    for (const c of checks) {
+      const list = byId.get(c.id) ?? [];
+      list.push({ level, check: c });
+      byId.set(c.id, list);
+    }
+  });
+  const out: Check[] = [];
+  for (const [id, list] of byId) {
+    const status = worstStatus(list.map((e) => e.check.status));
+    if (status === 'pass') {
+      out.push(check(id, 'pass', list.length === 1 ? list[0]!.check.detail : `pass at all ${list.length} levels`));
+      continue;
+    }
+    const worst = list.find((e) => e.check.status === status)!;
+    const at = (s: CheckStatus): string[] => list.filter((e) => e.check.status === s).map((e) => e.level);
+    const parts = [`${status} at ${at(status).join(', ')}`];
+    if (status === 'fail' && at('warn').length > 0) parts.push(`warn at ${at('warn').join(', ')}`);
+    out.push(check(id, status, `${parts.join('; ')} (${worst.level}: ${worst.check.detail})`));
+  }
+  return out;
+}

@@ -1,0 +1,50 @@
+/** Metrics: request records -> level summaries, percentiles with CIs, checks and cost (DESIGN.md). */
+export { binomialDist, type BinomialDist } from './binomial.js';
+export {
+  DEFAULT_CONFIDENCE,
+  emptySummary,
+  minSamplesForCi,
+  percentile,
+  quantileCi,
+  quantileCiRanks,
+  summarize,
+} from './percentiles.js';
+export {
+  isMeasured,
+  poolLatencies,
+  requestMetrics,
+  type PooledLatencies,
+  type RequestMetrics,
+} from './request-metrics.js';
+export {
+  coefficientOfVariation,
+  countEstimatedInput,
+  requestEndBound,
+  roundCv,
+  roundResult,
+  roundResults,
+} from './throughput.js';
+export { apiCostPerMillionOutputTokens, blendedApiPrice, costPerMillionOutputTokens } from './cost.js';
+export { goodput, meetsSlo } from './goodput.js';
+export {
+  BUFFERED_SPAN_SHARE,
+  CLIENT_LIMITS,
+  ERROR_WARN_LIMIT,
+  ROUND_CV_LIMIT,
+  clientCheck,
+  combineChecks,
+  errorsCheck,
+  inputLengthCheck,
+  outputLengthCheck,
+  prefixCacheCheck,
+  roundSpreadCheck,
+  sampleSizeCheck,
+  streamingCheck,
+  streamingShape,
+  tokenAgreementCheck,
+  warmupCheck,
+  worstStatus,
+  type ClientInput,
+  type PrefixCacheInput,
+} from './checks.js';
+export { summarizeLevel, type LevelSummaryInput } from './level-summary.js';

@@ -1,0 +1,141 @@
+import type { Slo } from '../../shared/config.js';
+import type { RequestRecord } from '../../shared/request-record.js';
+import type { Check, LevelResult, ServerVariant } from '../../shared/run-record.js';
+import {
+  clientCheck,
+  errorsCheck,
+  inputLengthCheck,
+  outputLengthCheck,
+  prefixCacheCheck,
+  roundSpreadCheck,
+  sampleSizeCheck,
+  streamingCheck,
+  tokenAgreementCheck,
+  warmupCheck,
+} from './checks.js';
+import { costPerMillionOutputTokens } from './cost.js';
+import { goodput } from './goodput.js';
+import { summarize } from './percentiles.js';
+import { isMeasured, poolLatencies } from './request-metrics.js';
+import { requestEndBound, roundCv, roundResults } from './throughput.js';
+
+/** Everything summarizeLevel needs besides the records: the level's conditions and the run's options. */
+export interface LevelSummaryInput {
+  /** All records of the level, warm-up included (they are excluded from metrics here). */
+  records: RequestRecord[];
+  concurrency: number;
+  rate?: number;
+  inputLen: number;
+  outputLen: number;
+  rounds: number;
+  warmupRequests: number;
+  serverConfigIndex: number;
+  serverVariant?: ServerVariant;
+  gpuPricePerHour?: number;
+  utilization?: number;
+  slo?: Slo;
+  uniquePrefix: boolean;
+  prefixCacheHitsDelta?: number | null;
+  loopLagP99Ms?: number | null;
+  /** Checks computed elsewhere (telemetry: throttling, preemptions, server), appended after ours. */
+  extraChecks?: Check[];
+}
+
+function mean(values: readonly number[]): number {
+  return values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+/** Where n_out came from over the ok requests (no ok requests: nothing was counted by the server). */
+function outputTokensSource(ok: readonly RequestRecord[]): LevelResult['outputTokensSource'] {
+  const server = ok.filter((r) => r.nOutSource === 'server').length;
+  if (ok.length > 0 && server === ok.length) return 'server';
+  if (server === 0) return 'estimated';
+  return 'mixed';
+}
+
+/**
+ * One level's result from its request records: latency summaries, per-round throughput and their means, round
+ * spread, cost, goodput and every metrics check. Warm-up requests bound the level's span but count nowhere else.
+ * telemetry is left for the telemetry module to add.
+ */
+export function summarizeLevel(input: LevelSummaryInput): LevelResult {
+  const all = input.records;
+  const measured = all.filter(isMeasured);
+  const ok = measured.filter((r) => r.ok);
+  const pooled = poolLatencies(measured);
+  const rounds = roundResults(measured);
+  const outputTokPerSec = mean(rounds.map((r) => r.outputTokPerSec));
+
+  const scheduleLags = measured.filter((r) => r.scheduledMs !== undefined).map((r) => r.sendMs - r.scheduledMs!);
+  const scheduleLagMs = scheduleLags.length > 0 ? summarize(scheduleLags) : undefined;
+
+  const errorsByReason: Record<string, number> = {};
+  for (const r of measured) {
+    if (r.ok) continue;
+    const kind = r.errorKind ?? 'unknown';
+    errorsByReason[kind] = (errorsByReason[kind] ?? 0) + 1;
+  }
+
+  const ttftMs = summarize(pooled.ttftMs);
+  const checks: Check[] = [
+    outputLengthCheck(measured),
+    inputLengthCheck(measured),
+    streamingCheck(measured),
+    warmupCheck(input.warmupRequests),
+    roundSpreadCheck(rounds.map((r) => r.outputTokPerSec)),
+    sampleSizeCheck(ttftMs),
+    errorsCheck(measured),
+    prefixCacheCheck({ uniquePrefix: input.uniquePrefix, prefixCacheHitsDelta: input.prefixCacheHitsDelta ?? null }),
+    clientCheck({ loopLagP99Ms: input.loopLagP99Ms ?? null, scheduleLagP99Ms: scheduleLagMs?.p99 ?? null }),
+    tokenAgreementCheck(measured),
+    ...(input.extraChecks ?? []),
+  ];
+
+  // The level's span includes warm-up: it is the stretch of GPU time (and telemetry) this level occupied.
+  const startMs = all.length > 0 ? all.reduce((a, r) => Math.min(a, r.scheduledMs ?? r.sendMs, r.sendMs), Infinity) : 0;
+  const endMs = all.length > 0 ? all.reduce((a, r) => Math.max(a, requestEndBound(r)), -Infinity) : 0;
+
+  const result: LevelResult = {
+    serverConfigIndex: input.serverConfigIndex,
+    concurrency: input.concurrency,
+    inputLen: input.inputLen,
+    outputLen: input.outputLen,
+    startMs,
+    endMs,
+    warmupRequests: input.warmupRequests,
+    rounds,
+    ttftMs,
+    tpotMs: summarize(pooled.tpotMs),
+    itlMs: summarize(pooled.itlMs),
+    itlPerTokenMs: summarize(pooled.itlPerTokenMs),
+    e2eMs: summarize(pooled.e2eMs),
+    tokensPerChunk: summarize(pooled.tokensPerChunk),
+    outputTokPerSec,
+    totalTokPerSec: mean(rounds.map((r) => r.totalTokPerSec)),
+    reqPerSec: mean(rounds.map((r) => r.reqPerSec)),
+    roundCv: roundCv(rounds),
+    completed: ok.length,
+    failed: measured.length - ok.length,
+    outputTokensSource: outputTokensSource(ok),
+    errorsByReason,
+    checks,
+  };
+  // Optional fields are set only when they apply, so run.json carries no misleading nulls or zeros.
+  if (input.serverVariant !== undefined) result.serverVariant = input.serverVariant;
+  if (input.rate !== undefined) result.rate = input.rate;
+  if (scheduleLagMs !== undefined) result.scheduleLagMs = scheduleLagMs;
+  if (input.gpuPricePerHour !== undefined) {
+    // Peak: the GPU busy the whole hour at this level's throughput.
+    const peak = costPerMillionOutputTokens(input.gpuPricePerHour, outputTokPerSec);
+    if (peak !== null) result.costPerMOutputTokUsd = peak;
+    if (input.utilization !== undefined) {
+      const atU = costPerMillionOutputTokens(input.gpuPricePerHour, outputTokPerSec, input.utilization);
+      if (atU !== null) result.costPerMOutputTokAtUtilizationUsd = atU;
+    }
+  }
+  if (input.slo !== undefined) {
+    const g = goodput(measured, input.slo);
+    if (g !== null) result.goodput = g;
+  }
+  return result;
+}

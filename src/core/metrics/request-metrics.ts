@@ -1,0 +1,77 @@
+import type { RequestRecord } from '../../shared/request-record.js';
+
+/** Latency figures of one request (ms); null where the request cannot define them. */
+export interface RequestMetrics {
+  /** First token - send. */
+  ttftMs: number | null;
+  /** End of stream - send. */
+  e2eMs: number | null;
+  /** (E2E - TTFT) / (nOut - 1); only for nOut > 1. */
+  tpotMs: number | null;
+  /** Gaps between consecutive token-bearing chunks. */
+  itlMs: number[];
+  /** Each gap divided by the tokens in the later chunk (a diffusion block's gap is shared by its tokens). */
+  itlPerTokenMs: number[];
+  /** Tokens in each token-bearing chunk. */
+  tokensPerChunk: number[];
+}
+
+/** True for a request that counts toward a level's metrics (not a warm-up request). */
+export function isMeasured(record: RequestRecord): boolean {
+  return !record.warmup && record.round >= 0;
+}
+
+/** Derives TTFT, E2E, TPOT, ITL and ITL per token from one record (DESIGN.md "Metric definitions"). */
+export function requestMetrics(record: RequestRecord): RequestMetrics {
+  const ttftMs = record.firstTokenMs === null ? null : record.firstTokenMs - record.sendMs;
+  const e2eMs = record.endMs === null ? null : record.endMs - record.sendMs;
+  const tpotMs = ttftMs !== null && e2eMs !== null && record.nOut > 1 ? (e2eMs - ttftMs) / (record.nOut - 1) : null;
+  const itlMs: number[] = [];
+  const itlPerTokenMs: number[] = [];
+  const tokensPerChunk: number[] = [];
+  const chunks = record.chunks;
+  for (let i = 0; i < chunks.length; i++) {
+    const [timeMs, tokens] = chunks[i]!;
+    tokensPerChunk.push(tokens);
+    if (i === 0) continue;
+    const gap = timeMs - chunks[i - 1]![0];
+    itlMs.push(gap);
+    // A chunk with no counted tokens has no per-token time; leave it out rather than divide by zero.
+    if (tokens > 0) itlPerTokenMs.push(gap / tokens);
+  }
+  return { ttftMs, e2eMs, tpotMs, itlMs, itlPerTokenMs, tokensPerChunk };
+}
+
+/** Pooled latency samples of the ok, measured requests among records. */
+export interface PooledLatencies {
+  ttftMs: number[];
+  e2eMs: number[];
+  tpotMs: number[];
+  itlMs: number[];
+  itlPerTokenMs: number[];
+  tokensPerChunk: number[];
+}
+
+/** Pools per-request latencies over ok, measured requests (failed requests have no valid latency). */
+export function poolLatencies(records: readonly RequestRecord[]): PooledLatencies {
+  const pooled: PooledLatencies = {
+    ttftMs: [],
+    e2eMs: [],
+    tpotMs: [],
+    itlMs: [],
+    itlPerTokenMs: [],
+    tokensPerChunk: [],
+  };
+  for (const record of records) {
+    if (!record.ok || !isMeasured(record)) continue;
+    const m = requestMetrics(record);
+    if (m.ttftMs !== null) pooled.ttftMs.push(m.ttftMs);
+    if (m.e2eMs !== null) pooled.e2eMs.push(m.e2eMs);
+    if (m.tpotMs !== null) pooled.tpotMs.push(m.tpotMs);
+    // push(...spread) would overflow the stack for very long streams.
+    for (const v of m.itlMs) pooled.itlMs.push(v);
+    for (const v of m.itlPerTokenMs) pooled.itlPerTokenMs.push(v);
+    for (const v of m.tokensPerChunk) pooled.tokensPerChunk.push(v);
+  }
+  return pooled;
+}

@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { summarizeLevel, type LevelSummaryInput } from '../../../src/core/metrics/level-summary.js';
+import type { Check } from '../../../src/shared/run-record.js';
+import { failed, streamed } from './make-record.js';
+
+// Round r (0, 1): two requests sent at base, base+100 with TTFT 100/200 ms, 4 tokens 10 ms apart.
+// Round 0 base 1000 -> window 1000..1330 (second request ends 1100+200+30); round 1 base 2000.
+function levelRecords() {
+  const records = [];
+  for (const round of [0, 1]) {
+    const base = 1000 + round * 1000;
+    records.push(streamed({ sendMs: base, ttftMs: 100, chunks: 4, gapMs: 10 }, { round, nIn: 8 }));
+    records.push(streamed({ sendMs: base + 100, ttftMs: 200, chunks: 4, gapMs: 10 }, { round, nIn: 8 }));
+  }
+  // Warm-up before round 0: spans the level from 500 but counts nowhere else.
+  records.push(streamed({ sendMs: 500, ttftMs: 400, chunks: 4 }, { round: -1, warmup: true }));
+  return records;
+}
+
+const base: LevelSummaryInput = {
+  records: [],
+  concurrency: 2,
+  inputLen: 8,
+  outputLen: 4,
+  rounds: 2,
+  warmupRequests: 1,
+  serverConfigIndex: 0,
+  uniquePrefix: true,
+  loopLagP99Ms: 2,
+};
+
+describe('summarizeLevel', () => {
+  it('summarizes a level by hand', () => {
+    const extra: Check = { id: 'throttling', status: 'pass', detail: 'no throttling' };
+    const level = summarizeLevel({
+      ...base,
+      records: levelRecords(),
+      gpuPricePerHour: 2,
+      utilization: 0.5,
+      slo: { ttftMs: 150 },
+      extraChecks: [extra],
+    });
+    expect(level.startMs).toBe(500);
+    expect(level.endMs).toBe(2330);
+    expect(level.completed).toBe(4);
+    expect(level.failed).toBe(0);
+    expect(level.ttftMs.n).toBe(4);
+    expect(level.ttftMs.mean).toBe(150);
+    expect(level.ttftMs.p50).toBe(150);
+    expect(level.ttftMs.max).toBe(200); // the 400 ms warm-up TTFT is excluded
+    expect(level.tpotMs.mean).toBe(10); // 30 ms / 3 for every request
+    expect(level.itlMs.n).toBe(12);
+    expect(level.itlPerTokenMs.mean).toBe(10);
+    expect(level.e2eMs.p50).toBe(180); // [130, 130, 230, 230]
+    expect(level.tokensPerChunk.mean).toBe(1);
+    expect(level.scheduleLagMs).toBeUndefined();
+    // Each round: 8 tokens over 330 ms -> 24.2424 tok/s; total (8 + 16) / 0.33 s; 2 req / 0.33 s
+    expect(level.rounds).toHaveLength(2);
+    expect(level.rounds[0]!.windowMs).toBe(330);
+    expect(level.outputTokPerSec).toBeCloseTo(8 / 0.33, 9);
+    expect(level.totalTokPerSec).toBeCloseTo(24 / 0.33, 9);
+    expect(level.reqPerSec).toBeCloseTo(2 / 0.33, 9);
+    expect(level.roundCv).toBe(0);
+    // $2/h at 24.24 tok/s: 2 / (24.24 * 3600) * 1e6 = 22.9166...; at 50 % utilization twice that
+    expect(level.costPerMOutputTokUsd).toBeCloseTo((2 / ((8 / 0.33) * 3600)) * 1e6, 9);
+    expect(level.costPerMOutputTokAtUtilizationUsd).toBeCloseTo((4 / ((8 / 0.33) * 3600)) * 1e6, 9);
+    expect(level.goodput).toBe(0.5); // TTFT 100 meets 150, TTFT 200 does not
+    expect(level.outputTokensSource).toBe('server');
+    expect(level.errorsByReason).toEqual({});
+    expect(level.telemetry).toBeUndefined();
+    expect(level.checks.map((c) => c.id)).toEqual([
+      'output-length',
+      'input-length',
+      'streaming',
+      'warmup',
+      'round-spread',
+      'sample-size',
+      'errors',
+      'prefix-cache',
+      'client',
+      'token-agreement',
+      'throttling',
+    ]);
+    const status = Object.fromEntries(level.checks.map((c) => [c.id, c.status]));
+    expect(status).toMatchObject({
+      'output-length': 'pass',
+      'input-length': 'pass',
+      streaming: 'pass',
+      warmup: 'pass',
+      'round-spread': 'pass',
+      'sample-size': 'warn',
+      errors: 'pass',
+      'prefix-cache': 'pass',
+      client: 'pass',
+      'token-agreement': 'pass',
+      throttling: 'pass',
+    });
+  });
+
+  it('counts failures by kind, leaves optional fields out, and summarizes schedule lag in rate mode', () => {
+    const records = [
+      streamed({ sendMs: 12, ttftMs: 100, chunks: 4 }, { scheduledMs: 10 }),
+      streamed({ sendMs: 24, ttftMs: 100, chunks: 4 }, { scheduledMs: 20, nOutSource: 'estimated' }),
+      failed(30, 40, 'http-500', { scheduledMs: 30 }),
+    ];
+    const level = summarizeLevel({ ...base, records, rate: 4 });
+    expect(level.rate).toBe(4);
+    expect(level.failed).toBe(1);
+    expect(level.completed).toBe(2);
+    expect(level.errorsByReason).toEqual({ 'http-500': 1 });
+    expect(level.scheduleLagMs?.n).toBe(3); // lags 2, 4, 0
+    expect(level.scheduleLagMs?.max).toBe(4);
+    expect(level.outputTokensSource).toBe('mixed');
+    expect(level.costPerMOutputTokUsd).toBeUndefined();
+    expect(level.goodput).toBeUndefined();
+    expect(level.roundCv).toBeNull();
+    expect(level.checks.find((c) => c.id === 'errors')!.status).toBe('fail');
+    expect(level.checks.find((c) => c.id === 'round-spread')!.status).toBe('warn');
+  });
+
+  it('gives an empty but well-formed level for no records', () => {
+    const level = summarizeLevel({ ...base, records: [] });
+    expect(level.ttftMs.n).toBe(0);
+    expect(level.rounds).toEqual([]);
+    expect(level.outputTokPerSec).toBe(0);
+    expect(level.outputTokensSource).toBe('estimated');
+  });
+});
