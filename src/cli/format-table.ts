@@ -9,7 +9,9 @@ function checksCell(level: LevelResult): string {
   const failed = level.checks.filter((c) => c.status === 'fail').map((c) => c.id);
   const warned = level.checks.filter((c) => c.status === 'warn').map((c) => c.id);
   if (failed.length === 0 && warned.length === 0) return 'ok';
-  return [failed.length ? `FAIL ${failed.join(',')}` : '', warned.length ? `warn ${warned.join(',')}` : ''].filter(Boolean).join('; ');
+  return [failed.length ? `FAIL ${failed.join(',')}` : '', warned.length ? `warn ${warned.join(',')}` : '']
+    .filter(Boolean)
+    .join('; ');
 }
 
 function pad(cells: string[][]): string {
@@ -37,7 +39,15 @@ export function formatLevelTable(record: RunRecord): string {
     'checks',
   ];
   const rows = record.levels.map((l) => [
-    ...(variants ? [l.serverVariant ? Object.entries(l.serverVariant).map(([k, v]) => `${k.split('.').pop()}=${String(v)}`).join(',') : String(l.serverConfigIndex)] : []),
+    ...(variants
+      ? [
+          l.serverVariant
+            ? Object.entries(l.serverVariant)
+                .map(([k, v]) => `${k.split('.').pop()}=${String(v)}`)
+                .join(',')
+            : String(l.serverConfigIndex),
+        ]
+      : []),
     ...(lengths ? [`${l.inputLen}/${l.outputLen}`] : []),
     l.rate !== undefined ? `${l.rate}/s` : String(l.concurrency),
     l.outputTokPerSec.toFixed(1) + (l.partial ? '*' : ''),
@@ -54,5 +64,7 @@ export function formatLevelTable(record: RunRecord): string {
 
 /** Run-level checks that did not pass, one per line. */
 export function formatProblems(record: RunRecord): string[] {
-  return record.checks.filter((c) => c.status !== 'pass').map((c) => `${c.status === 'fail' ? 'FAIL' : 'warn'} ${c.id}: ${c.detail}`);
+  return record.checks
+    .filter((c) => c.status !== 'pass')
+    .map((c) => `${c.status === 'fail' ? 'FAIL' : 'warn'} ${c.id}: ${c.detail}`);
 }

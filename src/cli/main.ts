@@ -38,7 +38,9 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   try {
-    return await (await load())(rest);
+    return await (
+      await load()
+    )(rest);
   } catch (error) {
     if (isUserError(error)) {
       console.error(`servebench ${name}: ${error.message}`);

@@ -15,7 +15,9 @@ export function createProgressRenderer(stream: NodeJS.WriteStream, verbose: bool
   return (event) => {
     switch (event.type) {
       case 'run-started':
-        line(`servebench: run ${event.runId}${event.simulated ? ' (SIMULATED engine: numbers are not from a GPU)' : ''}`);
+        line(
+          `servebench: run ${event.runId}${event.simulated ? ' (SIMULATED engine: numbers are not from a GPU)' : ''}`,
+        );
         break;
       case 'server-state':
         line(`server: ${event.state}${event.detail ? ` — ${event.detail}` : ''}`);
@@ -35,12 +37,19 @@ export function createProgressRenderer(stream: NodeJS.WriteStream, verbose: bool
         if (tty) {
           if (bar) bar.stop();
           bar = new cliProgress.SingleBar(
-            { format: `${label.padEnd(24)} {bar} {value}/{total} req  {phase}`, hideCursor: true, stream, clearOnComplete: false },
+            {
+              format: `${label.padEnd(24)} {bar} {value}/{total} req  {phase}`,
+              hideCursor: true,
+              stream,
+              clearOnComplete: false,
+            },
             cliProgress.Presets.shades_classic,
           );
           bar.start(event.warmupRequests + event.measuredRequests, 0, { phase: 'prompts' });
         } else {
-          stream.write(`level ${event.levelIndex + 1}: ${label} (${event.warmupRequests} warm-up + ${event.measuredRequests} measured)\n`);
+          stream.write(
+            `level ${event.levelIndex + 1}: ${label} (${event.warmupRequests} warm-up + ${event.measuredRequests} measured)\n`,
+          );
         }
         break;
       case 'phase':

@@ -1,6 +1,103 @@
+import { parseArgs } from 'node:util';
+import { runBenchmark } from '../core/benchmark.js';
+import type { BenchmarkDeps } from '../core/benchmark.js';
 import { UserError } from '../core/errors.js';
+import { resourcePath } from '../core/package-root.js';
+import { startServer } from '../core/servers/manager.js';
+import { telemetryChecks } from '../core/telemetry/checks.js';
+import { readHostInfo } from '../core/telemetry/host-info.js';
+import { createTelemetryRecorder } from '../core/telemetry/recorder.js';
+import { formatLevelTable, formatProblems } from './format-table.js';
+import { createProgressRenderer } from './progress.js';
+import { BENCH_OPTIONS_HELP, benchConfigFromFlags, runOptions } from './run-options.js';
+import { SERVER_OPTIONS_HELP } from './server-options.js';
 
-/** `servebench run` (being built). */
-export async function runCommand(_argv: string[]): Promise<number> {
-  throw new UserError('the run command is not available in this build yet');
+const RUN_HELP = `Usage: servebench run [options]
+
+Launches a server (or attaches to one with --url), warms it up, runs a concurrency sweep with fixed
+input and output lengths, samples the GPU, checks its own credibility and writes a run folder
+(run.json, requests.jsonl, summary.csv, telemetry.jsonl, server.log).
+Without --url and --engine it runs on the built-in simulator: a demo whose numbers are SIMULATED.
+
+Exit status: 0 no check failed, 1 a check failed or the run failed, 2 bad usage or unreachable server.
+
+${BENCH_OPTIONS_HELP}
+
+${SERVER_OPTIONS_HELP}`;
+
+/** Real collaborators of a CLI run: process servers, nvidia-smi/DCGM/engine telemetry, host facts. */
+export function cliDeps(): Omit<BenchmarkDeps, 'onEvent' | 'signal'> {
+  return {
+    startServer,
+    telemetryChecks,
+    hostInfo: async () => {
+      const h = await readHostInfo();
+      return { cpu: h.cpu ?? undefined, cpus: h.cores, memoryGiB: h.memoryGiB ?? undefined, os: h.os };
+    },
+    createTelemetry: (o) =>
+      createTelemetryRecorder({
+        clock: o.clock,
+        metricsUrl: o.metricsUrl,
+        engine: o.engine,
+        dcgmUrl: o.dcgmUrl,
+        intervalMs: o.intervalMs,
+        onGpuSample: o.onGpuSample,
+        onEngineSample: o.onEngineSample,
+        // Demo mode: the simulator's fake GPU, read by the fake nvidia-smi, stands in for a card.
+        nvidiaSmiPath: o.gpuStateFile ? resourcePath('fake-nvidia-smi') : o.nvidiaSmiPath,
+        env: o.gpuStateFile ? { ...process.env, SERVEBENCH_FAKE_GPU_STATE: o.gpuStateFile } : process.env,
+      }),
+  };
+}
+
+/** `servebench run`: one sweep, a table, a run folder, an exit code that scripts can use. */
+export async function runCommand(argv: string[]): Promise<number> {
+  let values: Record<string, unknown>;
+  try {
+    ({ values } = parseArgs({ args: argv, options: runOptions, strict: true, allowPositionals: false }));
+  } catch (error) {
+    throw new UserError(`${(error as Error).message.split('\n')[0]} (see 'servebench run --help')`);
+  }
+  if (values.help) {
+    console.log(RUN_HELP);
+    return 0;
+  }
+  const config = benchConfigFromFlags(values);
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSigint = (): void => {
+    interrupts++;
+    if (interrupts === 1) {
+      process.stderr.write(
+        '\ncancelling: stopping requests and the server, saving what was measured (Ctrl-C again to force)\n',
+      );
+      controller.abort();
+    } else {
+      process.exit(130);
+    }
+  };
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigint);
+  const render = createProgressRenderer(process.stderr, Boolean(values.verbose));
+  try {
+    const result = await runBenchmark(config, { ...cliDeps(), onEvent: render, signal: controller.signal });
+    const { record, dir } = result;
+    if (record.levels.length > 0) {
+      console.log('');
+      if (record.simulated) console.log('SIMULATED — built-in simulator, not a GPU measurement');
+      console.log(formatLevelTable(record));
+      console.log('latencies in ms (s where marked); * = level cut short');
+    }
+    for (const line of formatProblems(record)) console.log(line);
+    console.log(`\nrun folder: ${dir}`);
+    if (result.failure) {
+      console.error(`servebench run: ${record.status}: ${result.failure}`);
+      return result.exitCode ?? 1;
+    }
+    if (record.status === 'cancelled') return 130;
+    return record.checks.some((c) => c.status === 'fail') ? 1 : 0;
+  } finally {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
+  }
 }

@@ -35,7 +35,11 @@ export const ServerConfigSchema = z.object({
   env: z.record(z.string(), z.string()).default({}),
   extraArgs: z.array(z.string()).default([]),
   /** Readiness time-out; big models load slowly. */
-  startTimeoutMs: z.number().int().positive().default(20 * 60_000),
+  startTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .default(20 * 60_000),
   /** sim only: profile name and extra sim flags. */
   simProfile: z.string().optional(),
   simArgs: z.array(z.string()).default([]),

@@ -135,7 +135,14 @@ export interface RunEnvironment {
   host: { hostname: string; os: string; cpu?: string; cpus: number; memoryGiB?: number; node: string };
   servebenchVersion: string;
   engine: { kind: string; version?: string; model?: string; url?: string; simulated: boolean };
-  gpus?: Array<{ index: number; name: string; memoryMiB?: number; driver?: string; powerLimitW?: number; maxSmClockMhz?: number }>;
+  gpus?: Array<{
+    index: number;
+    name: string;
+    memoryMiB?: number;
+    driver?: string;
+    powerLimitW?: number;
+    maxSmClockMhz?: number;
+  }>;
 }
 
 export interface RunRecord {

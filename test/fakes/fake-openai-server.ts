@@ -15,6 +15,8 @@ export interface FakeOpenAiOptions {
   closeAfter?: boolean;
   /** HTTP status to answer every completion with (errors). */
   status?: number;
+  /** Answer every Nth completion with HTTP 500. */
+  failEvery?: number;
   /** Put an error object in the stream after this many chunks. */
   errorAfterChunks?: number;
   /** Comments and keep-alives between events. */
@@ -77,8 +79,9 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
       return;
     }
     requests.push(body);
-    if (options.status && options.status !== 200) {
-      res.statusCode = options.status;
+    const failNow = options.failEvery !== undefined && requests.length % options.failEvery === 0;
+    if ((options.status && options.status !== 200) || failNow) {
+      res.statusCode = failNow ? 500 : (options.status as number);
       res.end(JSON.stringify({ error: { message: 'injected failure', code: options.status } }));
       return;
     }
@@ -93,19 +96,34 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     const chat = req.url === '/v1/chat/completions';
     if (!body.stream) {
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ choices: [{ text: 'x', finish_reason: 'length' }], usage: { prompt_tokens: promptTokens, completion_tokens: maxTokens } }));
+      res.end(
+        JSON.stringify({
+          choices: [{ text: 'x', finish_reason: 'length' }],
+          usage: { prompt_tokens: promptTokens, completion_tokens: maxTokens },
+        }),
+      );
       return;
     }
     res.setHeader('content-type', 'text/event-stream');
     const out: string[] = [];
-    const usage = (c: number): Record<string, number> => ({ prompt_tokens: promptTokens, completion_tokens: c, total_tokens: promptTokens + c });
+    const usage = (c: number): Record<string, number> => ({
+      prompt_tokens: promptTokens,
+      completion_tokens: c,
+      total_tokens: promptTokens + c,
+    });
     const event = (choice: Record<string, unknown> | null, u?: Record<string, number>): void => {
-      const obj: Record<string, unknown> = { id: 'x', object: chat ? 'chat.completion.chunk' : 'text_completion', model, choices: choice ? [choice] : [] };
+      const obj: Record<string, unknown> = {
+        id: 'x',
+        object: chat ? 'chat.completion.chunk' : 'text_completion',
+        model,
+        choices: choice ? [choice] : [],
+      };
       if (u) obj.usage = u;
       out.push(`data: ${JSON.stringify(obj)}\n\n`);
       if (options.keepAlive) out.push(': keep-alive\n\n');
     };
-    if (chat && options.roleChunk !== false) event({ index: 0, delta: { role: 'assistant', content: '' } }, usageMode === 'continuous' ? usage(0) : undefined);
+    if (chat && options.roleChunk !== false)
+      event({ index: 0, delta: { role: 'assistant', content: '' } }, usageMode === 'continuous' ? usage(0) : undefined);
     let produced = 0;
     let chunks = 0;
     while (produced < maxTokens) {

@@ -89,7 +89,14 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
     });
   };
 
-  const out: LevelRunOutput = { warmup: [], measured: [], roundsCompleted: 0, measureStartMs: null, measureEndMs: null, aborted: false };
+  const out: LevelRunOutput = {
+    warmup: [],
+    measured: [],
+    roundsCompleted: 0,
+    measureStartMs: null,
+    measureEndMs: null,
+    aborted: false,
+  };
   let cursor = 0;
   if (plan.warmup > 0 && !signal.aborted) {
     onEvent({ type: 'phase', levelIndex, phase: 'warmup' });
@@ -107,7 +114,15 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
     cursor += plan.requestsPerRound;
     const outcomes =
       plan.rate !== undefined
-        ? await runOpenLoop(specs, poissonSchedule(specs.length, plan.rate, rng), plan.maxInFlight, executor, clock, progress(round), signal)
+        ? await runOpenLoop(
+            specs,
+            poissonSchedule(specs.length, plan.rate, rng),
+            plan.maxInFlight,
+            executor,
+            clock,
+            progress(round),
+            signal,
+          )
         : await runClosedLoop(specs, plan.concurrency, executor, progress(round), signal);
     const records = toRecords(outcomes, round);
     out.measured.push(...records);

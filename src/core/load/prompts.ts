@@ -97,12 +97,19 @@ export async function buildPrompts(options: PromptSetOptions): Promise<Prompt[]>
   const seedFor = (i: number): number => (uniquePrefix ? runNonce * 7919 + firstIndex + i : runNonce);
 
   const verifyEach = options.verifyEach ?? true;
-  const calibrationPrefix = verifyEach || !uniquePrefix ? prefixFor(0) : [...prefixWords(runNonce + 1, 2), ...prefixWords(0, PREFIX_DIGITS)];
-  const first = await fit((f) => composePrompt(calibrationPrefix, f, seedFor(0)), targetTokens, targetTokens - 12, counter);
+  const calibrationPrefix =
+    verifyEach || !uniquePrefix ? prefixFor(0) : [...prefixWords(runNonce + 1, 2), ...prefixWords(0, PREFIX_DIGITS)];
+  const first = await fit(
+    (f) => composePrompt(calibrationPrefix, f, seedFor(0)),
+    targetTokens,
+    targetTokens - 12,
+    counter,
+  );
   const prompts: Prompt[] = new Array<Prompt>(count);
   prompts[0] = { text: first.text, tokens: first.tokens };
   if (!verifyEach && uniquePrefix) {
-    for (let i = 0; i < count; i++) prompts[i] = { text: composePrompt(prefixFor(i), first.filler, seedFor(i)), tokens: null };
+    for (let i = 0; i < count; i++)
+      prompts[i] = { text: composePrompt(prefixFor(i), first.filler, seedFor(i)), tokens: null };
     return prompts;
   }
   if (!uniquePrefix) {

@@ -38,18 +38,22 @@ export function poissonSchedule(count: number, ratePerSec: number, rng: () => nu
   return times;
 }
 
-function waitUntil(clock: Clock, tMs: number, signal?: AbortSignal): Promise<void> {
-  const delay = tMs - clock.nowMs();
-  if (delay <= 0) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, delay);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+async function waitUntil(clock: Clock, tMs: number, signal?: AbortSignal): Promise<void> {
+  // Timers run on a millisecond loop clock and can fire a little early: finish the last stretch with setImmediate.
+  for (;;) {
+    const delay = tMs - clock.nowMs();
+    if (delay <= 0 || signal?.aborted) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = delay > 2 ? setTimeout(done, delay - 1) : undefined;
+      if (!timer) setImmediate(done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
 }
 
 /**

@@ -106,7 +106,16 @@ export class ServerApi {
       viaTokenize: false,
       counter: async (text) => {
         const body = JSON.parse(
-          buildRequestBody({ api, model, prompt: text, outputLen: 1, ignoreEos: true, temperature: 0, stream: false, compat }),
+          buildRequestBody({
+            api,
+            model,
+            prompt: text,
+            outputLen: 1,
+            ignoreEos: true,
+            temperature: 0,
+            stream: false,
+            compat,
+          }),
         ) as Record<string, unknown>;
         delete body.min_tokens;
         const res = await this.call('POST', apiPath(api), body);
@@ -121,11 +130,24 @@ export class ServerApi {
    * vLLM's extras (ignore_eos, min_tokens, continuous usage) is used without them, and the caller says so.
    */
   async probeCompat(api: 'chat' | 'completions', model: string): Promise<{ compat: BodyCompat; note?: string }> {
-    const attempts: BodyCompat[] = [FULL_COMPAT, { fixedLength: true, continuousUsage: false }, { fixedLength: false, continuousUsage: false }];
+    const attempts: BodyCompat[] = [
+      FULL_COMPAT,
+      { fixedLength: true, continuousUsage: false },
+      { fixedLength: false, continuousUsage: false },
+    ];
     let last: JsonResponse | null = null;
     for (const compat of attempts) {
       const body = JSON.parse(
-        buildRequestBody({ api, model, prompt: 'Say hi.', outputLen: 2, ignoreEos: true, temperature: 0, stream: true, compat }),
+        buildRequestBody({
+          api,
+          model,
+          prompt: 'Say hi.',
+          outputLen: 2,
+          ignoreEos: true,
+          temperature: 0,
+          stream: true,
+          compat,
+        }),
       ) as unknown;
       last = await this.call('POST', apiPath(api), body);
       if (last.status === 200) {
@@ -142,7 +164,9 @@ export class ServerApi {
     const status = last?.status ?? 0;
     const detail = (last?.text ?? '').trim().slice(0, 200);
     if (status === 404) {
-      throw new UserError(`${this.base}${apiPath(api)} answered 404 for model '${model}': check --model and --api (chat|completions). ${detail}`);
+      throw new UserError(
+        `${this.base}${apiPath(api)} answered 404 for model '${model}': check --model and --api (chat|completions). ${detail}`,
+      );
     }
     if (status === 401 || status === 403) {
       throw new UserError(`${this.base} refused the request (HTTP ${status}): pass the server's key with --api-key.`);

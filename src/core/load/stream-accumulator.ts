@@ -57,7 +57,13 @@ export class StreamAccumulator {
       this.sawDone = true;
       return;
     }
-    let event: { choices?: ChoiceLike[]; usage?: UsageLike | null; error?: unknown; object?: unknown; message?: unknown };
+    let event: {
+      choices?: ChoiceLike[];
+      usage?: UsageLike | null;
+      error?: unknown;
+      object?: unknown;
+      message?: unknown;
+    };
     try {
       event = JSON.parse(data) as typeof event;
     } catch {

@@ -91,7 +91,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
       let errorBody = '';
       let controller: Dispatcher.DispatchController | null = null;
       let settled = false;
-      let timer: NodeJS.Timeout | undefined;
+      let timer: NodeJS.Timeout | undefined = undefined;
       let sendMs = 0;
 
       const finish = (tMs: number): void => {

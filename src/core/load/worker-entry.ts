@@ -19,7 +19,9 @@ port.on('message', (message: ToWorker) => {
       });
       break;
     case 'exec':
-      void executor?.execute(message.spec).then((outcome) => port.postMessage({ type: 'done', outcome } satisfies FromWorker));
+      void executor
+        ?.execute(message.spec)
+        .then((outcome) => port.postMessage({ type: 'done', outcome } satisfies FromWorker));
       break;
     case 'abort':
       executor?.abortAll();

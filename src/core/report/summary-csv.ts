@@ -1,10 +1,30 @@
 import type { LevelResult, RunRecord, Summary } from '../../shared/run-record.js';
 
 const COLUMNS = [
-  'server_config', 'concurrency', 'rate', 'input_len', 'output_len', 'completed', 'failed',
-  'output_tok_s', 'total_tok_s', 'req_s', 'round_cv',
-  'ttft_p50_ms', 'ttft_p95_ms', 'ttft_p99_ms', 'tpot_p50_ms', 'tpot_p95_ms', 'itl_p50_ms', 'itl_p95_ms',
-  'e2e_p50_ms', 'e2e_p95_ms', 'cost_per_m_output_usd', 'checks_failed', 'checks_warned', 'simulated',
+  'server_config',
+  'concurrency',
+  'rate',
+  'input_len',
+  'output_len',
+  'completed',
+  'failed',
+  'output_tok_s',
+  'total_tok_s',
+  'req_s',
+  'round_cv',
+  'ttft_p50_ms',
+  'ttft_p95_ms',
+  'ttft_p99_ms',
+  'tpot_p50_ms',
+  'tpot_p95_ms',
+  'itl_p50_ms',
+  'itl_p95_ms',
+  'e2e_p50_ms',
+  'e2e_p95_ms',
+  'cost_per_m_output_usd',
+  'checks_failed',
+  'checks_warned',
+  'simulated',
 ];
 
 function num(v: number | null | undefined, digits = 3): string {
@@ -21,7 +41,11 @@ function csvCell(value: string): string {
 
 function row(level: LevelResult, simulated: boolean): string[] {
   return [
-    level.serverVariant ? Object.entries(level.serverVariant).map(([k, v]) => `${k}=${String(v)}`).join(' ') : String(level.serverConfigIndex),
+    level.serverVariant
+      ? Object.entries(level.serverVariant)
+          .map(([k, v]) => `${k}=${String(v)}`)
+          .join(' ')
+      : String(level.serverConfigIndex),
     String(level.concurrency),
     num(level.rate),
     String(level.inputLen),
@@ -42,8 +66,14 @@ function row(level: LevelResult, simulated: boolean): string[] {
     p(level.e2eMs, 'p50'),
     p(level.e2eMs, 'p95'),
     num(level.costPerMOutputTokUsd, 4),
-    level.checks.filter((c) => c.status === 'fail').map((c) => c.id).join(' '),
-    level.checks.filter((c) => c.status === 'warn').map((c) => c.id).join(' '),
+    level.checks
+      .filter((c) => c.status === 'fail')
+      .map((c) => c.id)
+      .join(' '),
+    level.checks
+      .filter((c) => c.status === 'warn')
+      .map((c) => c.id)
+      .join(' '),
     String(simulated),
   ];
 }

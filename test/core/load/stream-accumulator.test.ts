@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { StreamAccumulator } from '../../../src/core/load/stream-accumulator.js';
 
 const chat = (content: string | null, extra: Record<string, unknown> = {}): string =>
-  JSON.stringify({ choices: [{ index: 0, delta: content === null ? { role: 'assistant' } : { content }, finish_reason: null }], ...extra });
+  JSON.stringify({
+    choices: [{ index: 0, delta: content === null ? { role: 'assistant' } : { content }, finish_reason: null }],
+    ...extra,
+  });
 
 describe('StreamAccumulator', () => {
   it('does not count the role-only first chunk as the first token', () => {
@@ -19,14 +22,19 @@ describe('StreamAccumulator', () => {
 
   it('takes per-chunk token counts from continuous usage and n_out from the final usage', () => {
     const acc = new StreamAccumulator();
-    const u = (c: number): Record<string, unknown> => ({ usage: { prompt_tokens: 100, completion_tokens: c, total_tokens: 100 + c } });
+    const u = (c: number): Record<string, unknown> => ({
+      usage: { prompt_tokens: 100, completion_tokens: c, total_tokens: 100 + c },
+    });
     acc.onEvent(chat(null, u(0)), 1);
     acc.onEvent(chat('a b', u(2)), 2);
     acc.onEvent(chat('c', u(3)), 3);
     acc.onEvent(JSON.stringify({ choices: [], usage: { prompt_tokens: 100, completion_tokens: 3 } }), 4);
     acc.onEvent('[DONE]', 4);
     const r = acc.result();
-    expect(r.chunks).toEqual([[2, 2], [3, 1]]);
+    expect(r.chunks).toEqual([
+      [2, 2],
+      [3, 1],
+    ]);
     expect(r.chunkTokensFromServer).toBe(true);
     expect(r.completionTokens).toBe(3);
     expect(r.promptTokens).toBe(100);
@@ -35,7 +43,13 @@ describe('StreamAccumulator', () => {
   it('reads usage put on the last choice chunk and estimates chunk tokens otherwise', () => {
     const acc = new StreamAccumulator();
     acc.onEvent(chat('a'), 1);
-    acc.onEvent(JSON.stringify({ choices: [{ delta: { content: 'b' }, finish_reason: 'length' }], usage: { prompt_tokens: 5, completion_tokens: 2 } }), 2);
+    acc.onEvent(
+      JSON.stringify({
+        choices: [{ delta: { content: 'b' }, finish_reason: 'length' }],
+        usage: { prompt_tokens: 5, completion_tokens: 2 },
+      }),
+      2,
+    );
     const r = acc.result();
     expect(r.completionTokens).toBe(2);
     expect(r.finishReason).toBe('length');

@@ -16,7 +16,16 @@ function spec(api: 'chat' | 'completions', outputLen: number, id = 1): RequestSp
   return {
     id,
     path: api === 'chat' ? '/v1/chat/completions' : '/v1/completions',
-    body: buildRequestBody({ api, model: 'fake-model', prompt: 'one two three', outputLen, ignoreEos: true, temperature: 0, stream: true, compat: FULL_COMPAT }),
+    body: buildRequestBody({
+      api,
+      model: 'fake-model',
+      prompt: 'one two three',
+      outputLen,
+      ignoreEos: true,
+      temperature: 0,
+      stream: true,
+      compat: FULL_COMPAT,
+    }),
     timeoutMs: 10_000,
     requestTag: `t-${id}`,
   };

@@ -1,0 +1,295 @@
+import { readFileSync } from 'node:fs';
+import type { ParseArgsConfig } from 'node:util';
+import { parse as parseYaml } from 'yaml';
+import { BenchConfigSchema } from '../shared/config.js';
+import type { BenchConfig, BenchConfigInput } from '../shared/config.js';
+import { UserError } from '../core/errors.js';
+import { serverConfigFromFlags, serverOptions } from './server-options.js';
+
+/** `servebench run` flags for the load and the report (server flags come from server-options). */
+export const benchOptions = {
+  url: { type: 'string' },
+  api: { type: 'string' },
+  'api-key': { type: 'string' },
+  concurrency: { type: 'string' },
+  'input-len': { type: 'string' },
+  'output-len': { type: 'string' },
+  rounds: { type: 'string' },
+  'requests-per-round': { type: 'string' },
+  warmup: { type: 'string' },
+  'no-warmup': { type: 'boolean' },
+  rate: { type: 'string' },
+  'max-concurrency': { type: 'string' },
+  timeout: { type: 'string' },
+  'gpu-price-per-hour': { type: 'string' },
+  utilization: { type: 'string' },
+  'slo-ttft-ms': { type: 'string' },
+  'slo-tpot-ms': { type: 'string' },
+  'slo-e2e-ms': { type: 'string' },
+  'no-unique-prefix': { type: 'boolean' },
+  'allow-eos': { type: 'boolean' },
+  temperature: { type: 'string' },
+  'client-workers': { type: 'string' },
+  'telemetry-interval': { type: 'string' },
+  'nvidia-smi': { type: 'string' },
+  'dcgm-url': { type: 'string' },
+  'cool-down-to': { type: 'string' },
+  vary: { type: 'string', multiple: true },
+  out: { type: 'string' },
+  label: { type: 'string' },
+  config: { type: 'string' },
+  verbose: { type: 'boolean', short: 'v' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies NonNullable<ParseArgsConfig['options']>;
+
+/** All `servebench run` options. */
+export const runOptions = { ...serverOptions, ...benchOptions } as const;
+
+export const BENCH_OPTIONS_HELP = `Load:
+  --url URL                    benchmark a server that is already running (no launch); without it
+                               servebench launches --engine (default: the built-in simulator)
+  --api chat|completions       endpoint to load (default chat)
+  --api-key KEY                bearer token (or env SERVEBENCH_API_KEY / OPENAI_API_KEY); never written to disk
+  --concurrency 1,2,4,8,16     closed-loop levels: exactly C requests in flight
+  --rate 2,4,8                 open-loop levels instead: Poisson arrivals (req/s); --max-concurrency caps in-flight
+  --input-len 512[,2048]       prompt tokens, exact (calibrated with the server's tokenizer)
+  --output-len 256[,1024]      output tokens, forced with max_tokens = min_tokens and ignore_eos
+  --rounds 3                   rounds per level (spread over 15 % fails a check)
+  --requests-per-round N       default max(8, 4 x concurrency)
+  --warmup N | --no-warmup     warm-up requests per level, discarded (default = concurrency)
+  --timeout S                  per-request time-out in seconds (default 300)
+  --no-unique-prefix           same prompt for all requests: measures the prefix-cached case
+  --allow-eos                  let the model stop early (no ignore_eos)
+  --temperature T              sampling temperature (default 0)
+  --slo-ttft-ms, --slo-tpot-ms, --slo-e2e-ms   service-level objectives: goodput = share meeting all
+  --vary KEY=V1,V2             server sweep: restart the server for each value (threshold, block-size,
+                               quantization, dtype, kv-cache-dtype, max-seqs, gpu-memory, max-model-len, tp), repeatable
+Cost:
+  --gpu-price-per-hour USD     price of the GPU(s); gives cost per 1M output tokens
+  --utilization U              average utilisation (0-1] to discount the peak cost by
+Telemetry:
+  --telemetry-interval MS      nvidia-smi sampling interval (default 500)
+  --nvidia-smi PATH            nvidia-smi to use (or env SERVEBENCH_NVIDIA_SMI)
+  --dcgm-url URL               DCGM exporter of a remote GPU (attach mode)
+  --cool-down-to C             before each level wait until the GPU is idle and at or below C degrees
+  --client-workers N           load-generator worker threads (default: 2 at concurrency >= 64, else 0)
+Output:
+  --out DIR                    parent folder of run folders (default ./runs)
+  --label NAME                 run label (part of the folder name)
+  --config FILE                YAML with the same fields (camelCase or flag names); flags win
+  -v, --verbose                show the server's log lines`;
+
+type Values = Record<string, unknown>;
+
+function numberList(text: string, flag: string, integer: boolean): number[] {
+  const parts = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  const nums = parts.map(Number);
+  if (parts.length === 0 || nums.some((n) => !Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))) {
+    throw new UserError(
+      `--${flag} must be a comma-separated list of positive ${integer ? 'integers' : 'numbers'} (got '${text}')`,
+    );
+  }
+  return nums;
+}
+
+function positive(text: string, flag: string, integer: boolean, allowZero = false): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < 0 || (!allowZero && n === 0) || (integer && !Number.isInteger(n))) {
+    throw new UserError(
+      `--${flag} must be a ${allowZero ? 'non-negative' : 'positive'} ${integer ? 'integer' : 'number'} (got '${text}')`,
+    );
+  }
+  return n;
+}
+
+const VARY_KEYS: Record<string, (v: string) => Record<string, unknown>> = {
+  threshold: (v) => ({ diffusion: { threshold: Number(v) } }),
+  'block-size': (v) => ({ diffusion: { blockSize: Number(v) } }),
+  quantization: (v) => ({ quantization: v }),
+  dtype: (v) => ({ dtype: v }),
+  'kv-cache-dtype': (v) => ({ kvCacheDtype: v }),
+  'max-seqs': (v) => ({ maxSeqs: Number(v) }),
+  'gpu-memory': (v) => ({ gpuMemoryFraction: Number(v) }),
+  'max-model-len': (v) => ({ maxModelLen: Number(v) }),
+  tp: (v) => ({ tensorParallel: Number(v) }),
+};
+
+function mergeDeep(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const cur = out[k];
+    out[k] =
+      v && typeof v === 'object' && cur && typeof cur === 'object' ? { ...(cur as object), ...(v as object) } : v;
+  }
+  return out;
+}
+
+/** --vary KEY=V1,V2 (repeatable) -> the cartesian product of server variants. */
+export function parseVary(specs: string[]): Array<Record<string, unknown>> | undefined {
+  if (specs.length === 0) return undefined;
+  let variants: Array<Record<string, unknown>> = [{}];
+  for (const spec of specs) {
+    const eq = spec.indexOf('=');
+    const key = eq > 0 ? spec.slice(0, eq) : spec;
+    const make = VARY_KEYS[key];
+    if (!make || eq < 0) {
+      throw new UserError(
+        `--vary must be KEY=V1,V2 with KEY one of ${Object.keys(VARY_KEYS).join(', ')} (got '${spec}')`,
+      );
+    }
+    const values = spec
+      .slice(eq + 1)
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    if (values.length === 0) throw new UserError(`--vary ${key}= needs at least one value`);
+    variants = variants.flatMap((v) => values.map((value) => mergeDeep(v, make(value))));
+  }
+  return variants;
+}
+
+function camel(key: string): string {
+  return key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** Reads a YAML config: keys in camelCase or as flag names; `concurrency: "1,2,4"` or a list. */
+export function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    throw new UserError(`cannot read --config ${path}: check the path`);
+  }
+  let data: unknown;
+  try {
+    data = parseYaml(text);
+  } catch (error) {
+    throw new UserError(`--config ${path} is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+  }
+  if (data === null || data === undefined) return {};
+  if (typeof data !== 'object' || Array.isArray(data))
+    throw new UserError(`--config ${path} must be a YAML mapping of fields`);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(data as Record<string, unknown>)) {
+    const key = camel(k);
+    if (['concurrency', 'inputLen', 'outputLen', 'rate'].includes(key)) {
+      out[key] = typeof v === 'string' ? numberList(v, k, key !== 'rate') : typeof v === 'number' ? [v] : v;
+    } else {
+      out[key] = v;
+    }
+  }
+  return out;
+}
+
+function formatZodPath(path: PropertyKey[]): string {
+  return path.map(String).join('.');
+}
+
+/** Builds the run's BenchConfig: defaults, then --config YAML, then flags. One clear line on any problem. */
+export function benchConfigFromFlags(values: Values, env: NodeJS.ProcessEnv = process.env): BenchConfig {
+  const file = typeof values.config === 'string' ? readConfigFile(values.config) : {};
+  const input: Record<string, unknown> = { ...file };
+  const s = (flag: string): string | undefined => {
+    const v = values[flag];
+    if (v === undefined) return undefined;
+    if (typeof v !== 'string' || v.trim() === '') throw new UserError(`--${flag} needs a value`);
+    return v.trim();
+  };
+  const api = s('api');
+  if (api !== undefined) {
+    if (api !== 'chat' && api !== 'completions')
+      throw new UserError(`--api must be chat or completions (got '${api}')`);
+    input.api = api;
+  }
+  const lists: Array<[string, string, boolean]> = [
+    ['concurrency', 'concurrency', true],
+    ['input-len', 'inputLen', true],
+    ['output-len', 'outputLen', true],
+    ['rate', 'rate', false],
+  ];
+  for (const [flag, key, integer] of lists) {
+    const v = s(flag);
+    if (v !== undefined) input[key] = numberList(v, flag, integer);
+  }
+  const ints: Array<[string, string, boolean]> = [
+    ['rounds', 'rounds', false],
+    ['requests-per-round', 'requestsPerRound', false],
+    ['warmup', 'warmup', true],
+    ['max-concurrency', 'maxConcurrency', false],
+    ['client-workers', 'clientWorkers', true],
+    ['telemetry-interval', 'telemetryIntervalMs', false],
+  ];
+  for (const [flag, key, zero] of ints) {
+    const v = s(flag);
+    if (v !== undefined) input[key] = positive(v, flag, true, zero);
+  }
+  if (values['no-warmup'] === true) input.warmup = 0;
+  const timeout = s('timeout');
+  if (timeout !== undefined) input.timeoutMs = Math.round(positive(timeout, 'timeout', false) * 1000);
+  const price = s('gpu-price-per-hour');
+  if (price !== undefined) input.gpuPricePerHour = positive(price, 'gpu-price-per-hour', false);
+  const util = s('utilization');
+  if (util !== undefined) {
+    const u = positive(util, 'utilization', false);
+    if (u > 1) throw new UserError(`--utilization is a fraction in (0, 1], e.g. 0.6 (got '${util}')`);
+    input.utilization = u;
+  }
+  const temperature = s('temperature');
+  if (temperature !== undefined) input.temperature = positive(temperature, 'temperature', false, true);
+  const cool = s('cool-down-to');
+  if (cool !== undefined) input.coolDownToC = positive(cool, 'cool-down-to', false);
+  const slo: Record<string, number> = { ...((file.slo as Record<string, number> | undefined) ?? {}) };
+  for (const [flag, key] of [
+    ['slo-ttft-ms', 'ttftMs'],
+    ['slo-tpot-ms', 'tpotMs'],
+    ['slo-e2e-ms', 'e2eMs'],
+  ] as const) {
+    const v = s(flag);
+    if (v !== undefined) slo[key] = positive(v, flag, false);
+  }
+  if (Object.keys(slo).length > 0) input.slo = slo;
+  if (values['no-unique-prefix'] === true) input.uniquePrefix = false;
+  if (values['allow-eos'] === true) input.ignoreEos = false;
+  for (const [flag, key] of [
+    ['out', 'out'],
+    ['label', 'label'],
+    ['nvidia-smi', 'nvidiaSmi'],
+    ['dcgm-url', 'dcgmUrl'],
+  ] as const) {
+    const v = s(flag);
+    if (v !== undefined) input[key] = v;
+  }
+  const apiKey = s('api-key') ?? env.SERVEBENCH_API_KEY ?? env.OPENAI_API_KEY;
+  if (apiKey) input.apiKey = apiKey;
+  const vary = parseVary(Array.isArray(values.vary) ? values.vary.map(String) : []);
+  if (vary) input.serverVariants = vary;
+
+  // Server: the config file's server section (and top-level model/url), then server flags over it.
+  const fileServer = { ...((file.server as Record<string, unknown> | undefined) ?? {}) };
+  if (typeof file.url === 'string' && fileServer.url === undefined) {
+    fileServer.url = file.url;
+    fileServer.engine = 'attach';
+  }
+  if (typeof file.model === 'string' && fileServer.model === undefined) fileServer.model = file.model;
+  const server = serverConfigFromFlags(values, fileServer as never);
+  input.server = server;
+  if (server.model !== undefined) input.model = server.model;
+  if (input.seed === undefined && typeof server.seed === 'number') input.seed = server.seed;
+  delete input.url;
+
+  const parsed = BenchConfigSchema.safeParse(input as BenchConfigInput);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue ? formatZodPath(issue.path) : '';
+    throw new UserError(`invalid setting ${where ? `'${where}'` : ''}: ${issue?.message ?? 'invalid config'}`);
+  }
+  if (parsed.data.rate && parsed.data.rate.length > 0 && values.concurrency !== undefined) {
+    throw new UserError(
+      '--rate runs open-loop levels; use --max-concurrency (not --concurrency) to cap requests in flight',
+    );
+  }
+  return parsed.data;
+}

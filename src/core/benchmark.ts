@@ -1,0 +1,441 @@
+import { randomBytes } from 'node:crypto';
+import { cpus, hostname, platform, release, totalmem } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { BenchConfig, ServerConfig } from '../shared/config.js';
+import { ServerConfigSchema } from '../shared/config.js';
+import type { RunEvent } from '../shared/events.js';
+import type { RequestRecord } from '../shared/request-record.js';
+import type { Check, LevelResult, RunEnvironment, RunRecord, ServerVariant } from '../shared/run-record.js';
+import type { Clock } from './clock.js';
+import { createMonoClock } from './clock.js';
+import { UserError } from './errors.js';
+import { createInThreadExecutor } from './load/executor.js';
+import type { RequestExecutor } from './load/executor.js';
+import { maxPlannedConcurrency, planLevels } from './load/level-plan.js';
+import type { LevelPlan } from './load/level-plan.js';
+import { runLevel } from './load/level-runner.js';
+import { buildPrompts } from './load/prompts.js';
+import type { TokenCounter } from './load/prompts.js';
+import type { BodyCompat } from './load/request-body.js';
+import { ServerApi } from './load/server-api.js';
+import { createWorkerExecutor } from './load/worker-executor.js';
+import { combineChecks, summarizeLevel } from './metrics/index.js';
+import { summaryCsv } from './report/summary-csv.js';
+import { RUN_FILES, RunWriter, createRunDir } from './runs/run-store.js';
+import type { RunningServer, ServerFailure, StartServer } from './servers/types.js';
+import type { TelemetryChecks, TelemetryRecorder } from './telemetry/types.js';
+import type { GpuSample, EngineSample } from '../shared/telemetry.js';
+import { SERVEBENCH_VERSION } from './version.js';
+
+/** Options for creating the telemetry recorder of one server configuration. */
+export interface TelemetryFactoryOptions {
+  clock: Clock;
+  metricsUrl?: string;
+  engine: ServerConfig['engine'];
+  nvidiaSmiPath?: string;
+  dcgmUrl?: string;
+  intervalMs: number;
+  /** Fake GPU state written by the simulator (demo mode); the fake nvidia-smi reads it. */
+  gpuStateFile?: string;
+  onGpuSample?: (sample: GpuSample) => void;
+  onEngineSample?: (sample: EngineSample) => void;
+}
+
+/** Collaborators of a benchmark run, passed in so tests can use fakes. */
+export interface BenchmarkDeps {
+  startServer: StartServer;
+  createTelemetry?: (options: TelemetryFactoryOptions) => TelemetryRecorder;
+  telemetryChecks?: TelemetryChecks;
+  /** Host facts for the record (systeminformation in the CLI); os basics otherwise. */
+  hostInfo?: () => Promise<Partial<RunEnvironment['host']>>;
+  onEvent?: (event: RunEvent) => void;
+  signal?: AbortSignal;
+  clock?: Clock;
+  now?: () => Date;
+}
+
+/** The outcome of runBenchmark: the record as written and its folder. */
+export interface BenchmarkResult {
+  record: RunRecord;
+  dir: string;
+  /** Set when the run failed: why, in one line. */
+  failure?: string;
+  /** Exit code the failure deserves: 2 when the user can fix it (server unreachable, bad setting), else 1. */
+  exitCode?: number;
+}
+
+function basicHost(): RunEnvironment['host'] {
+  const cpuList = cpus();
+  return {
+    hostname: hostname(),
+    os: `${platform()} ${release()}`,
+    cpu: cpuList[0]?.model,
+    cpus: cpuList.length,
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+  };
+}
+
+/** Merges a server-sweep variant into the base server config (diffusion fields merge, not replace). */
+export function applyServerVariant(base: ServerConfig, variant: Record<string, unknown>): ServerConfig {
+  const diffusion = variant.diffusion
+    ? { ...(base.diffusion ?? {}), ...(variant.diffusion as object) }
+    : base.diffusion;
+  const merged = { ...base, ...variant, diffusion };
+  const parsed = ServerConfigSchema.safeParse(merged);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new UserError(
+      `server variant ${JSON.stringify(variant)}: ${issue?.path.join('.') ?? ''} ${issue?.message ?? 'is invalid'}`,
+    );
+  }
+  return parsed.data;
+}
+
+function flattenVariant(variant: Record<string, unknown>): ServerVariant {
+  const out: ServerVariant = {};
+  for (const [key, value] of Object.entries(variant)) {
+    if (value && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) out[`${key}.${k}`] = v as string | number | boolean;
+    } else if (value !== undefined) {
+      out[key] = value as string | number | boolean;
+    }
+  }
+  return out;
+}
+
+function serverCheck(failure: ServerFailure | null, simulated: boolean): Check {
+  if (failure) return { id: 'server', status: 'fail', detail: `${failure.message} — ${failure.fix}` };
+  return {
+    id: 'server',
+    status: simulated ? 'warn' : 'pass',
+    detail: simulated
+      ? 'SIMULATED engine: these numbers come from the built-in simulator, not a GPU'
+      : 'server stayed up for the whole run',
+  };
+}
+
+/**
+ * Runs a whole benchmark: for each server configuration, launch (or attach), calibrate prompts, run every
+ * level with warm-up and rounds, sample telemetry, compute metrics and checks, and keep the run folder
+ * up to date after every round so nothing measured is lost to a crash or a cancel.
+ */
+export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Promise<BenchmarkResult> {
+  const emit = (event: RunEvent): void => deps.onEvent?.(event);
+  const now = deps.now ?? (() => new Date());
+  const clock = deps.clock ?? createMonoClock();
+  const startedAt = now();
+  const dir = await createRunDir(config.out, config.label, startedAt);
+  const writer = new RunWriter(dir);
+  const runId = dir.split('/').pop() as string;
+  const plans = planLevels(config);
+  const variants = config.serverVariants && config.serverVariants.length > 0 ? config.serverVariants : [{}];
+  const simulated = config.server.engine === 'sim' && !config.server.url;
+  const hostExtra = deps.hostInfo ? await deps.hostInfo().catch(() => ({})) : {};
+  const record: RunRecord = {
+    schemaVersion: 1,
+    id: runId,
+    label: config.label,
+    startedAt: startedAt.toISOString(),
+    finishedAt: null,
+    status: 'running',
+    simulated,
+    config: { ...config, apiKey: config.apiKey ? '<redacted>' : undefined },
+    environment: {
+      host: { ...basicHost(), ...hostExtra },
+      servebenchVersion: SERVEBENCH_VERSION,
+      engine: {
+        kind: config.server.engine,
+        model: config.model ?? config.server.model,
+        url: config.server.url,
+        simulated,
+      },
+    },
+    clock: {
+      originMonoNs: clock.originMonoNs.toString(),
+      originWall: new Date(startedAt.getTime() - clock.nowMs()).toISOString(),
+    },
+    levels: [],
+    checks: [],
+  };
+  await writer.writeRecord(record);
+  emit({ type: 'run-started', runId, dir, simulated, totalLevels: plans.length * variants.length });
+
+  const userSignal = deps.signal ?? new AbortController().signal;
+  const runNonce = randomBytes(4).readUInt32BE(0) % 1_000_000;
+  const tagPrefix = `sb-${runNonce.toString(36)}`;
+  let failure: string | undefined;
+  let failureExitCode: number | undefined;
+  let serverFailure: ServerFailure | null = null;
+  let nextRequestId = 0;
+  let nextPromptIndex = 0;
+  let levelIndex = 0;
+  const telemetryLines: string[] = [];
+
+  outer: for (let vi = 0; vi < variants.length; vi++) {
+    if (userSignal.aborted) break;
+    const variant = variants[vi] as Record<string, unknown>;
+    const serverConfig =
+      vi === 0 && Object.keys(variant).length === 0 ? config.server : applyServerVariant(config.server, variant);
+    if (!serverConfig.model && config.model) serverConfig.model = config.model;
+    const flatVariant = variants.length > 1 ? flattenVariant(variant) : undefined;
+    let server: RunningServer | null = null;
+    let telemetry: TelemetryRecorder | null = null;
+    let executor: RequestExecutor | null = null;
+    const levelAbort = new AbortController();
+    const onUserAbort = (): void => levelAbort.abort();
+    userSignal.addEventListener('abort', onUserAbort, { once: true });
+    try {
+      server = await deps.startServer(serverConfig, {
+        runDir: dir,
+        onEvent: emit,
+        signal: userSignal,
+        maxConcurrency: maxPlannedConcurrency(plans),
+      });
+      const info = server.info;
+      void server.died.then((f) => {
+        serverFailure = f;
+        levelAbort.abort();
+      });
+      record.environment.engine = {
+        kind: info.engine,
+        version: info.engineVersion,
+        model: info.model,
+        url: serverConfig.engine === 'attach' ? info.baseUrl : undefined,
+        simulated: info.simulated,
+      };
+      record.simulated = info.simulated;
+      const maxConc = maxPlannedConcurrency(plans);
+      if (info.maxConcurrency !== undefined && maxConc > info.maxConcurrency) {
+        emit({
+          type: 'message',
+          severity: 'warn',
+          text: `the sweep goes up to ${maxConc} concurrent requests but the engine reported room for about ${info.maxConcurrency}: higher levels will queue or preempt`,
+        });
+      }
+      const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey });
+      const { compat, note } = await api.probeCompat(config.api, info.model);
+      if (note) emit({ type: 'message', severity: 'warn', text: note });
+      const { counter, viaTokenize } = await api.tokenCounter(config.api, info.model, compat);
+      if (!viaTokenize) {
+        emit({
+          type: 'message',
+          severity: 'info',
+          text: 'server has no /tokenize: prompt length calibrated from usage.prompt_tokens and verified per request',
+        });
+      }
+      if (deps.createTelemetry) {
+        telemetry = deps.createTelemetry({
+          clock,
+          metricsUrl: info.metricsUrl,
+          engine: info.engine,
+          nvidiaSmiPath: config.nvidiaSmi,
+          dcgmUrl: config.dcgmUrl,
+          intervalMs: config.telemetryIntervalMs,
+          gpuStateFile: info.gpuStateFile,
+          onGpuSample: (sample) => {
+            telemetryLines.push(JSON.stringify({ kind: 'gpu', serverConfigIndex: vi, ...sample }));
+            emit({ type: 'gpu-sample', sample });
+          },
+          onEngineSample: (sample) => {
+            telemetryLines.push(JSON.stringify({ kind: 'engine', serverConfigIndex: vi, ...sample }));
+            emit({ type: 'engine-sample', sample });
+          },
+        });
+        await telemetry.start();
+        if (!telemetry.gpuStatus.available) {
+          emit({
+            type: 'message',
+            severity: 'warn',
+            text: `GPU telemetry unavailable: ${telemetry.gpuStatus.reason ?? 'no source'}`,
+          });
+        }
+      }
+      const workers = config.clientWorkers ?? (maxConc >= 64 ? 2 : 0);
+      executor =
+        workers > 0
+          ? createWorkerExecutor({ baseUrl: info.baseUrl, apiKey: config.apiKey, clock, workers })
+          : createInThreadExecutor({ baseUrl: info.baseUrl, apiKey: config.apiKey, clock });
+      const exec = executor;
+      levelAbort.signal.addEventListener('abort', () => exec.abortAll(), { once: true });
+
+      for (const plan of plans) {
+        if (levelAbort.signal.aborted) break;
+        const level = await runOneLevel({
+          plan,
+          levelIndex,
+          serverConfigIndex: vi,
+          serverVariant: flatVariant,
+          config,
+          clock,
+          executor,
+          counter,
+          viaTokenize,
+          compat,
+          model: info.model,
+          runNonce,
+          tagPrefix,
+          firstId: nextRequestId,
+          firstPromptIndex: nextPromptIndex,
+          signal: levelAbort.signal,
+          emit,
+          writer,
+          telemetry,
+          telemetryChecks: deps.telemetryChecks,
+          simulated: info.simulated,
+        });
+        nextRequestId += plan.warmup + plan.rounds * plan.requestsPerRound;
+        nextPromptIndex += plan.warmup + plan.rounds * plan.requestsPerRound;
+        if (level) {
+          record.levels.push(level);
+          emit({ type: 'level-finished', levelIndex, level });
+        }
+        levelIndex++;
+        await writer.appendLines(RUN_FILES.telemetry, telemetryLines.splice(0));
+        await writer.writeRecord(record);
+      }
+      if (serverFailure) {
+        const f = serverFailure as ServerFailure;
+        failure = `server died during the run: ${f.message} — ${f.fix}`;
+        break outer;
+      }
+    } catch (error) {
+      if (serverFailure) {
+        const f = serverFailure as ServerFailure;
+        failure = `server died during the run: ${f.message} — ${f.fix}`;
+      } else {
+        failure = error instanceof Error ? error.message : String(error);
+        if (error instanceof UserError) failureExitCode = error.exitCode;
+        else failure = `internal error: ${failure}`;
+      }
+      break outer;
+    } finally {
+      userSignal.removeEventListener('abort', onUserAbort);
+      await executor?.close().catch(() => undefined);
+      await telemetry?.stop().catch(() => undefined);
+      await writer.appendLines(RUN_FILES.telemetry, telemetryLines.splice(0));
+      await server?.stop().catch(() => undefined);
+    }
+  }
+
+  record.status = failure ? 'failed' : userSignal.aborted ? 'cancelled' : 'completed';
+  if (failure) record.error = failure;
+  else if (userSignal.aborted) record.error = 'cancelled by the user; levels measured so far are kept';
+  record.finishedAt = now().toISOString();
+  record.checks = combineChecks(record.levels.map((l) => l.checks));
+  record.checks.push(serverCheck(serverFailure, record.simulated));
+  await writer.writeRecord(record);
+  await writer.writeText(RUN_FILES.summary, summaryCsv(record));
+  await writer.flush();
+  emit({ type: 'run-finished', runId, dir, status: record.status, record });
+  return { record, dir, failure, exitCode: failure ? (failureExitCode ?? 1) : undefined };
+}
+
+interface OneLevelInput {
+  plan: LevelPlan;
+  levelIndex: number;
+  serverConfigIndex: number;
+  serverVariant?: ServerVariant;
+  config: BenchConfig;
+  clock: Clock;
+  executor: RequestExecutor;
+  counter: TokenCounter;
+  viaTokenize: boolean;
+  compat: BodyCompat;
+  model: string;
+  runNonce: number;
+  tagPrefix: string;
+  firstId: number;
+  firstPromptIndex: number;
+  signal: AbortSignal;
+  emit: (event: RunEvent) => void;
+  writer: RunWriter;
+  telemetry: TelemetryRecorder | null;
+  telemetryChecks?: TelemetryChecks;
+  simulated: boolean;
+}
+
+async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
+  const { plan, levelIndex, config, emit, signal } = input;
+  emit({
+    type: 'level-started',
+    levelIndex,
+    concurrency: plan.concurrency,
+    rate: plan.rate,
+    inputLen: plan.inputLen,
+    outputLen: plan.outputLen,
+    warmupRequests: plan.warmup,
+    measuredRequests: plan.rounds * plan.requestsPerRound,
+    serverConfigIndex: input.serverConfigIndex,
+  });
+  emit({ type: 'phase', levelIndex, phase: 'prompts' });
+  const prompts = await buildPrompts({
+    count: plan.warmup + plan.rounds * plan.requestsPerRound,
+    targetTokens: plan.inputLen,
+    runNonce: input.runNonce,
+    firstIndex: input.firstPromptIndex,
+    uniquePrefix: config.uniquePrefix,
+    counter: input.counter,
+    verifyEach: input.viaTokenize,
+  });
+  if (signal.aborted) return null;
+  if (config.coolDownToC !== undefined && input.telemetry?.waitCool) {
+    emit({ type: 'phase', levelIndex, phase: 'cooldown' });
+    await input.telemetry.waitCool(config.coolDownToC, signal);
+  }
+  const startMs = input.clock.nowMs();
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
+  const run = await runLevel({
+    plan,
+    levelIndex,
+    prompts,
+    executor: input.executor,
+    clock: input.clock,
+    model: input.model,
+    api: config.api,
+    compat: input.compat,
+    ignoreEos: config.ignoreEos,
+    temperature: config.temperature,
+    timeoutMs: config.timeoutMs,
+    seed: config.seed,
+    firstId: input.firstId,
+    tagPrefix: input.tagPrefix,
+    signal,
+    onEvent: emit,
+    onRecords: (records: RequestRecord[]) => void input.writer.appendRequests(records),
+  });
+  loopDelay.disable();
+  const endMs = input.clock.nowMs();
+  if (run.measured.length === 0) return null;
+  const measuredOk = run.measured.filter((r) => r.ok);
+  const outputTokens = measuredOk.reduce((s, r) => s + r.nOut, 0);
+  const telemetry =
+    input.telemetry && run.measureStartMs !== null && run.measureEndMs !== null
+      ? input.telemetry.summarizeWindow(run.measureStartMs, run.measureEndMs, outputTokens)
+      : undefined;
+  const extraChecks = input.telemetryChecks ? input.telemetryChecks(telemetry) : [];
+  const level = summarizeLevel({
+    records: [...run.warmup, ...run.measured],
+    concurrency: plan.concurrency,
+    rate: plan.rate,
+    inputLen: plan.inputLen,
+    outputLen: plan.outputLen,
+    rounds: run.roundsCompleted || 1,
+    warmupRequests: run.warmup.length,
+    serverConfigIndex: input.serverConfigIndex,
+    serverVariant: input.serverVariant,
+    gpuPricePerHour: config.gpuPricePerHour,
+    utilization: config.utilization,
+    slo: config.slo,
+    uniquePrefix: config.uniquePrefix,
+    prefixCacheHitsDelta: telemetry?.prefixCacheHits ?? null,
+    loopLagP99Ms: loopDelay.count > 0 ? loopDelay.percentile(99) / 1e6 : null,
+    extraChecks,
+  });
+  level.startMs = startMs;
+  level.endMs = endMs;
+  if (telemetry) level.telemetry = telemetry;
+  if (run.aborted) level.partial = true;
+  return level;
+}
