@@ -1,0 +1,273 @@
+import type { ServerResponse } from 'node:http';
+import { OUTPUT_WORDS } from './tokenizer.js';
+import type { TruthRecord } from './truth-log.js';
+
+/** Which API shape a response takes. */
+export type ApiKind = 'chat' | 'completions' | 'generate';
+
+/** Per-request decisions made when the request arrives (faults are sampled once, with the seeded RNG). */
+export interface ResponderOptions {
+  api: ApiKind;
+  stream: boolean;
+  model: string;
+  id: string;
+  created: number;
+  promptTokens: number;
+  cachedTokens: number;
+  target: number;
+  finishReason: 'length' | 'stop';
+  includeUsage: boolean;
+  continuousUsage: boolean;
+  /** Where in the vocabulary this request's text starts (deterministic per request). */
+  wordOffset: number;
+  /** Completion-token count after which an error event ends the stream; -1 = none. */
+  midstreamErrorAt: number;
+  /** Completion-token count before which one broken SSE line is inserted; -1 = none. */
+  malformedAt: number;
+  buffered: boolean;
+  closeAfterStream: boolean;
+  echoRequestId: string | null;
+  truth: TruthRecord | null;
+  /** receive time (performance.now() ms) for the engine's TTFT histogram. */
+  receivedMs: number;
+  onFirstToken?: (ttftMs: number) => void;
+  onEnd?: (record: TruthRecord | null) => void;
+  /** Ends the sequence in the engine (midstream error). */
+  abort?: () => void;
+}
+
+/** sglang reports EOS as the matched token id; the sim's EOS id. */
+const EOS_TOKEN_ID = 2;
+const WORDS = OUTPUT_WORDS;
+const NWORDS = WORDS.length;
+
+/** Writes one request's response: streaming SSE in vLLM's / SGLang's shapes, or one JSON body. */
+export class Responder {
+  private generated = 0;
+  private text = '';
+  private buffer = '';
+  private started = false;
+  private finished = false;
+  private readonly head: string;
+  private readonly usagePre: string;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly o: ResponderOptions,
+  ) {
+    const model = JSON.stringify(o.model);
+    this.head =
+      o.api === 'chat'
+        ? `data: {"id":"${o.id}","object":"chat.completion.chunk","created":${o.created},"model":${model},"choices":[`
+        : `data: {"id":"${o.id}","object":"text_completion","created":${o.created},"model":${model},"choices":[`;
+    this.usagePre = `,"usage":{"prompt_tokens":${o.promptTokens},"total_tokens":`;
+    res.on('close', () => {
+      if (!this.finished) {
+        this.finished = true;
+        o.abort?.();
+        this.endTruth('abort');
+      }
+    });
+  }
+
+  /** Sends the response head (streaming: headers now, body as tokens come). */
+  start(): void {
+    if (!this.o.stream) return;
+    const headers: Record<string, string> = {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+    };
+    if (this.o.echoRequestId) headers['x-request-id'] = this.o.echoRequestId;
+    if (this.o.closeAfterStream) headers.connection = 'close';
+    this.res.writeHead(200, headers);
+    this.res.flushHeaders();
+  }
+
+  /** Called by the engine: `count` new tokens in chunks of `chunkTokens`; `done` ends the response. */
+  onTokens(count: number, done: boolean, chunkTokens: number): void {
+    if (this.finished) return;
+    if (!this.o.stream) {
+      this.generated += count;
+      if (done) this.endNonStream();
+      return;
+    }
+    let out = '';
+    const truth = this.o.truth;
+    const marks: number[] | null = truth ? [] : null;
+    let remaining = count;
+    let tokens = 0;
+    let errored = false;
+    while (remaining > 0) {
+      let n = Math.min(chunkTokens, remaining);
+      const errAt = this.o.midstreamErrorAt;
+      if (errAt >= 0 && this.generated + n > errAt) {
+        n = errAt - this.generated;
+        errored = true;
+      }
+      if (n > 0) {
+        if (this.generated === this.o.malformedAt || (this.generated < this.o.malformedAt && this.generated + n > this.o.malformedAt)) {
+          // A broken line, inserted (not replacing a chunk) so the token count stays whole.
+          out += `data: {"id":"${this.o.id}","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"\n\n`;
+        }
+        remaining -= n;
+        const last = done && remaining === 0 && !errored;
+        out += this.chunk(n, last);
+        tokens += n;
+        marks?.push(n);
+      }
+      if (errored) break;
+    }
+    if (errored) {
+      out +=
+        'data: {"error":{"message":"simulated engine error (midstream-error-rate fault)","type":"InternalServerError","param":null,"code":500}}\n\n' +
+        'data: [DONE]\n\n';
+      this.write(out, tokens, marks, true);
+      this.finish('error');
+      this.o.abort?.();
+      return;
+    }
+    if (done) {
+      if (this.o.includeUsage && this.o.api !== 'generate') {
+        out += `${this.head}]${this.usagePre}${this.o.promptTokens + this.generated},"completion_tokens":${this.generated}}}\n\n`;
+      }
+      out += 'data: [DONE]\n\n';
+    }
+    this.write(out, tokens, marks, done);
+    if (done) this.finish(this.o.finishReason);
+  }
+
+  /** One SSE event carrying n tokens; updates the generated count. */
+  private chunk(n: number, last: boolean): string {
+    let piece = '';
+    for (let i = 0; i < n; i++) piece += WORDS[(this.o.wordOffset + this.generated + i) % NWORDS];
+    const first = this.generated === 0;
+    this.generated += n;
+    const o = this.o;
+    if (o.api === 'generate') {
+      this.text += piece;
+      const fr = last ? this.sglangFinish() : 'null';
+      return `data: {"text":"${this.text}","meta_info":{"id":"${o.id}","finish_reason":${fr},"prompt_tokens":${o.promptTokens},"completion_tokens":${this.generated},"cached_tokens":${o.cachedTokens}},"index":0}\n\n`;
+    }
+    const usage = o.continuousUsage ? `${this.usagePre}${o.promptTokens + this.generated},"completion_tokens":${this.generated}}` : '';
+    const fr = last ? `"${o.finishReason}","stop_reason":null` : 'null';
+    if (o.api === 'chat') {
+      // vLLM sends a role-only chunk before the first content.
+      const role = first
+        ? `${this.head}{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]${o.continuousUsage ? `${this.usagePre}${o.promptTokens},"completion_tokens":0}` : ''}}\n\n`
+        : '';
+      return `${role}${this.head}{"index":0,"delta":{"content":"${piece}"},"logprobs":null,"finish_reason":${fr}}]${usage}}\n\n`;
+    }
+    return `${this.head}{"index":0,"text":"${piece}","logprobs":null,"finish_reason":${fr}}]${usage}}\n\n`;
+  }
+
+  private sglangFinish(): string {
+    return this.o.finishReason === 'length'
+      ? `{"type":"length","length":${this.generated}}`
+      : `{"type":"stop","matched":${EOS_TOKEN_ID}}`;
+  }
+
+  /** Hands a piece of the stream to the socket; the truth timestamp is taken right here. */
+  private write(out: string, tokens: number, marks: number[] | null, ending: boolean): void {
+    if (this.o.buffered) {
+      // Streaming that is not really streaming: everything is held back until the end.
+      this.buffer += out;
+      this.bufferedTokens += tokens;
+      if (marks) for (const m of marks) this.bufferedMarks.push(m);
+      if (!ending) return;
+      out = this.buffer;
+      tokens = this.bufferedTokens;
+      marks = this.bufferedMarks;
+    }
+    if (tokens > 0) {
+      if (!this.started) this.noteFirstToken();
+      const truth = this.o.truth;
+      if (truth && marks) {
+        const ns = process.hrtime.bigint().toString();
+        truth.firstTokenNs ??= ns;
+        for (const m of marks) truth.chunks.push([ns, m]);
+      }
+    }
+    if (ending) this.res.end(out);
+    else this.res.write(out);
+  }
+
+  private bufferedTokens = 0;
+  private readonly bufferedMarks: number[] = [];
+
+  private noteFirstToken(): void {
+    this.started = true;
+    this.o.onFirstToken?.(performance.now() - this.o.receivedMs);
+  }
+
+  private endNonStream(): void {
+    const o = this.o;
+    let text = '';
+    for (let i = 0; i < this.generated; i++) text += WORDS[(o.wordOffset + i) % NWORDS];
+    const usage = { prompt_tokens: o.promptTokens, total_tokens: o.promptTokens + this.generated, completion_tokens: this.generated };
+    let body: unknown;
+    if (o.api === 'chat') {
+      body = {
+        id: o.id,
+        object: 'chat.completion',
+        created: o.created,
+        model: o.model,
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: text, reasoning_content: null, tool_calls: [] },
+            logprobs: null,
+            finish_reason: o.finishReason,
+            stop_reason: null,
+          },
+        ],
+        usage,
+      };
+    } else if (o.api === 'completions') {
+      body = {
+        id: o.id,
+        object: 'text_completion',
+        created: o.created,
+        model: o.model,
+        choices: [{ index: 0, text, logprobs: null, finish_reason: o.finishReason, stop_reason: null }],
+        usage,
+      };
+    } else {
+      body = {
+        text,
+        meta_info: {
+          id: o.id,
+          finish_reason: JSON.parse(this.sglangFinish()) as unknown,
+          prompt_tokens: o.promptTokens,
+          completion_tokens: this.generated,
+          cached_tokens: o.cachedTokens,
+        },
+      };
+    }
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (o.echoRequestId) headers['x-request-id'] = o.echoRequestId;
+    this.noteFirstToken();
+    if (o.truth) {
+      const ns = process.hrtime.bigint().toString();
+      o.truth.firstTokenNs = ns;
+      o.truth.chunks.push([ns, this.generated]);
+    }
+    this.res.writeHead(200, headers);
+    this.res.end(JSON.stringify(body));
+    this.finish(o.finishReason);
+  }
+
+  private finish(reason: string): void {
+    this.finished = true;
+    this.endTruth(reason);
+  }
+
+  private endTruth(reason: string): void {
+    const truth = this.o.truth;
+    if (truth) {
+      truth.endNs = process.hrtime.bigint().toString();
+      truth.completionTokens = this.generated;
+      truth.finishReason = reason;
+    }
+    this.o.onEnd?.(truth);
+  }
+}

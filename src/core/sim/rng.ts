@@ -1,0 +1,14 @@
+/** A small seeded PRNG (mulberry32): the sim's randomness must replay exactly for a given --seed. */
+export type Rng = () => number;
+
+/** Returns a function yielding uniform numbers in [0, 1), deterministic for a seed. */
+export function createRng(seed: number): Rng {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,0 +1,196 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { countChatTokens, countTokens, loadProfile, OUTPUT_WORDS } from '../../../src/core/sim/index.js';
+import { applyOverrides } from '../../../src/core/sim/profile.js';
+import { CHAT, closeAll, postJson, sseEvents, startSim } from './helpers.js';
+
+afterAll(closeAll);
+
+const instant = loadProfile('instant');
+type Obj = Record<string, unknown>;
+const choice = (e: unknown): Obj => ((e as Obj).choices as Obj[])[0]!;
+
+describe('sim, vLLM mimic', () => {
+  it('answers /health, /v1/models, /version and 404/405 like FastAPI', async () => {
+    const s = await startSim({ profile: instant, mimic: 'vllm', model: 'm1' });
+    expect(s.url).toBe(`http://127.0.0.1:${s.port}`);
+    expect((await fetch(`${s.url}/health`)).status).toBe(200);
+    const models = (await (await fetch(`${s.url}/v1/models`)).json()) as Obj;
+    expect(models).toMatchObject({ object: 'list', data: [{ id: 'm1', object: 'model', owned_by: 'vllm', max_model_len: instant.maxModelLen }] });
+    expect(await (await fetch(`${s.url}/version`)).json()).toEqual({ version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+    const nf = await fetch(`${s.url}/nope`);
+    expect(nf.status).toBe(404);
+    expect(await nf.json()).toEqual({ detail: 'Not Found' });
+    expect((await fetch(`${s.url}/v1/completions`)).status).toBe(405);
+    // vLLM refuses a model it does not serve
+    const wrong = await postJson(`${s.url}/v1/completions`, { model: 'other', prompt: 'x', max_tokens: 1 });
+    expect(wrong.status).toBe(404);
+    expect(((await wrong.json()) as Obj).error).toMatchObject({ message: 'The model `other` does not exist.', code: 404 });
+  });
+
+  it('serves POST /tokenize in vLLM shape, matching usage.prompt_tokens', async () => {
+    const s = await startSim({ profile: instant, mimic: 'vllm', model: 'm1' });
+    const t = (await (await postJson(`${s.url}/tokenize`, { model: 'm1', prompt: 'Hello there, world' })).json()) as Obj;
+    expect(t).toMatchObject({ count: countTokens('Hello there, world') + 1, max_model_len: instant.maxModelLen });
+    expect(t.tokens).toHaveLength(t.count as number);
+    const messages = [{ role: 'user', content: 'Hello there, world' }];
+    const tc = (await (await postJson(`${s.url}/tokenize`, { model: 'm1', messages })).json()) as Obj;
+    expect(tc.count).toBe(countChatTokens(messages));
+    const chat = (await (await postJson(`${s.url}/v1/chat/completions`, { model: 'm1', messages, max_tokens: 3 })).json()) as Obj;
+    expect((chat.usage as Obj).prompt_tokens).toBe(tc.count);
+    const comp = (await (await postJson(`${s.url}/v1/completions`, { model: 'm1', prompt: 'Hello there, world', max_tokens: 3 })).json()) as Obj;
+    expect((comp.usage as Obj).prompt_tokens).toBe(t.count);
+    expect((await postJson(`${s.url}/tokenize`, { nothing: true })).status).toBe(400);
+  });
+
+  it('streams chat: role-only first chunk, one token per chunk, continuous usage, final usage chunk, [DONE]', async () => {
+    const s = await startSim({ profile: instant, mimic: 'vllm' });
+    const res = await postJson(`${s.url}/v1/chat/completions`, CHAT('Hi there', {
+      max_tokens: 6,
+      ignore_eos: true,
+      stream: true,
+      stream_options: { include_usage: true, continuous_usage_stats: true },
+    }));
+    expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const events = sseEvents(await res.text());
+    expect(events.at(-1)!.raw).toBe('[DONE]');
+    const json = events.slice(0, -1).map((e) => e.json as Obj);
+    expect(choice(json[0]).delta).toEqual({ role: 'assistant', content: '' });
+    const content = json.slice(1, -1);
+    expect(content).toHaveLength(6);
+    const prompt = countChatTokens([{ role: 'user', content: 'Hi there' }]);
+    content.forEach((e, i) => {
+      expect(e.object).toBe('chat.completion.chunk');
+      expect(e.usage).toEqual({ prompt_tokens: prompt, completion_tokens: i + 1, total_tokens: prompt + i + 1 });
+      expect(countTokens((choice(e).delta as Obj).content as string)).toBe(1);
+      expect(choice(e).finish_reason).toBe(i === 5 ? 'length' : null);
+    });
+    const last = json.at(-1)!;
+    expect(last.choices).toEqual([]);
+    expect(last.usage).toEqual({ prompt_tokens: prompt, completion_tokens: 6, total_tokens: prompt + 6 });
+  });
+
+  it('streams completions without usage unless asked, and answers non-streaming requests in one body', async () => {
+    const s = await startSim({ profile: instant, mimic: 'vllm' });
+    const events = sseEvents(await (await postJson(`${s.url}/v1/completions`, { prompt: 'Once', max_tokens: 4, ignore_eos: true, stream: true })).text());
+    expect(events.map((e) => e.raw).at(-1)).toBe('[DONE]');
+    const chunks = events.slice(0, -1).map((e) => e.json as Obj);
+    expect(chunks).toHaveLength(4);
+    for (const c of chunks) {
+      expect(c.object).toBe('text_completion');
+      expect(c.usage).toBeUndefined();
+    }
+    expect(chunks.map((c) => choice(c).text).join('')).toBe(OUTPUT_WORDS.slice(0, 4).join(''));
+    const body = (await (await postJson(`${s.url}/v1/chat/completions`, CHAT('Hi', { max_tokens: 5, ignore_eos: true }))).json()) as Obj;
+    expect(body.object).toBe('chat.completion');
+    const msg = choice(body).message as Obj;
+    expect(msg.role).toBe('assistant');
+    expect(countTokens(msg.content as string)).toBe(5);
+    expect(choice(body).finish_reason).toBe('length');
+    expect((body.usage as Obj).completion_tokens).toBe(5);
+  });
+
+  it('stops early with finish_reason stop unless ignore_eos, never before min_tokens', async () => {
+    const profile = applyOverrides(instant, { 'eos-prob': 1 }, 'test');
+    const s = await startSim({ profile, mimic: 'vllm' });
+    const early = (await (await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 50, min_tokens: 7 })).json()) as Obj;
+    expect(choice(early).finish_reason).toBe('stop');
+    expect((early.usage as Obj).completion_tokens).toBe(7);
+    const full = (await (await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 50, ignore_eos: true })).json()) as Obj;
+    expect(choice(full).finish_reason).toBe('length');
+    expect((full.usage as Obj).completion_tokens).toBe(50);
+  });
+
+  it('rejects bad requests with an OpenAI-style error', async () => {
+    const s = await startSim({ profile: instant, mimic: 'vllm' });
+    const tooLong = await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: instant.maxModelLen + 1 });
+    expect(tooLong.status).toBe(400);
+    expect(((await tooLong.json()) as Obj).error).toMatchObject({ message: expect.stringMatching(/maximum context length is \d+ tokens/) });
+    expect((await postJson(`${s.url}/v1/chat/completions`, { messages: 'nope' })).status).toBe(400);
+    expect((await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 2, min_tokens: 5 })).status).toBe(400);
+    const bad = await fetch(`${s.url}/v1/completions`, { method: 'POST', body: '{not json' });
+    expect(bad.status).toBe(400);
+  });
+
+  it('exposes vLLM metric names with model_name labels', async () => {
+    const s = await startSim({ profile: instant, mimic: 'vllm', model: 'm1' });
+    await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 3, ignore_eos: true });
+    const text = await (await fetch(`${s.url}/metrics`)).text();
+    for (const name of [
+      'vllm:num_requests_running',
+      'vllm:num_requests_waiting',
+      'vllm:kv_cache_usage_perc',
+      'vllm:num_preemptions_total',
+      'vllm:prompt_tokens_total',
+      'vllm:generation_tokens_total',
+      'vllm:prefix_cache_hits_total',
+    ]) {
+      expect(text).toMatch(new RegExp(`^${name}\\{engine="0",model_name="m1"\\} [\\d.]+$`, 'm'));
+    }
+    expect(text).toMatch(/^vllm:generation_tokens_total\{[^}]*\} 3\.0$/m);
+    expect(text).toMatch(/^vllm:time_to_first_token_seconds_bucket\{[^}]*le="\+Inf"\} 1\.0$/m);
+    expect(text).toMatch(/^vllm:time_to_first_token_seconds_count\{[^}]*\} 1\.0$/m);
+  });
+});
+
+describe('sim, SGLang mimic', () => {
+  it('answers /health, /health_generate, /model_info, /server_info and has no /tokenize', async () => {
+    const s = await startSim({ profile: instant, mimic: 'sglang', model: 'm2' });
+    expect((await fetch(`${s.url}/health`)).status).toBe(200);
+    expect((await fetch(`${s.url}/health_generate`)).status).toBe(200);
+    expect(await (await fetch(`${s.url}/model_info`)).json()).toMatchObject({ model_path: 'm2', is_generation: true });
+    expect(await (await fetch(`${s.url}/server_info`)).json()).toMatchObject({
+      max_running_requests: instant.maxNumSeqs,
+      context_length: instant.maxModelLen,
+      version: expect.any(String),
+    });
+    expect((await postJson(`${s.url}/tokenize`, { prompt: 'x' })).status).toBe(404);
+    expect((await fetch(`${s.url}/version`)).status).toBe(404);
+    const models = (await (await fetch(`${s.url}/v1/models`)).json()) as Obj;
+    expect((models.data as Obj[])[0]).toMatchObject({ id: 'm2', owned_by: 'sglang' });
+  });
+
+  it('streams native /generate with cumulative text and meta_info', async () => {
+    const s = await startSim({ profile: instant, mimic: 'sglang' });
+    const res = await postJson(`${s.url}/generate`, { text: 'Hello', sampling_params: { max_new_tokens: 5, ignore_eos: true }, stream: true });
+    const events = sseEvents(await res.text());
+    expect(events.at(-1)!.raw).toBe('[DONE]');
+    const chunks = events.slice(0, -1).map((e) => e.json as Obj);
+    expect(chunks).toHaveLength(5);
+    chunks.forEach((c, i) => {
+      expect(c.text).toBe(OUTPUT_WORDS.slice(0, i + 1).join(''));
+      expect(c.meta_info).toMatchObject({ prompt_tokens: countTokens('Hello') + 1, completion_tokens: i + 1 });
+    });
+    expect((chunks[4]!.meta_info as Obj).finish_reason).toEqual({ type: 'length', length: 5 });
+    expect((chunks[0]!.meta_info as Obj).finish_reason).toBeNull();
+    const body = (await (await postJson(`${s.url}/generate`, { text: 'Hello', sampling_params: { max_new_tokens: 3, ignore_eos: true } })).json()) as Obj;
+    expect(countTokens(body.text as string)).toBe(3);
+    expect(body.meta_info).toMatchObject({ completion_tokens: 3, finish_reason: { type: 'length', length: 3 } });
+    // and the OpenAI endpoints, serving any model name as SGLang does
+    const chat = (await (await postJson(`${s.url}/v1/chat/completions`, CHAT('Hi', { model: 'anything', max_tokens: 2, ignore_eos: true }))).json()) as Obj;
+    expect((chat.usage as Obj).completion_tokens).toBe(2);
+  });
+
+  it('exposes SGLang metric names', async () => {
+    const s = await startSim({ profile: instant, mimic: 'sglang', model: 'm2' });
+    await postJson(`${s.url}/generate`, { text: 'x', sampling_params: { max_new_tokens: 2, ignore_eos: true } });
+    const text = await (await fetch(`${s.url}/metrics`)).text();
+    for (const name of ['sglang:num_running_reqs', 'sglang:num_queue_reqs', 'sglang:token_usage', 'sglang:cache_hit_rate', 'sglang:gen_throughput']) {
+      expect(text).toMatch(new RegExp(`^${name}\\{model_name="m2"\\} [\\d.]+$`, 'm'));
+    }
+    expect(text).not.toMatch(/vllm:/);
+  });
+});
+
+describe('sim, OpenAI mimic', () => {
+  it('has only the two OpenAI endpoints and /v1/models', async () => {
+    const s = await startSim({ profile: instant, mimic: 'openai', model: 'm3' });
+    for (const path of ['/health', '/metrics', '/version', '/model_info']) expect((await fetch(`${s.url}${path}`)).status).toBe(404);
+    expect((await postJson(`${s.url}/tokenize`, { prompt: 'x' })).status).toBe(404);
+    expect((await postJson(`${s.url}/generate`, { text: 'x' })).status).toBe(404);
+    expect((await fetch(`${s.url}/v1/models`)).status).toBe(200);
+    const c = (await (await postJson(`${s.url}/v1/completions`, { model: 'm3', prompt: 'x', max_tokens: 2, ignore_eos: true })).json()) as Obj;
+    expect((c.usage as Obj).completion_tokens).toBe(2);
+    const events = sseEvents(await (await postJson(`${s.url}/v1/chat/completions`, CHAT('x', { max_tokens: 2, ignore_eos: true, stream: true }))).text());
+    expect(events.at(-1)!.raw).toBe('[DONE]');
+  });
+});
