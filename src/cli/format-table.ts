@@ -24,6 +24,7 @@ function pad(cells: string[][]): string {
 /** The article's table: one row per level, latencies in ms unless marked s. */
 export function formatLevelTable(record: RunRecord): string {
   const variants = new Set(record.levels.map((l) => l.serverConfigIndex)).size > 1;
+  const priced = record.levels.some((l) => l.costPerMOutputTokUsd !== undefined);
   const lengths = new Set(record.levels.map((l) => `${l.inputLen}/${l.outputLen}`)).size > 1;
   const head = [
     ...(variants ? ['server'] : []),
@@ -36,6 +37,7 @@ export function formatLevelTable(record: RunRecord): string {
     'p95',
     'E2E p50',
     'p95',
+    ...(priced ? ['$/1M out'] : []),
     'checks',
   ];
   const rows = record.levels.map((l) => [
@@ -57,6 +59,7 @@ export function formatLevelTable(record: RunRecord): string {
     ms(l.tpotMs.p95),
     ms(l.e2eMs.p50),
     ms(l.e2eMs.p95),
+    ...(priced ? [l.costPerMOutputTokUsd !== undefined ? l.costPerMOutputTokUsd.toFixed(3) : '—'] : []),
     checksCell(l),
   ]);
   return pad([head, ...rows]);

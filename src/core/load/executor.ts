@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Clock } from '../clock.js';
 import { createStreamClient } from './stream-client.js';
 import type { RequestOutcome, RequestSpec } from './stream-client.js';
@@ -20,13 +21,19 @@ export interface ExecutorOptions {
 /** Sends requests from the calling thread's event loop. */
 export function createInThreadExecutor(options: ExecutorOptions): RequestExecutor {
   const client = createStreamClient({ baseUrl: options.baseUrl, apiKey: options.apiKey, clock: options.clock });
-  let controller = new AbortController();
+  // One abort signal is shared by every in-flight request (hundreds at high concurrency).
+  const newController = (): AbortController => {
+    const c = new AbortController();
+    setMaxListeners(0, c.signal);
+    return c;
+  };
+  let controller = newController();
   return {
     threads: 0,
     execute: (spec) => client.send(spec, controller.signal),
     abortAll() {
       controller.abort();
-      controller = new AbortController();
+      controller = newController();
     },
     close: () => client.close(),
   };

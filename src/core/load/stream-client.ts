@@ -1,6 +1,7 @@
 import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { Clock } from '../clock.js';
+import { ParseQueue } from './parse-queue.js';
 import { SseParser } from './sse-parser.js';
 import { StreamAccumulator } from './stream-accumulator.js';
 import type { StreamResult } from './stream-accumulator.js';
@@ -77,6 +78,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
     bodyTimeout: 0,
   });
   const clock = options.clock;
+  const queue = new ParseQueue();
   const baseHeaders: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'text/event-stream',
@@ -120,9 +122,9 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
           status = statusCode;
         },
         onResponseData(_ctrl, chunk) {
-          // Timestamp first: parsing must not delay the reading of the clock.
+          // Timestamp at the read; parse later, so other streams' reads are stamped without waiting for it.
           const tMs = clock.nowMs();
-          if (status === 200) parser.push(chunk, tMs);
+          if (status === 200) queue.push(() => parser.push(chunk, tMs));
           else if (errorBody.length < MAX_ERROR_BODY) errorBody += chunk.toString('utf8');
         },
         onResponseEnd() {
@@ -130,12 +132,14 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
           if (status !== 200 && status !== null) {
             acc.fail(httpErrorMessage(status, errorBody), `http-${status}`);
           }
-          finish(tMs);
+          queue.push(() => finish(tMs));
         },
         onResponseError(_ctrl, error) {
           const tMs = clock.nowMs();
-          acc.fail(error.message || String(error), transportErrorKind(error));
-          finish(tMs);
+          queue.push(() => {
+            acc.fail(error.message || String(error), transportErrorKind(error));
+            finish(tMs);
+          });
         },
       };
 

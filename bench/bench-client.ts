@@ -1,0 +1,198 @@
+// npm run bench:client — servebench's own overhead as a load generator. Prints figures; asserts nothing.
+import { readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { createMonoClock } from '../src/core/clock.js';
+import { createInThreadExecutor } from '../src/core/load/executor.js';
+import type { RequestExecutor } from '../src/core/load/executor.js';
+import { FULL_COMPAT, apiPath, buildRequestBody } from '../src/core/load/request-body.js';
+import { runClosedLoop } from '../src/core/load/scheduler.js';
+import type { ScheduledOutcome } from '../src/core/load/scheduler.js';
+import type { RequestSpec } from '../src/core/load/stream-client.js';
+import { createWorkerExecutor } from '../src/core/load/worker-executor.js';
+import { percentile } from '../src/core/metrics/index.js';
+import { startSimProcess } from './sim-process.js';
+
+const clock = createMonoClock();
+const MODEL = 'servebench/sim-llama-8b';
+
+function specs(count: number, outputLen: number, tag: string): RequestSpec[] {
+  return Array.from({ length: count }, (_, i) => ({
+    id: i,
+    path: apiPath('chat'),
+    body: buildRequestBody({
+      api: 'chat',
+      model: MODEL,
+      prompt: `Request ${tag} ${i}: tell a story about the sea`,
+      outputLen,
+      ignoreEos: true,
+      temperature: 0,
+      stream: true,
+      compat: FULL_COMPAT,
+    }),
+    timeoutMs: 120_000,
+    requestTag: `${tag}-${i}`,
+  }));
+}
+
+const p = (xs: number[], q: number): number =>
+  xs.length
+    ? percentile(
+        [...xs].sort((a, b) => a - b),
+        q,
+      )
+    : NaN;
+
+interface LevelFigures {
+  concurrency: number;
+  mode: string;
+  requests: number;
+  failed: number;
+  chunkEventsPerSec: number;
+  selfTtftP50Ms: number;
+  selfTtftP99Ms: number;
+  loopLagP99Ms: number;
+  outcomes: ScheduledOutcome[];
+}
+
+async function level(
+  executor: RequestExecutor,
+  mode: string,
+  concurrency: number,
+  count: number,
+  outputLen: number,
+  tag: string,
+): Promise<LevelFigures> {
+  const list = specs(count, outputLen, tag);
+  const lag = monitorEventLoopDelay({ resolution: 1 });
+  lag.enable();
+  const outcomes = await runClosedLoop(list, concurrency, executor, () => undefined);
+  lag.disable();
+  const ok = outcomes.filter((o) => o.result.error === null);
+  const start = Math.min(...outcomes.map((o) => o.sendMs));
+  const end = Math.max(...outcomes.map((o) => o.endMs));
+  const events = ok.reduce((s, o) => s + o.result.clientChunkCount, 0);
+  const ttft = ok
+    .filter((o) => o.result.firstTokenMs !== null)
+    .map((o) => (o.result.firstTokenMs as number) - o.sendMs);
+  return {
+    concurrency,
+    mode,
+    requests: outcomes.length,
+    failed: outcomes.length - ok.length,
+    chunkEventsPerSec: events / ((end - start) / 1000),
+    selfTtftP50Ms: p(ttft, 50),
+    selfTtftP99Ms: p(ttft, 99),
+    loopLagP99Ms: lag.percentile(99) / 1e6,
+    outcomes,
+  };
+}
+
+function show(f: LevelFigures): void {
+  console.log(
+    `  c=${String(f.concurrency).padStart(4)} ${f.mode.padEnd(10)} ${String(f.requests).padStart(5)} req ${f.failed} failed  ` +
+      `${Math.round(f.chunkEventsPerSec).toLocaleString('en-US').padStart(9)} chunk events/s  self-TTFT p50 ${f.selfTtftP50Ms.toFixed(2)} ms p99 ${f.selfTtftP99Ms.toFixed(2)} ms  loop lag p99 ${f.loopLagP99Ms.toFixed(1)} ms`,
+  );
+}
+
+async function main(): Promise<void> {
+  const outputLen = 256;
+  console.log(
+    `bench:client — node ${process.version}, ${outputLen} tokens per request, chat API, simulator in its own process`,
+  );
+
+  // 1. Against a server that answers at once: every millisecond of TTFT is the client's own.
+  const instant = await startSimProcess(['--profile', 'instant']);
+  const results: LevelFigures[] = [];
+  console.log('instant server (zero-delay simulator):');
+  const inThread = createInThreadExecutor({ baseUrl: instant.url, clock });
+  await level(inThread, 'warm-up', 16, 64, outputLen, 'w');
+  for (const c of [1, 16, 64, 256]) {
+    const f = await level(inThread, 'in-thread', c, Math.max(64, 4 * c), outputLen, `a${c}`);
+    show(f);
+    results.push(f);
+  }
+  await inThread.close();
+  const workers = createWorkerExecutor({ baseUrl: instant.url, clock, workers: 2 });
+  await level(workers, 'warm-up', 16, 64, outputLen, 'ww');
+  for (const c of [64, 256]) {
+    const f = await level(workers, '2 workers', c, 4 * c, outputLen, `b${c}`);
+    show(f);
+    results.push(f);
+  }
+  await workers.close();
+  await instant.stop();
+
+  // 2. Concurrent streams held open at once against a paced server with room for all of them.
+  const paced = await startSimProcess([
+    '--max-num-seqs',
+    '100000',
+    '--kv-cache-tokens',
+    '100000000',
+    '--step-base-ms',
+    '20',
+    '--step-per-seq-ms',
+    '0',
+    '--prefill-tok-per-s',
+    '100000000',
+  ]);
+  let streams = 0;
+  console.log('concurrent streams (paced simulator, 64 tokens, one wave):');
+  const streamExec = createInThreadExecutor({ baseUrl: paced.url, clock });
+  for (const c of [256, 512, 1024, 2048]) {
+    const f = await level(streamExec, 'in-thread', c, c, 64, `s${c}`);
+    show(f);
+    if (f.failed === 0) streams = c;
+    else break;
+  }
+  await streamExec.close();
+  await paced.stop();
+
+  // 3. TTFT error against the simulator's truth log (paced streams, default profile).
+  const truthFile = join(mkdtempSync(join(tmpdir(), 'sb-truth-')), 'truth.jsonl');
+  const truthSim = await startSimProcess(['--truth', truthFile]);
+  const truthExec = createInThreadExecutor({ baseUrl: truthSim.url, clock });
+  const errors: number[] = [];
+  const all: ScheduledOutcome[] = [];
+  const byTag = new Map<string, ScheduledOutcome>();
+  for (const c of [1, 16, 64]) {
+    const list = specs(4 * c, 64, `t${c}`);
+    const outcomes = await runClosedLoop(list, c, truthExec, () => undefined);
+    for (const o of outcomes) byTag.set(`t${c}-${o.id}`, o);
+    all.push(...outcomes);
+  }
+  await truthExec.close();
+  await truthSim.stop();
+  for (const line of readFileSync(truthFile, 'utf8').split('\n')) {
+    if (!line) continue;
+    const t = JSON.parse(line) as { requestId: string | null; firstTokenNs: string | null };
+    const o = t.requestId ? byTag.get(t.requestId) : undefined;
+    if (!o || t.firstTokenNs === null || o.result.firstTokenMs === null) continue;
+    const truthMs = Number(BigInt(t.firstTokenNs) - clock.originMonoNs) / 1e6;
+    errors.push(Math.abs(o.result.firstTokenMs - truthMs));
+  }
+  const ttftErrorP99 = p(errors, 99);
+  console.log(
+    `TTFT error vs truth log (c=1,16,64; ${errors.length} requests matched): p50 ${p(errors, 50).toFixed(3)} ms, p99 ${ttftErrorP99.toFixed(3)} ms`,
+  );
+
+  const at256 = results.filter((r) => r.concurrency === 256);
+  const best256 = at256.reduce((a, b) => (b.selfTtftP50Ms < a.selfTtftP50Ms ? b : a));
+  const summary = {
+    streams,
+    chunkEventsPerSec: Math.round(Math.max(...results.map((r) => r.chunkEventsPerSec))),
+    selfTtftP50MsAt256: Number(best256.selfTtftP50Ms.toFixed(2)),
+    loopLagP99Ms: Number(
+      Math.max(...results.filter((r) => r.mode === 'in-thread').map((r) => r.loopLagP99Ms)).toFixed(2),
+    ),
+    ttftErrorP99Ms: Number(ttftErrorP99.toFixed(3)),
+  };
+  console.log(JSON.stringify(summary));
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
