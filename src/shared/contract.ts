@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { BenchConfigSchema } from './config.js';
+import type { BenchConfig } from './config.js';
+import type { RunEvent } from './events.js';
+import type { RequestRecord } from './request-record.js';
+import type { RunRecord, RunStatus } from './run-record.js';
+
+/** A line of the run list. */
+export interface RunSummary {
+  id: string;
+  dir: string;
+  label: string;
+  startedAt: string;
+  status: RunStatus;
+  simulated: boolean;
+  levels: number;
+}
+
+/** A ready-made server setup (resources/presets). */
+export interface PresetSummary {
+  name: string;
+  description: string;
+}
+
+/** The run in progress, if any (one at a time: a GPU serves one benchmark). */
+export interface ActiveRun {
+  runId: string;
+  dir: string;
+  config: BenchConfig;
+}
+
+/**
+ * The one contract between a UI and the core: request/response calls, plus RunEvents pushed to subscribers.
+ * Electron IPC and the WebSocket of `servebench ui` are two thin transports over it.
+ */
+export interface ServebenchContract {
+  /** Starts a run in the background; resolves once its folder exists. Rejects if a run is already going. */
+  startRun(config: z.input<typeof BenchConfigSchema>): Promise<ActiveRun>;
+  /** Cancels the active run: in-flight requests end at once, measured levels are kept. */
+  cancelRun(runId: string): Promise<void>;
+  activeRun(): Promise<ActiveRun | null>;
+  listRuns(): Promise<RunSummary[]>;
+  getRun(runId: string): Promise<RunRecord>;
+  getRequests(runId: string): Promise<RequestRecord[]>;
+  listPresets(): Promise<PresetSummary[]>;
+}
+
+export type ContractMethod = keyof ServebenchContract;
+
+/** Runtime validation of every call's arguments at the transport boundary (the renderer is not trusted). */
+export const contractArgs: { [K in ContractMethod]: z.ZodType<Parameters<ServebenchContract[K]>> } = {
+  startRun: z.tuple([BenchConfigSchema.partial().passthrough()]) as unknown as z.ZodType<
+    Parameters<ServebenchContract['startRun']>
+  >,
+  cancelRun: z.tuple([z.string().min(1)]),
+  activeRun: z.tuple([]),
+  listRuns: z.tuple([]),
+  getRun: z.tuple([z.string().min(1)]),
+  getRequests: z.tuple([z.string().min(1)]),
+  listPresets: z.tuple([]),
+};
+
+/** The method names, for transports that expose the contract generically. */
+export const CONTRACT_METHODS = Object.keys(contractArgs) as ContractMethod[];
+
+/** What a transport pushes to the UI: every RunEvent of the active run. */
+export type ContractEvent = RunEvent;
