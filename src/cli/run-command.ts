@@ -1,12 +1,7 @@
 import { parseArgs } from 'node:util';
 import { runBenchmark } from '../core/benchmark.js';
-import type { BenchmarkDeps } from '../core/benchmark.js';
+import { defaultBenchmarkDeps } from '../core/default-deps.js';
 import { UserError } from '../core/errors.js';
-import { resourcePath } from '../core/package-root.js';
-import { startServer } from '../core/servers/manager.js';
-import { telemetryChecks } from '../core/telemetry/checks.js';
-import { readHostInfo } from '../core/telemetry/host-info.js';
-import { createTelemetryRecorder } from '../core/telemetry/recorder.js';
 import { formatLevelTable, formatProblems } from './format-table.js';
 import { createProgressRenderer } from './progress.js';
 import { BENCH_OPTIONS_HELP, benchConfigFromFlags, runOptions } from './run-options.js';
@@ -24,31 +19,6 @@ Exit status: 0 no check failed, 1 a check failed or the run failed, 2 bad usage 
 ${BENCH_OPTIONS_HELP}
 
 ${SERVER_OPTIONS_HELP}`;
-
-/** Real collaborators of a CLI run: process servers, nvidia-smi/DCGM/engine telemetry, host facts. */
-export function cliDeps(): Omit<BenchmarkDeps, 'onEvent' | 'signal'> {
-  return {
-    startServer,
-    telemetryChecks,
-    hostInfo: async () => {
-      const h = await readHostInfo();
-      return { cpu: h.cpu ?? undefined, cpus: h.cores, memoryGiB: h.memoryGiB ?? undefined, os: h.os };
-    },
-    createTelemetry: (o) =>
-      createTelemetryRecorder({
-        clock: o.clock,
-        metricsUrl: o.metricsUrl,
-        engine: o.engine,
-        dcgmUrl: o.dcgmUrl,
-        intervalMs: o.intervalMs,
-        onGpuSample: o.onGpuSample,
-        onEngineSample: o.onEngineSample,
-        // Demo mode: the simulator's fake GPU, read by the fake nvidia-smi, stands in for a card.
-        nvidiaSmiPath: o.gpuStateFile ? resourcePath('fake-nvidia-smi') : o.nvidiaSmiPath,
-        env: o.gpuStateFile ? { ...process.env, SERVEBENCH_FAKE_GPU_STATE: o.gpuStateFile } : process.env,
-      }),
-  };
-}
 
 /** `servebench run`: one sweep, a table, a run folder, an exit code that scripts can use. */
 export async function runCommand(argv: string[]): Promise<number> {
@@ -80,7 +50,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   process.on('SIGTERM', onSigint);
   const render = createProgressRenderer(process.stderr, Boolean(values.verbose));
   try {
-    const result = await runBenchmark(config, { ...cliDeps(), onEvent: render, signal: controller.signal });
+    const result = await runBenchmark(config, { ...defaultBenchmarkDeps(), onEvent: render, signal: controller.signal });
     const { record, dir } = result;
     if (record.levels.length > 0) {
       console.log('');

@@ -1,0 +1,31 @@
+import type { BenchmarkDeps } from './benchmark.js';
+import { resourcePath } from './package-root.js';
+import { startServer } from './servers/manager.js';
+import { telemetryChecks } from './telemetry/checks.js';
+import { readHostInfo } from './telemetry/host-info.js';
+import { createTelemetryRecorder } from './telemetry/recorder.js';
+
+/** The real collaborators of a run: process-owning servers, nvidia-smi/DCGM/engine telemetry, host facts. */
+export function defaultBenchmarkDeps(): Omit<BenchmarkDeps, 'onEvent' | 'signal'> {
+  return {
+    startServer,
+    telemetryChecks,
+    hostInfo: async () => {
+      const h = await readHostInfo();
+      return { cpu: h.cpu ?? undefined, cpus: h.cores, memoryGiB: h.memoryGiB ?? undefined, os: h.os };
+    },
+    createTelemetry: (o) =>
+      createTelemetryRecorder({
+        clock: o.clock,
+        metricsUrl: o.metricsUrl,
+        engine: o.engine,
+        dcgmUrl: o.dcgmUrl,
+        intervalMs: o.intervalMs,
+        onGpuSample: o.onGpuSample,
+        onEngineSample: o.onEngineSample,
+        // Demo mode: the simulator's fake GPU, read by the fake nvidia-smi, stands in for a card.
+        nvidiaSmiPath: o.gpuStateFile ? resourcePath('fake-nvidia-smi') : o.nvidiaSmiPath,
+        env: o.gpuStateFile ? { ...process.env, SERVEBENCH_FAKE_GPU_STATE: o.gpuStateFile } : process.env,
+      }),
+  };
+}
