@@ -1,6 +1,8 @@
 /** One measured request; a line of requests.jsonl. Times are ms after the run's clock origin. */
 export interface RequestRecord {
   id: number;
+  /** Sent as x-request-id: matches the request in the server's own log (or the simulator's truth log). */
+  requestTag: string;
   levelIndex: number;
   /** Round number, or -1 for a warm-up request (discarded from metrics). */
   round: number;

@@ -16,6 +16,7 @@ export function outcomeToRecord(outcome: ScheduledOutcome, ctx: RecordContext): 
   const estimatedOut = r.chunks.reduce((sum, c) => sum + c[1], 0);
   const record: RequestRecord = {
     id: outcome.id,
+    requestTag: outcome.requestTag,
     levelIndex: ctx.levelIndex,
     round: ctx.round,
     warmup: ctx.round < 0,

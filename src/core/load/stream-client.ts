@@ -20,6 +20,7 @@ export interface RequestSpec {
 /** The client's view of one request: when it was handed to the HTTP client, when it ended, what came back. */
 export interface RequestOutcome {
   id: number;
+  requestTag: string;
   sendMs: number;
   endMs: number;
   httpStatus: number | null;
@@ -103,7 +104,14 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
         signal?.removeEventListener('abort', onAbort);
         if (status === 200) parser.end(tMs);
         acc.addMalformed(parser.unknownLines);
-        resolve({ id: spec.id, sendMs, endMs: tMs, httpStatus: status, result: acc.result() });
+        resolve({
+          id: spec.id,
+          requestTag: spec.requestTag,
+          sendMs,
+          endMs: tMs,
+          httpStatus: status,
+          result: acc.result(),
+        });
       };
       const abortWith = (message: string, kind: string): void => {
         const tMs = clock.nowMs();

@@ -4,6 +4,7 @@ import type { RequestRecord } from '../../../src/shared/request-record.js';
 export function makeRecord(over: Partial<RequestRecord> = {}): RequestRecord {
   return {
     id: 0,
+    requestTag: 'r-0',
     levelIndex: 0,
     round: 0,
     warmup: false,
