@@ -35,6 +35,7 @@ export const benchOptions = {
   'dcgm-url': { type: 'string' },
   'cool-down-to': { type: 'string' },
   vary: { type: 'string', multiple: true },
+  'sim-profile': { type: 'string' },
   out: { type: 'string' },
   label: { type: 'string' },
   config: { type: 'string' },
@@ -62,6 +63,8 @@ export const BENCH_OPTIONS_HELP = `Load:
   --allow-eos                  let the model stop early (no ignore_eos)
   --temperature T              sampling temperature (default 0)
   --slo-ttft-ms, --slo-tpot-ms, --slo-e2e-ms   service-level objectives: goodput = share meeting all
+  --sim-profile NAME           simulator profile (resources/sim-profiles: h200-llama8b-bf16, rtx4080-llama8b-int4,
+                               h200-dllm-block, thermal-throttle-demo, power-capped, instant)
   --vary KEY=V1,V2             server sweep: restart the server for each value (threshold, block-size,
                                quantization, dtype, kv-cache-dtype, max-seqs, gpu-memory, max-model-len, tp), repeatable
 Cost:
@@ -274,6 +277,8 @@ export function benchConfigFromFlags(values: Values, env: NodeJS.ProcessEnv = pr
     fileServer.engine = 'attach';
   }
   if (typeof file.model === 'string' && fileServer.model === undefined) fileServer.model = file.model;
+  const simProfile = s('sim-profile');
+  if (simProfile !== undefined) fileServer.simProfile = simProfile;
   const server = serverConfigFromFlags(values, fileServer as never);
   input.server = server;
   if (server.model !== undefined) input.model = server.model;
