@@ -15,7 +15,33 @@ export interface TelemetryRecorder {
   summarizeWindow(fromMs: number, toMs: number, outputTokens: number): LevelTelemetry;
   /** Resolves once the GPU is idle and at or below tempC (optional pre-level gate). */
   waitCool?(tempC: number, signal?: AbortSignal): Promise<void>;
+  /** Whether engine /metrics were scraped, and why not. */
+  readonly engineStatus?: { available: boolean; reason?: string };
+  /** Stretches where the GPU sampler was down (restarted). */
+  gaps?(): TelemetryGap[];
+  /** Warnings for the user before the run, e.g. other processes holding GPU memory. */
+  warnings?(): string[];
+  /** Other processes seen holding GPU memory, over time. */
+  processSnapshots?(): GpuProcessSnapshot[];
+  /** When a level's round CV exceeds 15 %: what coincided per round (null when within 15 %). */
+  explainSpread?(
+    rounds: ReadonlyArray<{ round: number; startMs: number; endMs: number; outputTokPerSec?: number }>,
+    roundCv: number | null,
+  ): string | null;
 }
 
 /** Checks derived from a level's telemetry: throttling and preemptions. */
 export type TelemetryChecks = (telemetry: LevelTelemetry | undefined) => Check[];
+
+/** A stretch without GPU samples: the sampler died and was restarted (toMs null while still open). */
+export interface TelemetryGap {
+  fromMs: number;
+  toMs: number | null;
+  reason: string;
+}
+
+/** Processes seen holding GPU memory at one moment (the engine's own excluded). */
+export interface GpuProcessSnapshot {
+  tMs: number;
+  processes: Array<{ pid: number; name: string; usedMemoryMiB: number | null }>;
+}

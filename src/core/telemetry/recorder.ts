@@ -1,0 +1,307 @@
+import type { LevelTelemetry } from '../../shared/run-record.js';
+import type { ClientSample, EngineSample, GpuSample } from '../../shared/telemetry.js';
+import type { Clock } from '../clock.js';
+import { startClientSampler } from './client-sampler.js';
+import { startDcgmSource } from './dcgm-source.js';
+import { startEngineScraper, type EngineStatus } from './engine-metrics.js';
+import { createExecaRunner, type CommandRunner } from './exec.js';
+import { explainSpread as explain } from './explain-spread.js';
+import { undiciGetText, type HttpGetText } from './http-get.js';
+import { resolveNvidiaSmi } from './nvidia-smi-binary.js';
+import { LOOP_FIELDS, parseLoopLine } from './nvidia-smi-fields.js';
+import { startNvidiaSmiLoop, type NvidiaSmiLoop } from './nvidia-smi-loop.js';
+import { probeFields } from './nvidia-smi-probe.js';
+import { formatGpuProcess, queryGpuInfo, queryGpuProcesses, type GpuInfo } from './nvidia-smi-static.js';
+import { isOwnProcess } from './own-processes.js';
+import { startPoller, type Poller } from './poller.js';
+import { summarizeTelemetry } from './summarize.js';
+import { findEpisodes } from './throttle.js';
+import type { GpuProcessSnapshot, TelemetryGap, TelemetryRecorder } from './types.js';
+
+/** Options of createTelemetryRecorder; collaborators (exec, fetch) are injectable for tests. */
+export interface TelemetryRecorderOptions {
+  /** The run's clock: every sample is stamped with it when read, like the requests. */
+  clock: Clock;
+  /** nvidia-smi to use; else env SERVEBENCH_NVIDIA_SMI, else PATH. */
+  nvidiaSmiPath?: string;
+  /** DCGM exporter /metrics URL: the GPU source instead of nvidia-smi (remote GPUs, attach mode). */
+  dcgmUrl?: string;
+  /** The engine's Prometheus /metrics URL. */
+  metricsUrl?: string;
+  engine?: 'vllm' | 'sglang' | 'sim' | 'attach';
+  /** GPU sampling interval (default 500 ms). */
+  intervalMs?: number;
+  /** Engine /metrics interval (default 1000 ms). */
+  engineIntervalMs?: number;
+  /** Client self-sampling interval (default 1000 ms); 0 turns it off. */
+  clientIntervalMs?: number;
+  /** How often to list processes holding GPU memory (default 10 s). */
+  processIntervalMs?: number;
+  onGpuSample?: (sample: GpuSample) => void;
+  onEngineSample?: (sample: EngineSample) => void;
+  onClientSample?: (sample: ClientSample) => void;
+  /** Runs nvidia-smi (default: execa). */
+  exec?: CommandRunner;
+  /** GETs /metrics pages (default: undici). */
+  fetch?: HttpGetText;
+  /** Environment for finding nvidia-smi and for its child (e.g. SERVEBENCH_FAKE_GPU_STATE). */
+  env?: NodeJS.ProcessEnv;
+  /** pids of the engine under test: they and their children are not "other" GPU processes. */
+  ownPids?: () => Iterable<number>;
+  /** Parent pid lookup for ownPids (default: /proc). */
+  parentPid?: (pid: number) => number | null;
+  /** Delay before restarting a dead nvidia-smi loop (default 1 s, doubling to 10 s). */
+  restartDelayMs?: number;
+}
+
+/** The recorder plus what the CLI and app show besides levels. */
+export interface TelemetryRecorderImpl extends TelemetryRecorder {
+  readonly engineStatus: EngineStatus;
+  gaps(): TelemetryGap[];
+  warnings(): string[];
+  processSnapshots(): GpuProcessSnapshot[];
+  gpuInfo(): GpuInfo[];
+  /** Fields this driver refused (dropped from the query). */
+  droppedFields(): string[];
+  waitCool(tempC: number, signal?: AbortSignal, options?: { idleUtilPct?: number; timeoutMs?: number }): Promise<void>;
+  explainSpread(
+    rounds: ReadonlyArray<{ round: number; startMs: number; endMs: number; outputTokPerSec?: number }>,
+    roundCv: number | null,
+  ): string | null;
+}
+
+const within = <T extends { tMs: number }>(xs: readonly T[], from?: number, to?: number): T[] =>
+  xs.filter((s) => (from === undefined || s.tMs >= from) && (to === undefined || s.tMs <= to));
+
+/**
+ * Samples GPU (nvidia-smi loop, or a DCGM exporter), engine /metrics and the client itself on the
+ * run's clock. Missing sources never fail the run: gpuStatus / engineStatus say why.
+ */
+export function createTelemetryRecorder(options: TelemetryRecorderOptions): TelemetryRecorderImpl {
+  const clock = options.clock;
+  const runner = options.exec ?? createExecaRunner();
+  const get = options.fetch ?? undiciGetText;
+  const env = options.env ?? process.env;
+  const intervalMs = options.intervalMs ?? 500;
+  const gpu: GpuSample[] = [];
+  const engine: EngineSample[] = [];
+  const client: ClientSample[] = [];
+  const snapshots: GpuProcessSnapshot[] = [];
+  const warnings: string[] = [];
+  const gpuListeners = new Set<() => void>();
+  let info: GpuInfo[] = [];
+  let dropped: string[] = [];
+  let gpuStatus: TelemetryRecorder['gpuStatus'] = {
+    available: false,
+    source: 'unavailable',
+    reason: 'telemetry not started',
+  };
+  let engineStatus: EngineStatus = options.metricsUrl
+    ? { available: false, reason: `engine metrics not scraped yet (${options.metricsUrl})` }
+    : { available: false, reason: `no engine metrics URL${options.engine ? ` for ${options.engine}` : ''}` };
+  let loop: NvidiaSmiLoop | null = null;
+  const pollers: Poller[] = [];
+  let stopClient: (() => void) | null = null;
+  let started: Promise<void> | null = null;
+  let stopped = false;
+
+  const safe = <T>(fn: ((x: T) => void) | undefined, x: T) => {
+    try {
+      fn?.(x);
+    } catch {
+      // a listener's failure must not stop sampling
+    }
+  };
+  const addGpu = (s: GpuSample) => {
+    gpu.push(s);
+    safe(options.onGpuSample, s);
+    for (const l of [...gpuListeners]) l();
+  };
+  const maxFor = (index: number) => info.find((g) => g.index === index)?.maxSmClockMhz ?? null;
+
+  const snapshotProcesses = async (binary: string) => {
+    const res = await queryGpuProcesses(runner, binary, env);
+    if (!res.ok) return;
+    const own = new Set<number>([process.pid, ...(options.ownPids?.() ?? [])]);
+    const others = res.processes.filter((p) => !isOwnProcess(p.pid, own, options.parentPid));
+    snapshots.push({ tMs: clock.nowMs(), processes: others });
+  };
+
+  const startNvidiaSmi = async () => {
+    const location = resolveNvidiaSmi(options.nvidiaSmiPath, env);
+    if (!location.found) {
+      gpuStatus = { available: false, source: 'unavailable', reason: location.reason };
+      return;
+    }
+    const probe = await probeFields(runner, location.path, LOOP_FIELDS, env);
+    if (!probe.ok) {
+      gpuStatus = { available: false, source: 'unavailable', reason: probe.reason };
+      return;
+    }
+    dropped = probe.fields.dropped;
+    const tMs = clock.nowMs();
+    for (const line of probe.lines) {
+      const s = parseLoopLine(line, probe.fields, tMs, maxFor);
+      if (s) addGpu(s);
+    }
+    if (stopped) return;
+    gpuStatus = { available: true, source: 'nvidia-smi' };
+    loop = startNvidiaSmiLoop({
+      runner,
+      binary: location.path,
+      fields: probe.fields,
+      intervalMs,
+      clock,
+      env,
+      onSample: addGpu,
+      fallbackMax: maxFor,
+      ...(options.restartDelayMs !== undefined ? { restartDelayMs: options.restartDelayMs } : {}),
+    });
+    const [facts] = await Promise.all([queryGpuInfo(runner, location.path, env), snapshotProcesses(location.path)]);
+    if (facts.ok) info = facts.gpus;
+    const others = snapshots.at(-1)?.processes ?? [];
+    if (others.length) {
+      warnings.push(
+        `other processes hold GPU memory and will distort the benchmark: ${others.map(formatGpuProcess).join(', ')}`,
+      );
+    }
+    const every = options.processIntervalMs ?? 10_000;
+    let first = true;
+    pollers.push(
+      startPoller(every, async () => {
+        if (first) {
+          first = false;
+          return;
+        }
+        await snapshotProcesses(location.path);
+      }),
+    );
+  };
+
+  const startDcgm = async (url: string) => {
+    const source = startDcgmSource({ url, clock, get, intervalMs, onSample: addGpu });
+    pollers.push(source);
+    const first = await source.firstScrape;
+    if (first.ok) {
+      gpuStatus = { available: true, source: 'dcgm' };
+    } else {
+      gpuStatus = { available: false, source: 'unavailable', reason: first.reason };
+      await source.stop();
+    }
+  };
+
+  const recorder: TelemetryRecorderImpl = {
+    get gpuStatus() {
+      return gpuStatus;
+    },
+    get engineStatus() {
+      return engineStatus;
+    },
+    start() {
+      started ??= (async () => {
+        if ((options.clientIntervalMs ?? 1_000) > 0) {
+          stopClient = startClientSampler({
+            clock,
+            intervalMs: options.clientIntervalMs ?? 1_000,
+            onSample: (s) => {
+              client.push(s);
+              safe(options.onClientSample, s);
+            },
+          }).stop;
+        }
+        if (options.metricsUrl) {
+          const scraper = startEngineScraper({
+            url: options.metricsUrl,
+            clock,
+            get,
+            intervalMs: options.engineIntervalMs ?? 1_000,
+            onSample: (s) => {
+              engine.push(s);
+              safe(options.onEngineSample, s);
+            },
+            onStatus: (s) => {
+              engineStatus = s;
+            },
+          });
+          pollers.push(scraper);
+        }
+        if (options.dcgmUrl) await startDcgm(options.dcgmUrl);
+        else await startNvidiaSmi();
+      })();
+      return started;
+    },
+    async stop() {
+      stopped = true;
+      await started?.catch(() => undefined);
+      stopClient?.();
+      await Promise.all([loop?.stop(), ...pollers.map((p) => p.stop())]);
+      for (const l of [...gpuListeners]) l();
+    },
+    gpuSamples: (from, to) => within(gpu, from, to),
+    engineSamples: (from, to) => within(engine, from, to),
+    clientSamples: (from, to) => within(client, from, to),
+    episodes: () => findEpisodes(gpu),
+    gaps: () => loop?.gaps() ?? [],
+    warnings: () => [...warnings],
+    processSnapshots: () => snapshots.map((s) => ({ tMs: s.tMs, processes: [...s.processes] })),
+    gpuInfo: () => info.map((g) => ({ ...g })),
+    droppedFields: () => [...dropped],
+    summarizeWindow(fromMs, toMs, outputTokens): LevelTelemetry {
+      return summarizeTelemetry({
+        source: gpuStatus.available ? gpuStatus.source : 'unavailable',
+        ...(gpuStatus.available ? {} : { reason: gpuStatus.reason ?? 'no GPU telemetry' }),
+        gpuSamples: gpu,
+        engineSamples: engine,
+        ...(gpuStatus.source === 'nvidia-smi' ? { processSnapshots: snapshots } : {}),
+        fromMs,
+        toMs,
+        outputTokens,
+      });
+    },
+    explainSpread(rounds, roundCv) {
+      return explain({
+        roundCv,
+        rounds,
+        gpuSamples: gpu,
+        engineSamples: engine,
+        clientSamples: client,
+        processSnapshots: snapshots,
+        gpuAvailable: gpuStatus.available,
+      });
+    },
+    waitCool(tempC, signal, opts = {}) {
+      const idleUtil = opts.idleUtilPct ?? 10;
+      if (!gpuStatus.available || stopped) return Promise.resolve();
+      const since = clock.nowMs();
+      return new Promise<void>((resolve, reject) => {
+        let timer: NodeJS.Timeout | null = null;
+        const done = (error?: unknown) => {
+          gpuListeners.delete(check);
+          signal?.removeEventListener('abort', onAbort);
+          if (timer) clearTimeout(timer);
+          if (error) reject(error);
+          else resolve();
+        };
+        const onAbort = () => done(signal?.reason ?? new Error('aborted'));
+        function check() {
+          if (stopped) return done();
+          const latest = new Map<number, GpuSample>();
+          for (const s of gpu) if (s.tMs >= since) latest.set(s.gpu, s);
+          const gpus = new Set(gpu.map((s) => s.gpu));
+          if (latest.size === 0 || latest.size < gpus.size) return;
+          const cool = [...latest.values()].every(
+            (s) =>
+              (s.tempC === null || s.tempC <= tempC) &&
+              (s.class === 'idle' || s.utilPct === null || s.utilPct <= idleUtil),
+          );
+          if (cool) done();
+        }
+        if (signal?.aborted) return onAbort();
+        signal?.addEventListener('abort', onAbort, { once: true });
+        gpuListeners.add(check);
+        if (opts.timeoutMs !== undefined) timer = setTimeout(() => done(), opts.timeoutMs);
+      });
+    },
+  };
+  return recorder;
+}
