@@ -41,6 +41,15 @@ const EOS_TOKEN_ID = 2;
 const WORDS = OUTPUT_WORDS;
 const NWORDS = WORDS.length;
 
+/**
+ * Zero-delay mode answers many identical requests: the whole SSE body of a (shape, words) pair is
+ * built once and reused, with only the response id patched in, so the sim is never what limits a
+ * client benchmark. Bounded in bytes; cleared when full.
+ */
+const bodyCache = new Map<string, { body: Buffer; idOffsets: number[]; chunks: number }>();
+let bodyCacheBytes = 0;
+const BODY_CACHE_LIMIT = 64 * 1024 * 1024;
+
 /** Writes one request's response: streaming SSE in vLLM's / SGLang's shapes, or one JSON body. */
 export class Responder {
   private generated = 0;
@@ -50,6 +59,7 @@ export class Responder {
   private finished = false;
   private readonly head: string;
   private readonly usagePre: string;
+  private readonly encoding: BufferEncoding;
 
   constructor(
     private readonly res: ServerResponse,
@@ -61,6 +71,9 @@ export class Responder {
         ? `data: {"id":"${o.id}","object":"chat.completion.chunk","created":${o.created},"model":${model},"choices":[`
         : `data: {"id":"${o.id}","object":"text_completion","created":${o.created},"model":${model},"choices":[`;
     this.usagePre = `,"usage":{"prompt_tokens":${o.promptTokens},"total_tokens":`;
+    // Generated text is ASCII; when the model name and id are too, latin1 writes are a plain copy
+    // instead of a UTF-8 encode (zero-delay mode writes hundreds of MB/s).
+    this.encoding = /^[\x20-\x7e]*$/.test(this.head) ? 'latin1' : 'utf8';
     res.on('close', () => {
       if (!this.finished) {
         this.finished = true;
@@ -89,6 +102,10 @@ export class Responder {
     if (!this.o.stream) {
       this.generated += count;
       if (done) this.endNonStream();
+      return;
+    }
+    if (done && this.generated === 0 && count === this.o.target && this.wholeBodyCacheable()) {
+      this.writeWholeBody(count, chunkTokens);
       return;
     }
     let out = '';
@@ -134,6 +151,72 @@ export class Responder {
     }
     this.write(out, tokens, marks, done);
     if (done) this.finish(this.o.finishReason);
+  }
+
+  private wholeBodyCacheable(): boolean {
+    const o = this.o;
+    return !o.buffered && o.midstreamErrorAt < 0 && o.malformedAt < 0;
+  }
+
+  /** The whole stream in one write, from the body cache when an identical one was built before. */
+  private writeWholeBody(count: number, chunkTokens: number): void {
+    const o = this.o;
+    const key = `${o.api}|${o.promptTokens}|${o.cachedTokens}|${count}|${chunkTokens}|${o.finishReason}|${o.includeUsage}|${o.continuousUsage}|${o.wordOffset}|${o.id.length}|${o.model}`;
+    let entry = bodyCache.get(key);
+    let body: Buffer;
+    if (entry) {
+      body = Buffer.allocUnsafe(entry.body.length);
+      entry.body.copy(body);
+      for (const off of entry.idOffsets) body.write(o.id, off, 'latin1');
+      this.generated = count;
+      if (o.api === 'generate') this.text = ''; // not needed after the end
+    } else {
+      let out = '';
+      let remaining = count;
+      let chunks = 0;
+      while (remaining > 0) {
+        const n = Math.min(chunkTokens, remaining);
+        remaining -= n;
+        out += this.chunk(n, remaining === 0);
+        chunks++;
+      }
+      if (o.includeUsage && o.api !== 'generate') {
+        out += `${this.head}]${this.usagePre}${o.promptTokens + this.generated},"completion_tokens":${this.generated}}}\n\n`;
+      }
+      out += 'data: [DONE]\n\n';
+      body = Buffer.from(out, this.encoding);
+      if (this.encoding === 'latin1') {
+        const idOffsets: number[] = [];
+        const needle = Buffer.from(`"${o.id}"`, 'latin1');
+        for (let i = body.indexOf(needle); i >= 0; i = body.indexOf(needle, i + needle.length)) idOffsets.push(i + 1);
+        if (bodyCacheBytes + body.length > BODY_CACHE_LIMIT) {
+          bodyCache.clear();
+          bodyCacheBytes = 0;
+        }
+        entry = { body, idOffsets, chunks };
+        bodyCache.set(key, entry);
+        bodyCacheBytes += body.length;
+      }
+    }
+    const marks: number[] | null = o.truth ? [] : null;
+    if (marks) {
+      for (let left = count; left > 0; left -= chunkTokens) marks.push(Math.min(chunkTokens, left));
+    }
+    this.writeBuffer(body, count, marks);
+    this.finish(o.finishReason);
+  }
+
+  private writeBuffer(body: Buffer, tokens: number, marks: number[] | null): void {
+    if (tokens > 0) {
+      if (!this.started) this.noteFirstToken();
+      const truth = this.o.truth;
+      if (truth && marks) {
+        const ns = process.hrtime.bigint().toString();
+        truth.firstTokenNs ??= ns;
+        for (const m of marks) truth.chunks.push([ns, m]);
+      }
+    }
+    this.res.end(body);
   }
 
   /** One SSE event carrying n tokens; updates the generated count. */
@@ -187,8 +270,8 @@ export class Responder {
         for (const m of marks) truth.chunks.push([ns, m]);
       }
     }
-    if (ending) this.res.end(out);
-    else this.res.write(out);
+    if (ending) this.res.end(out, this.encoding);
+    else this.res.write(out, this.encoding);
   }
 
   private bufferedTokens = 0;

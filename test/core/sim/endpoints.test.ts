@@ -69,6 +69,19 @@ describe('sim, vLLM mimic', () => {
     expect(last.usage).toEqual({ prompt_tokens: prompt, completion_tokens: 6, total_tokens: prompt + 6 });
   });
 
+  it('gives every response its own id, also when zero-delay mode reuses a prebuilt body', async () => {
+    const s = await startSim({ profile: instant, mimic: 'vllm' });
+    const ids: string[] = [];
+    for (let i = 0; i < 70; i++) {
+      const events = sseEvents(await (await postJson(`${s.url}/v1/chat/completions`, CHAT('same', { max_tokens: 4, ignore_eos: true, stream: true }))).text());
+      const own = new Set(events.slice(0, -1).map((e) => (e.json as Obj).id as string));
+      expect(own.size).toBe(1);
+      ids.push([...own][0]!);
+      expect(events.slice(1, -1).map((e) => countTokens((choice(e.json).delta as Obj).content as string))).toEqual([1, 1, 1, 1]);
+    }
+    expect(new Set(ids).size).toBe(70);
+  });
+
   it('streams completions without usage unless asked, and answers non-streaming requests in one body', async () => {
     const s = await startSim({ profile: instant, mimic: 'vllm' });
     const events = sseEvents(await (await postJson(`${s.url}/v1/completions`, { prompt: 'Once', max_tokens: 4, ignore_eos: true, stream: true })).text());
