@@ -152,7 +152,7 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
     throw new SimOomError(lines[lines.length - 1] ?? 'out of memory');
   }
 
-  const eosRng = createRng(seed);
+  const eosRng = createRng(seed ^ 0x9e3779b9);
   const faultRng = createRng(seed ^ 0x5f3759df);
   const gpu = new FakeGpu(profile, performance.now());
   const scheduler = new Scheduler(profile, createRng(seed ^ 0x2545f491), gpu);
