@@ -37,6 +37,8 @@ export interface TelemetryFactoryOptions {
   intervalMs: number;
   /** Fake GPU state written by the simulator (demo mode); the fake nvidia-smi reads it. */
   gpuStateFile?: string;
+  /** The engine's own processes: not counted as "other processes on the GPU". */
+  ownPids?: () => Iterable<number>;
   onGpuSample?: (sample: GpuSample) => void;
   onEngineSample?: (sample: EngineSample) => void;
 }
@@ -203,6 +205,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
         model: info.model,
         url: serverConfig.engine === 'attach' ? info.baseUrl : undefined,
         simulated: info.simulated,
+        command: info.command,
       };
       record.simulated = info.simulated;
       const maxConc = maxPlannedConcurrency(plans);
@@ -233,6 +236,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
           dcgmUrl: config.dcgmUrl,
           intervalMs: config.telemetryIntervalMs,
           gpuStateFile: info.gpuStateFile,
+          ownPids: () => (info.pid !== undefined ? [info.pid] : []),
           onGpuSample: (sample) => {
             telemetryLines.push(JSON.stringify({ kind: 'gpu', serverConfigIndex: vi, ...sample }));
             emit({ type: 'gpu-sample', sample });
@@ -380,8 +384,13 @@ async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
   });
   if (signal.aborted) return null;
   if (config.coolDownToC !== undefined && input.telemetry?.waitCool) {
-    emit({ type: 'phase', levelIndex, phase: 'cooldown' });
-    await input.telemetry.waitCool(config.coolDownToC, signal);
+    if (input.telemetry.gpuStatus.available) {
+      emit({ type: 'phase', levelIndex, phase: 'cooldown' });
+      // A GPU that never cools (or stops reporting) must not hang the run: give up after 10 minutes.
+      await input.telemetry.waitCool(config.coolDownToC, AbortSignal.any([signal, AbortSignal.timeout(600_000)]));
+    } else {
+      emit({ type: 'message', severity: 'warn', text: 'cannot wait for the GPU to cool down: no GPU telemetry' });
+    }
   }
   const startMs = input.clock.nowMs();
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
@@ -433,6 +442,9 @@ async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
     loopLagP99Ms: loopDelay.count > 0 ? loopDelay.percentile(99) / 1e6 : null,
     extraChecks,
   });
+  const explanation = level.roundCv !== null ? input.telemetry?.explainSpread?.(level.rounds, level.roundCv) : null;
+  const spread = level.checks.find((c) => c.id === 'round-spread');
+  if (explanation && spread && spread.status !== 'pass') spread.detail += `; ${explanation}`;
   level.startMs = startMs;
   level.endMs = endMs;
   if (telemetry) level.telemetry = telemetry;

@@ -23,6 +23,7 @@ export function defaultBenchmarkDeps(): Omit<BenchmarkDeps, 'onEvent' | 'signal'
         intervalMs: o.intervalMs,
         onGpuSample: o.onGpuSample,
         onEngineSample: o.onEngineSample,
+        ownPids: o.ownPids,
         // Demo mode: the simulator's fake GPU, read by the fake nvidia-smi, stands in for a card.
         nvidiaSmiPath: o.gpuStateFile ? resourcePath('fake-nvidia-smi') : o.nvidiaSmiPath,
         env: o.gpuStateFile ? { ...process.env, SERVEBENCH_FAKE_GPU_STATE: o.gpuStateFile } : process.env,

@@ -134,7 +134,7 @@ export type RunStatus = 'running' | 'completed' | 'failed' | 'cancelled';
 export interface RunEnvironment {
   host: { hostname: string; os: string; cpu?: string; cpus: number; memoryGiB?: number; node: string };
   servebenchVersion: string;
-  engine: { kind: string; version?: string; model?: string; url?: string; simulated: boolean };
+  engine: { kind: string; version?: string; model?: string; url?: string; simulated: boolean; command?: string };
   gpus?: Array<{
     index: number;
     name: string;

@@ -15,6 +15,16 @@ export interface TelemetryRecorder {
   summarizeWindow(fromMs: number, toMs: number, outputTokens: number): LevelTelemetry;
   /** Resolves once the GPU is idle and at or below tempC (optional pre-level gate). */
   waitCool?(tempC: number, signal?: AbortSignal): Promise<void>;
+  /** Static facts of the GPUs (name, driver, memory, limits), once known. */
+  gpuInfo?(): Array<{
+    index: number;
+    name: string | null;
+    driver: string | null;
+    cudaVersion: string | null;
+    memoryMiB: number | null;
+    powerLimitW: number | null;
+    maxSmClockMhz: number | null;
+  }>;
   /** Whether engine /metrics were scraped, and why not. */
   readonly engineStatus?: { available: boolean; reason?: string };
   /** Stretches where the GPU sampler was down (restarted). */
