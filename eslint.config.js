@@ -55,6 +55,11 @@ export default tseslint.config(
     },
   },
   {
+    // Extension-less executables (the fake nvidia-smi) are plain scripts too.
+    files: ['resources/fake-nvidia-smi'],
+    languageOptions: { sourceType: 'script', globals: { ...globals.node } },
+  },
+  {
     files: ['**/*.js', '**/*.mjs', 'resources/**', 'test/fakes/**'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
