@@ -9,6 +9,7 @@ Commands:
   run      launch (or attach to) a server, run a concurrency sweep, write a run folder
   sim      run the simulated engine (an OpenAI-compatible server with a known truth)
   gpu      list the GPUs and print one telemetry sample
+  ui       serve the app to a browser on this machine (start runs, watch them live, open past runs)
 
 Run 'servebench <command> --help' for the options of a command.
 Without a GPU, 'servebench run' uses the built-in simulator: its numbers are simulated.`;
@@ -19,6 +20,7 @@ const commands: Record<string, () => Promise<Command>> = {
   run: async () => (await import('./run-command.js')).runCommand,
   sim: async () => (await import('./sim-command.js')).simCommand,
   gpu: async () => (await import('./gpu-command.js')).gpuCommand,
+  ui: async () => (await import('./ui-command.js')).uiCommand,
 };
 
 /** Entry point: dispatches to a command and maps errors to one line and an exit code. */

@@ -1,0 +1,87 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createServebenchService } from '../core/api.js';
+import { defaultBenchmarkDeps } from '../core/default-deps.js';
+import { UserError } from '../core/errors.js';
+import { packageRoot } from '../core/package-root.js';
+import { listPresets } from '../core/servers/presets.js';
+import { startUiServer } from '../core/ui-server/index.js';
+
+const HELP = `Usage: servebench ui [--port P] [--out DIR]
+
+Serves the servebench app to a browser on this machine (http://127.0.0.1:P/): start runs, watch them
+live, open past runs. The engine runs in this process; Ctrl-C cancels an active run, saves what was
+measured and exits. It listens on 127.0.0.1 only.
+
+Options:
+  --port P     port to listen on (default 5199; 0 = a free one)
+  --out DIR    parent folder of run folders (default ./runs)
+  -h, --help   this help`;
+
+/** `servebench ui`: the app over WebSocket, in the browser, until Ctrl-C. */
+export async function uiCommand(argv: string[]): Promise<number> {
+  let values: { port?: string; out?: string; help?: boolean };
+  try {
+    values = parseArgs({
+      args: argv,
+      options: { port: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (error) {
+    const msg = (error as Error).message.split('\n')[0] ?? 'bad arguments';
+    throw new UserError(`${msg.replace(/\.$/, '')}; run 'servebench ui --help' for the options`);
+  }
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  const port = values.port === undefined ? 5199 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535 || values.port?.trim() === '') {
+    throw new UserError(`--port must be a whole number from 0 to 65535 (got '${values.port}')`);
+  }
+  const staticDir = join(packageRoot(), 'out', 'renderer');
+  if (!existsSync(join(staticDir, 'index.html'))) {
+    throw new UserError(`the app is not built (${staticDir} is missing): run \`npm run build\` first`);
+  }
+  const outDir = resolve(values.out ?? 'runs');
+  const service = createServebenchService({
+    outDir,
+    deps: defaultBenchmarkDeps(),
+    listPresets: () => listPresets(),
+  });
+  let server;
+  try {
+    server = await startUiServer({ service, port, staticDir });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new UserError(`port ${port} is already in use; pick another with --port (0 = any free port)`);
+    if (code === 'EACCES') throw new UserError(`no permission to bind port ${port}; use a port above 1023`);
+    throw error;
+  }
+  console.log(`servebench ui: ${server.url}  (runs in ${outDir}; Ctrl-C to stop)`);
+
+  let interrupts = 0;
+  await new Promise<void>((resolveStop) => {
+    const onSignal = (): void => {
+      interrupts++;
+      if (interrupts > 1) process.exit(130);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      process.on('SIGINT', () => process.exit(130));
+      resolveStop();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+  const active = await service.activeRun();
+  if (active) {
+    console.log(`servebench ui: cancelling run ${active.runId}, saving what was measured (Ctrl-C again to force)`);
+    await service.cancelRun(active.runId).catch(() => undefined);
+    await service.idle();
+  }
+  await server.close();
+  console.log('servebench ui: stopped');
+  return 0;
+}
