@@ -1,0 +1,30 @@
+import type { ContractEvent, ContractMethod } from '../shared/contract.js';
+
+/** What preload exposes as `window.servebench`: the contract's calls and its events, nothing else. */
+export interface ServebenchBridge {
+  call(method: ContractMethod, args: unknown[]): Promise<unknown>;
+  /** Returns the function that unsubscribes. */
+  onEvent(listener: (event: ContractEvent) => void): () => void;
+}
+
+/** IPC channel of one contract method (one ipcMain.handle each). */
+export const callChannel = (method: ContractMethod): string => `servebench:${method}`;
+/** IPC channel the main process pushes RunEvents on. */
+export const EVENT_CHANNEL = 'servebench:event';
+
+/** A call's outcome over IPC: data, so the renderer gets the one-line message, not Electron's wrapper text. */
+export type IpcOutcome = { ok: true; result: unknown } | { ok: false; error: string };
+
+/**
+ * The contract's method names without importing zod into the sandboxed preload;
+ * `satisfies` makes the compiler reject a missing or unknown name.
+ */
+export const BRIDGE_METHODS = Object.keys({
+  startRun: true,
+  cancelRun: true,
+  activeRun: true,
+  listRuns: true,
+  getRun: true,
+  getRequests: true,
+  listPresets: true,
+} satisfies Record<ContractMethod, true>) as ContractMethod[];

@@ -1,0 +1,158 @@
+import type { RequestRecord } from '../../shared/request-record.js';
+import type { LevelResult, RunRecord, Summary } from '../../shared/run-record.js';
+import type { GpuSample } from '../../shared/telemetry.js';
+
+/**
+ * Plain chart data, independent of the app: the chart components (and the HTML report) draw these.
+ * `x` ascends; each entry of `ys` is one series aligned with `x` (null = no value there).
+ */
+export interface ChartData {
+  x: number[];
+  ys: Array<Array<number | null>>;
+  series: SeriesSpec[];
+}
+
+export interface SeriesSpec {
+  label: string;
+  color: string;
+  /** Points only (a scatter) instead of a line. */
+  points?: boolean;
+  dash?: number[];
+  /** Unit shown in the legend, e.g. "ms". */
+  unit?: string;
+}
+
+export const COLORS = {
+  blue: '#2563eb',
+  sky: '#0ea5e9',
+  orange: '#ea580c',
+  amber: '#d97706',
+  red: '#dc2626',
+  green: '#16a34a',
+  violet: '#7c3aed',
+  gray: '#6b7280',
+} as const;
+const GPU_COLORS = ['#2563eb', '#ea580c', '#16a34a', '#7c3aed', '#db2777', '#0891b2', '#65a30d', '#9333ea'];
+
+/** Aligns series given as [x, y] points onto one ascending x axis. */
+export function alignPoints(series: Array<Array<[number, number | null]>>): { x: number[]; ys: Array<Array<number | null>> } {
+  const xs = [...new Set(series.flatMap((s) => s.map(([x]) => x)))].sort((a, b) => a - b);
+  const index = new Map(xs.map((x, i) => [x, i]));
+  const ys = series.map((s) => {
+    const y: Array<number | null> = new Array<number | null>(xs.length).fill(null);
+    for (const [x, v] of s) y[index.get(x) ?? 0] = v;
+    return y;
+  });
+  return { x: xs, ys };
+}
+
+/** The x of a level in sweep charts: request rate in open-loop runs, else concurrency. */
+export function levelX(level: LevelResult): number {
+  return level.rate ?? level.concurrency;
+}
+
+export function sweepXLabel(record: RunRecord): string {
+  return record.levels.some((l) => l.rate !== undefined) ? 'request rate (req/s)' : 'concurrency';
+}
+
+/** Levels grouped by what else varies (server configuration, input and output length), in sweep order. */
+export function levelGroups(record: RunRecord): Array<{ label: string; levels: LevelResult[] }> {
+  const groups = new Map<string, LevelResult[]>();
+  for (const level of record.levels) {
+    const key = `${level.serverConfigIndex}|${level.inputLen}|${level.outputLen}`;
+    groups.set(key, [...(groups.get(key) ?? []), level]);
+  }
+  const many = groups.size > 1;
+  return [...groups.values()].map((levels) => {
+    const l = levels[0] as LevelResult;
+    const variant = l.serverVariant
+      ? Object.entries(l.serverVariant)
+          .map(([k, v]) => `${k}=${String(v)}`)
+          .join(' ')
+      : '';
+    const label = many ? [variant, `in ${l.inputLen}/out ${l.outputLen}`].filter(Boolean).join(' ') : '';
+    return { label, levels };
+  });
+}
+
+const withGroup = (name: string, group: string): string => (group ? `${name} (${group})` : name);
+
+/** Output throughput against concurrency (or rate). */
+export function throughputChart(record: RunRecord): ChartData {
+  const groups = levelGroups(record);
+  const series: SeriesSpec[] = [];
+  const pts: Array<Array<[number, number | null]>> = [];
+  groups.forEach((g, i) => {
+    series.push({ label: withGroup('output tok/s', g.label), color: GPU_COLORS[i % GPU_COLORS.length] ?? COLORS.blue, unit: 'tok/s' });
+    pts.push(g.levels.map((l) => [levelX(l), l.outputTokPerSec]));
+  });
+  return { ...alignPoints(pts), series };
+}
+
+/** p50 and p95 of one latency summary against concurrency (or rate). */
+export function percentileChart(record: RunRecord, pick: (l: LevelResult) => Summary, name: string): ChartData {
+  const groups = levelGroups(record);
+  const series: SeriesSpec[] = [];
+  const pts: Array<Array<[number, number | null]>> = [];
+  groups.forEach((g, i) => {
+    const color = GPU_COLORS[i % GPU_COLORS.length] ?? COLORS.blue;
+    series.push({ label: withGroup(`${name} p50`, g.label), color, unit: 'ms' });
+    pts.push(g.levels.map((l) => [levelX(l), pick(l).p50]));
+    series.push({ label: withGroup(`${name} p95`, g.label), color, dash: [6, 4], unit: 'ms' });
+    pts.push(g.levels.map((l) => [levelX(l), pick(l).p95]));
+  });
+  return { ...alignPoints(pts), series };
+}
+
+/** TTFT and E2E of every measured request at the moment it ended (seconds on the run's clock). */
+export function requestLatencyChart(requests: RequestRecord[]): ChartData {
+  const measured = requests.filter((r) => !r.warmup && r.ok && r.endMs !== null);
+  const ttft: Array<[number, number | null]> = [];
+  const e2e: Array<[number, number | null]> = [];
+  for (const r of measured) {
+    const t = (r.endMs as number) / 1000;
+    ttft.push([t, r.firstTokenMs === null ? null : r.firstTokenMs - r.sendMs]);
+    e2e.push([t, (r.endMs as number) - r.sendMs]);
+  }
+  return latencyData(ttft, e2e);
+}
+
+/** The same chart from live points: [time s, ttft ms, e2e ms]. */
+export function latencyData(ttft: Array<[number, number | null]>, e2e: Array<[number, number | null]>): ChartData {
+  return {
+    ...alignPoints([ttft, e2e]),
+    series: [
+      { label: 'TTFT', color: COLORS.blue, points: true, unit: 'ms' },
+      { label: 'E2E', color: COLORS.orange, points: true, unit: 'ms' },
+    ],
+  };
+}
+
+export type GpuField = 'smClockMhz' | 'tempC' | 'powerW';
+
+/** One telemetry field over the run's time (seconds), one series per GPU. */
+export function gpuChart(samples: GpuSample[], field: GpuField, name: string, unit: string): ChartData {
+  const gpus = [...new Set(samples.map((s) => s.gpu))].sort((a, b) => a - b);
+  const pts = gpus.map((g) => samples.filter((s) => s.gpu === g).map((s): [number, number | null] => [s.tMs / 1000, s[field]]));
+  return {
+    ...alignPoints(pts),
+    series: gpus.map((g, i) => ({
+      label: gpus.length > 1 ? `${name} GPU ${g}` : name,
+      color: GPU_COLORS[i % GPU_COLORS.length] ?? COLORS.blue,
+      unit,
+    })),
+  };
+}
+
+/** The span [min, max] of several charts' x, so stacked charts share one time axis. */
+export function sharedRange(charts: ChartData[]): [number, number] | null {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const c of charts) {
+    if (c.x.length === 0) continue;
+    lo = Math.min(lo, c.x[0] as number);
+    hi = Math.max(hi, c.x[c.x.length - 1] as number);
+  }
+  if (!Number.isFinite(lo) || !Number.isFinite(hi)) return null;
+  return [Math.min(0, lo), hi > lo ? hi : lo + 1];
+}

@@ -1,0 +1,164 @@
+import type { RunEvent, ServerState } from '../../shared/events.js';
+import type { LevelResult, RunRecord, RunStatus } from '../../shared/run-record.js';
+import type { GpuSample } from '../../shared/telemetry.js';
+
+/** One level as it runs. */
+export interface LiveLevel {
+  index: number;
+  concurrency: number;
+  rate?: number;
+  inputLen: number;
+  outputLen: number;
+  phase: 'waiting' | 'prompts' | 'cooldown' | 'warmup' | 'measure' | 'done';
+  round?: number;
+  rounds?: number;
+  done: number;
+  total: number;
+  failed: number;
+  result?: LevelResult;
+}
+
+/** A finished request, stamped on arrival (ms since the run started, on this page's clock). */
+export interface LivePoint {
+  recvMs: number;
+  levelIndex: number;
+  warmup: boolean;
+  ok: boolean;
+  ttftMs: number | null;
+  e2eMs: number | null;
+}
+
+export interface LogLine {
+  kind: 'state' | 'progress' | 'info' | 'warn' | 'error' | 'log';
+  text: string;
+}
+
+/** Everything the live view shows, folded from the run's events. Plain data: the view decides when to redraw. */
+export interface LiveRun {
+  runId: string;
+  dir: string;
+  simulated: boolean;
+  totalLevels: number;
+  /** Page clock (ms) when run-started arrived. */
+  startedAtMs: number;
+  serverState: ServerState | null;
+  serverDetail: string;
+  levels: LiveLevel[];
+  points: LivePoint[];
+  gpu: GpuSample[];
+  /** Smallest (arrival - sample time) seen: maps arrival stamps onto the run's clock. */
+  gpuDelayMs: number | null;
+  log: LogLine[];
+  finished: { status: RunStatus; record: RunRecord } | null;
+}
+
+const LOG_LIMIT = 400;
+
+export function createLiveRun(event: Extract<RunEvent, { type: 'run-started' }>, nowMs: number): LiveRun {
+  return {
+    runId: event.runId,
+    dir: event.dir,
+    simulated: event.simulated,
+    totalLevels: event.totalLevels,
+    startedAtMs: nowMs,
+    serverState: null,
+    serverDetail: '',
+    levels: [],
+    points: [],
+    gpu: [],
+    gpuDelayMs: null,
+    log: [],
+    finished: null,
+  };
+}
+
+function pushLog(run: LiveRun, line: LogLine): void {
+  run.log.push(line);
+  if (run.log.length > LOG_LIMIT) run.log.splice(0, run.log.length - LOG_LIMIT);
+}
+
+/** Folds one event into the live run (mutates it). `nowMs` is the page clock at arrival. */
+export function applyEvent(run: LiveRun, event: RunEvent, nowMs: number): void {
+  const sinceStart = nowMs - run.startedAtMs;
+  switch (event.type) {
+    case 'run-started':
+      return;
+    case 'server-state':
+      run.serverState = event.state;
+      run.serverDetail = event.detail ?? '';
+      pushLog(run, { kind: 'state', text: `server ${event.state}${event.detail ? `: ${event.detail}` : ''}` });
+      return;
+    case 'server-progress':
+      pushLog(run, { kind: 'progress', text: event.message });
+      return;
+    case 'server-log':
+      pushLog(run, { kind: 'log', text: event.line });
+      return;
+    case 'message':
+      pushLog(run, { kind: event.severity, text: event.text });
+      return;
+    case 'level-started':
+      run.levels[event.levelIndex] = {
+        index: event.levelIndex,
+        concurrency: event.concurrency,
+        rate: event.rate,
+        inputLen: event.inputLen,
+        outputLen: event.outputLen,
+        phase: 'waiting',
+        done: 0,
+        total: event.warmupRequests + event.measuredRequests,
+        failed: 0,
+      };
+      return;
+    case 'phase': {
+      const level = run.levels[event.levelIndex];
+      if (!level) return;
+      level.phase = event.phase;
+      level.round = event.round;
+      return;
+    }
+    case 'request-done': {
+      const level = run.levels[event.levelIndex];
+      if (level) {
+        level.done = event.done;
+        level.total = event.total;
+        if (!event.ok) level.failed++;
+      }
+      run.points.push({
+        recvMs: sinceStart,
+        levelIndex: event.levelIndex,
+        warmup: event.round < 0,
+        ok: event.ok,
+        ttftMs: event.ttftMs,
+        e2eMs: event.e2eMs,
+      });
+      return;
+    }
+    case 'level-finished': {
+      const level = run.levels[event.levelIndex];
+      if (level) {
+        level.phase = 'done';
+        level.result = event.level;
+        level.done = level.total;
+      }
+      return;
+    }
+    case 'gpu-sample': {
+      run.gpu.push(event.sample);
+      const delay = sinceStart - event.sample.tMs;
+      run.gpuDelayMs = run.gpuDelayMs === null ? delay : Math.min(run.gpuDelayMs, delay);
+      return;
+    }
+    case 'engine-sample':
+      return;
+    case 'run-finished':
+      run.finished = { status: event.status, record: event.record };
+      for (const level of run.levels) if (level.phase !== 'done') level.phase = 'done';
+      return;
+  }
+}
+
+/** A live point's time on the run's clock, in seconds (aligned with GPU samples when there are any). */
+export function pointTimeS(run: LiveRun, point: LivePoint): number {
+  return (point.recvMs - (run.gpuDelayMs ?? 0)) / 1000;
+}

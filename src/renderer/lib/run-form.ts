@@ -1,0 +1,169 @@
+import type { BenchConfigInput, EngineKind } from '../../shared/config.js';
+import type { PresetSummary } from '../../shared/contract.js';
+
+/** The new-run form as the user edits it: strings, so empty means "default". */
+export interface RunForm {
+  label: string;
+  engine: EngineKind;
+  preset: string;
+  model: string;
+  url: string;
+  quantization: string;
+  dtype: string;
+  maxSeqs: string;
+  python: string;
+  simProfile: string;
+  diffusion: boolean;
+  blockSize: string;
+  threshold: string;
+  concurrency: string;
+  inputLen: string;
+  outputLen: string;
+  rounds: string;
+  requestsPerRound: string;
+  warmup: string;
+  gpuPricePerHour: string;
+  utilizationPct: string;
+}
+
+/** A preset as the service sends it; `server` is there when the host passes the whole preset. */
+export type PresetInfo = PresetSummary & { server?: Record<string, unknown> };
+
+export function defaultForm(): RunForm {
+  return {
+    label: 'run',
+    engine: 'sim',
+    preset: '',
+    model: '',
+    url: '',
+    quantization: '',
+    dtype: '',
+    maxSeqs: '',
+    python: '',
+    simProfile: '',
+    diffusion: false,
+    blockSize: '32',
+    threshold: '0.95',
+    concurrency: '1,2,4,8,16',
+    inputLen: '512',
+    outputLen: '256',
+    rounds: '3',
+    requestsPerRound: '',
+    warmup: '',
+    gpuPricePerHour: '',
+    utilizationPct: '',
+  };
+}
+
+export type BuildResult = { ok: true; config: BenchConfigInput } | { ok: false; field: keyof RunForm; error: string };
+
+function num(raw: string): number | undefined {
+  const t = raw.trim();
+  if (t === '') return undefined;
+  return Number(t);
+}
+
+/** A comma list of numbers: `1, 2,4` -> [1,2,4]; NaN entries are kept so the service names them. */
+export function parseList(raw: string): number[] {
+  return raw
+    .split(/[\s,]+/)
+    .filter((s) => s !== '')
+    .map(Number);
+}
+
+/**
+ * The form as a run config. Only what cannot be sent is refused here (text where a number belongs);
+ * ranges and the rest are the service's to judge, so its one-line error is the one the user sees.
+ */
+export function buildConfig(form: RunForm, presetServer: Record<string, unknown> = {}): BuildResult {
+  const numbers: Array<[keyof RunForm, string]> = [
+    ['inputLen', 'input length'],
+    ['outputLen', 'output length'],
+    ['rounds', 'rounds'],
+    ['requestsPerRound', 'requests per round'],
+    ['warmup', 'warm-up'],
+    ['gpuPricePerHour', 'GPU price'],
+    ['utilizationPct', 'utilization'],
+    ['maxSeqs', 'max seqs'],
+    ['blockSize', 'block size'],
+    ['threshold', 'threshold'],
+  ];
+  for (const [field, name] of numbers) {
+    const v = num(String(form[field]));
+    if (v !== undefined && !Number.isFinite(v)) return { ok: false, field, error: `${name} must be a number` };
+  }
+  const concurrency = parseList(form.concurrency);
+  if (concurrency.length === 0) return { ok: false, field: 'concurrency', error: 'give at least one concurrency, e.g. 1,4,16' };
+  if (concurrency.some((c) => !Number.isFinite(c))) {
+    return { ok: false, field: 'concurrency', error: 'concurrency is a list of numbers such as 1,2,4,8' };
+  }
+  const engine = form.engine;
+  if (engine === 'attach' && form.url.trim() === '') return { ok: false, field: 'url', error: 'give the server URL to attach to' };
+  if ((engine === 'vllm' || engine === 'sglang') && form.model.trim() === '') {
+    return { ok: false, field: 'model', error: `give the model ${engine === 'vllm' ? 'vLLM' : 'SGLang'} should serve` };
+  }
+
+  // The preset is the base (it may carry settings the form has no field for, such as extra arguments);
+  // every field the form shows is the form's to set or clear.
+  const server: Record<string, unknown> = { ...presetServer, engine };
+  for (const key of ['model', 'url', 'quantization', 'dtype', 'maxSeqs', 'python', 'simProfile', 'diffusion']) delete server[key];
+  const text = (v: string): string | undefined => (v.trim() === '' ? undefined : v.trim());
+  const set = (key: string, v: unknown): void => {
+    if (v !== undefined) server[key] = v;
+  };
+  set('model', text(form.model));
+  if (engine === 'attach') set('url', text(form.url));
+  if (engine !== 'attach') {
+    set('quantization', text(form.quantization));
+    set('dtype', text(form.dtype));
+    set('maxSeqs', num(form.maxSeqs));
+  }
+  if (engine === 'vllm' || engine === 'sglang') set('python', text(form.python));
+  if (engine === 'sim') set('simProfile', text(form.simProfile));
+  if (form.diffusion && engine !== 'attach') {
+    const base = (presetServer.diffusion ?? {}) as Record<string, unknown>;
+    server.diffusion = { ...base, blockSize: num(form.blockSize) ?? 32, threshold: num(form.threshold) ?? 0.95 };
+  }
+
+  const config: Record<string, unknown> = {
+    label: text(form.label) ?? 'run',
+    concurrency,
+    inputLen: [num(form.inputLen) ?? 512],
+    outputLen: [num(form.outputLen) ?? 256],
+    rounds: num(form.rounds) ?? 3,
+    server,
+  };
+  const optional: Array<[string, number | undefined]> = [
+    ['requestsPerRound', num(form.requestsPerRound)],
+    ['warmup', num(form.warmup)],
+    ['gpuPricePerHour', num(form.gpuPricePerHour)],
+  ];
+  for (const [k, v] of optional) if (v !== undefined) config[k] = v;
+  const util = num(form.utilizationPct);
+  if (util !== undefined) config.utilization = util / 100;
+  return { ok: true, config: config as BenchConfigInput };
+}
+
+/** The form with a preset's server settings filled in (fields the preset leaves out are cleared). */
+export function applyPreset(form: RunForm, preset: PresetInfo | undefined): RunForm {
+  if (!preset) return { ...form, preset: '' };
+  const s = preset.server ?? {};
+  const str = (v: unknown): string => (v === undefined || v === null ? '' : String(v));
+  const diffusion = (s.diffusion ?? undefined) as { blockSize?: number; threshold?: number } | undefined;
+  const engine = (typeof s.engine === 'string' ? s.engine : form.engine) as EngineKind;
+  return {
+    ...form,
+    preset: preset.name,
+    engine,
+    model: str(s.model),
+    url: str(s.url),
+    quantization: str(s.quantization),
+    dtype: str(s.dtype),
+    maxSeqs: str(s.maxSeqs),
+    python: str(s.python),
+    simProfile: str(s.simProfile),
+    diffusion: diffusion !== undefined,
+    blockSize: str(diffusion?.blockSize ?? 32),
+    threshold: str(diffusion?.threshold ?? 0.95),
+  };
+}
