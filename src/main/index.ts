@@ -1,0 +1,81 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BrowserWindow, Menu, app, shell, utilityProcess } from 'electron';
+import type { EngineProcess } from './engine-client.js';
+import { createEngineClient } from './engine-client.js';
+import { RUNS_DIR_ENV } from './engine-protocol.js';
+import { EVENT_CHANNEL } from '../preload/bridge.js';
+import { registerContractIpc } from './ipc.js';
+import { installQuitGuard } from './lifecycle.js';
+import { menuTemplate } from './menu.js';
+import { createMainWindow } from './window.js';
+
+// Main stays thin: windows, menu, lifecycle. The engine lives in a utility process; ipc.ts relays the contract.
+const here = dirname(fileURLToPath(import.meta.url));
+const runsDir = process.env[RUNS_DIR_ENV] ?? join(app.getPath('documents'), 'servebench', 'runs');
+// out/main/ -> the package's docs/app.md.
+const docsFile = join(here, '..', '..', 'docs', 'app.md');
+
+if (!app.requestSingleInstanceLock()) {
+  // One GPU, one benchmark at a time: a second copy hands over to the first.
+  app.quit();
+} else {
+  const engine = createEngineClient(
+    () =>
+      utilityProcess.fork(join(here, 'engine-host.js'), [], {
+        serviceName: 'servebench engine',
+        env: { ...process.env, [RUNS_DIR_ENV]: runsDir },
+        stdio: 'inherit',
+      }) as unknown as EngineProcess,
+  );
+
+  const openWindow = (): BrowserWindow =>
+    createMainWindow({
+      preload: join(here, '../preload/index.cjs'),
+      rendererUrl: app.isPackaged ? undefined : process.env.ELECTRON_RENDERER_URL,
+      indexHtml: join(here, '../renderer/index.html'),
+    });
+  const ours = (): Electron.WebContents[] => BrowserWindow.getAllWindows().map((w) => w.webContents);
+
+  installQuitGuard(app, engine, () =>
+    // Say why the window lingers: the run is being cancelled and saved, the server stopped.
+    ours().forEach((wc) =>
+      wc.send(EVENT_CHANNEL, { type: 'message', severity: 'info', text: 'quitting: cancelling the run, saving it and stopping the server…' }),
+    ),
+  );
+
+  app.on('second-instance', () => {
+    const win = BrowserWindow.getAllWindows()[0];
+    if (win) {
+      if (win.isMinimized()) win.restore();
+      win.focus();
+    }
+  });
+
+  void app.whenReady().then(() => {
+    mkdirSync(runsDir, { recursive: true });
+    registerContractIpc({
+      engine,
+      targets: ours,
+      trusted: (event) => ours().some((wc) => wc.id === event.sender.id),
+    });
+    Menu.setApplicationMenu(
+      Menu.buildFromTemplate(
+        menuTemplate({
+          openRunsFolder: () => void shell.openPath(runsDir),
+          newWindow: () => void openWindow(),
+          docs: () => void shell.openPath(docsFile),
+        }),
+      ),
+    );
+    openWindow();
+    app.on('activate', () => {
+      if (BrowserWindow.getAllWindows().length === 0) openWindow();
+    });
+  });
+
+  app.on('window-all-closed', () => {
+    if (process.platform !== 'darwin') app.quit();
+  });
+}
