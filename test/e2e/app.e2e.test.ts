@@ -1,0 +1,103 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServebenchService } from '../../src/core/api.js';
+import { defaultBenchmarkDeps } from '../../src/core/default-deps.js';
+import { listPresets } from '../../src/core/servers/presets.js';
+import { startUiServer } from '../../src/core/ui-server/index.js';
+import type { UiServer } from '../../src/core/ui-server/index.js';
+import { ensureBuilt } from './renderer-build.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const root = resolve(import.meta.dirname, '..', '..');
+const shots = join(root, 'test-results');
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) console.warn(`skipping the app e2e test: ${CHROMIUM} is absent (apt-get install chromium)`);
+
+describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)', () => {
+  let out: string;
+  let server: UiServer;
+  let browser: Browser;
+  let page: Page;
+  const consoleErrors: string[] = [];
+
+  beforeAll(async () => {
+    ensureBuilt(root);
+    mkdirSync(shots, { recursive: true });
+    out = await mkdtemp(join(tmpdir(), 'sb-e2e-'));
+    const service = createServebenchService({ outDir: out, deps: defaultBenchmarkDeps(), listPresets: () => listPresets() });
+    server = await startUiServer({ service, port: 0, staticDir: join(root, 'out', 'renderer') });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(m.text());
+    });
+    page.on('pageerror', (e) => consoleErrors.push(e.message));
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    if (out) await rm(out, { recursive: true, force: true });
+  });
+
+  it('shows the new-run form with the presets', async () => {
+    await page.goto(server.url);
+    await page.getByTestId('new-run-form').waitFor();
+    await expect.poll(() => page.getByTestId('preset').locator('option').count()).toBeGreaterThan(1);
+    await page.screenshot({ path: join(shots, 'app-new-run.png') });
+  });
+
+  it('shows the service one-line error inline for a bad sweep', async () => {
+    await page.getByTestId('concurrency').fill('0,2');
+    await page.getByTestId('start').click();
+    const error = page.getByTestId('form-error');
+    await error.waitFor();
+    expect(await error.textContent()).toMatch(/concurrency/);
+  });
+
+  it('runs a tiny sweep from the form, shows it live, then the results', async () => {
+    await page.getByTestId('engine-sim').check({ force: true });
+    await page.getByTestId('concurrency').fill('1,2');
+    await page.getByTestId('input-len').fill('32');
+    await page.getByTestId('output-len').fill('16');
+    await page.getByTestId('rounds').fill('1');
+    await page.getByTestId('label').fill('e2e-tiny');
+    await page.getByTestId('start').click();
+
+    const live = page.getByTestId('live-view');
+    await live.waitFor({ timeout: 30_000 });
+    // Mid-run: once requests are coming back, so the charts have points (the sweep takes seconds).
+    await live.getByText(/measuring round/).first().waitFor({ timeout: 60_000 });
+    await page.screenshot({ path: join(shots, 'app-live.png') });
+
+    const results = page.getByTestId('results-view');
+    await results.getByTestId('results-table').waitFor({ timeout: 90_000 });
+    const rows = results.getByTestId('results-row');
+    expect(await rows.count()).toBe(2);
+    expect((await rows.nth(0).locator('td').first().textContent())?.trim()).toBe('1');
+    expect((await rows.nth(1).locator('td').first().textContent())?.trim()).toBe('2');
+    await expect.poll(() => results.getByTestId('simulated-badge').isVisible()).toBe(true);
+    await page.screenshot({ path: join(shots, 'app-results.png') });
+    await page.screenshot({ path: join(shots, 'app-results-full.png'), fullPage: true });
+    // The run is listed and opens from the list.
+    await expect.poll(() => page.getByTestId('runs-list').getByText('e2e-tiny').count()).toBe(1);
+    expect(consoleErrors).toEqual([]);
+  });
+});

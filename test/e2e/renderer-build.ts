@@ -1,0 +1,33 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Newest modification time under a folder (files only), 0 when it is missing. */
+function newest(dir: string): number {
+  if (!existsSync(dir)) return 0;
+  let t = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    t = Math.max(t, entry.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+  }
+  return t;
+}
+
+/**
+ * The e2e tests drive the built renderer (out/renderer) and the simulator runs from dist/cli.js:
+ * build either when it is missing or older than its sources (a few seconds each).
+ */
+export function ensureBuilt(root: string): void {
+  const index = join(root, 'out', 'renderer', 'index.html');
+  const built = existsSync(index) ? statSync(index).mtimeMs : 0;
+  if (built < Math.max(newest(join(root, 'src', 'renderer')), newest(join(root, 'src', 'shared')))) {
+    execFileSync(process.execPath, [join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', 'test/e2e/vite.renderer.config.ts', '--logLevel', 'warn'], {
+      cwd: root,
+      stdio: 'inherit',
+      timeout: 120_000,
+    });
+  }
+  if (!existsSync(join(root, 'dist', 'cli.js'))) {
+    execFileSync(process.execPath, [join(root, 'scripts', 'build-cli.mjs')], { cwd: root, stdio: 'inherit', timeout: 120_000 });
+  }
+}
