@@ -17,6 +17,14 @@ export interface ServerInfo {
   metricsUrl?: string;
   /** Fake GPU state file written by the simulator (demo mode telemetry). */
   gpuStateFile?: string;
+  /** The launch command line, secrets redacted (for the run record; never executed). */
+  command?: string;
+  /** Leader pid of the server's process group (launched engines only). */
+  pid?: number;
+  /** The whole server log (launched engines only). */
+  logFile?: string;
+  /** Things servebench decided for the user at launch (also sent as 'message' events). */
+  notes?: string[];
 }
 
 /** Why a server ended or failed to start; `fix` is the one line that tells the user what to do. */
@@ -54,6 +62,8 @@ export interface StartServerOptions {
   signal?: AbortSignal;
   /** Largest concurrency of the sweep (SGLang diffusion needs max-running-requests). */
   maxConcurrency?: number;
+  /** attach: bearer key for the readiness and model probes. */
+  apiKey?: string;
 }
 
 /** Launches or attaches to a server from a ServerConfig. */

@@ -1,0 +1,243 @@
+import type { ParseArgsConfig } from 'node:util';
+import { EngineKindSchema, ServerConfigSchema } from '../shared/config.js';
+import { UserError } from '../core/errors.js';
+import { loadPreset, type ServerConfigInput } from '../core/servers/presets.js';
+
+/** `servebench run` flags that choose and configure the server (node:util parseArgs options). */
+export const serverOptions = {
+  engine: { type: 'string' },
+  model: { type: 'string' },
+  'served-model-name': { type: 'string' },
+  python: { type: 'string' },
+  quantization: { type: 'string' },
+  dtype: { type: 'string' },
+  'kv-cache-dtype': { type: 'string' },
+  tp: { type: 'string' },
+  'max-model-len': { type: 'string' },
+  'gpu-memory': { type: 'string' },
+  'max-seqs': { type: 'string' },
+  'block-size': { type: 'string' },
+  threshold: { type: 'string' },
+  'dllm-algorithm': { type: 'string' },
+  'server-arg': { type: 'string', multiple: true },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  seed: { type: 'string' },
+  env: { type: 'string', multiple: true },
+  preset: { type: 'string' },
+  'prefix-caching': { type: 'boolean' },
+  'no-prefix-caching': { type: 'boolean' },
+  'start-timeout': { type: 'string' },
+} as const satisfies NonNullable<ParseArgsConfig['options']>;
+
+/** Help text for the server flags (the run command prints it with its own). */
+export const SERVER_OPTIONS_HELP = `Server (launched by servebench unless --url is given):
+  --engine vllm|sglang|sim     engine to launch (default sim: the built-in simulator)
+  --model M                    hub id (org/name) or local folder
+  --served-model-name NAME     name the server answers to
+  --python PATH                interpreter of the venv/conda env with the engine (default python3)
+  --quantization Q             checked against the installed engine's own --help
+  --dtype D  --kv-cache-dtype D
+  --tp N                       tensor parallel size
+  --max-model-len L            max tokens per request (SGLang --context-length)
+  --gpu-memory F               GPU memory fraction 0-1 (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static)
+  --max-seqs N                 max concurrent sequences (vLLM --max-num-seqs, SGLang --max-running-requests)
+  --prefix-caching | --no-prefix-caching
+  --seed N
+  --block-size B --threshold T --dllm-algorithm A   diffusion (block) decoding (defaults 32, 0.95, LowConfidence)
+  --server-arg=ARG             extra engine argument, repeatable (--server-arg=--trust-remote-code)
+  --env KEY=VALUE              environment for the server, repeatable (secrets never reach logs)
+  --host H  --port P           bind address (default 127.0.0.1, a free port)
+  --start-timeout T            readiness time-out: seconds, or 90s / 20m / 1h (default 20m)
+  --preset NAME                a ready-made setup from resources/presets (flags override it)`;
+
+type Values = Record<string, unknown>;
+
+function str(values: Values, flag: string): string | undefined {
+  const v = values[flag];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') throw new UserError(`--${flag} needs a value`);
+  if (v.trim() === '') throw new UserError(`--${flag} needs a value`);
+  return v.trim();
+}
+
+function list(values: Values, flag: string): string[] {
+  const v = values[flag];
+  if (v === undefined) return [];
+  return (Array.isArray(v) ? v : [v]).map(String);
+}
+
+function int(values: Values, flag: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  const v = str(values, flag);
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(n) || n < min || n > max) {
+    const range =
+      max === Number.MAX_SAFE_INTEGER
+        ? min === 1
+          ? 'a positive integer'
+          : `an integer >= ${min}`
+        : `an integer from ${min} to ${max}`;
+    throw new UserError(`--${flag} must be ${range} (got '${v}')`);
+  }
+  return n;
+}
+
+function fraction(values: Values, flag: string): number | undefined {
+  const v = str(values, flag);
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0 || n > 1) throw new UserError(`--${flag} must be a number in (0, 1] (got '${v}')`);
+  return n;
+}
+
+/** Parses a duration: plain seconds, or a number with ms, s, m or h. */
+export function parseDurationMs(text: string, flag = 'start-timeout'): number {
+  const m = text.trim().match(/^(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?$/i);
+  if (!m) throw new UserError(`--${flag} must be a duration such as 600, 90s, 20m or 1h (got '${text}')`);
+  const n = Number(m[1]);
+  const unit = (m[2] ?? 's').toLowerCase();
+  const factor = unit === 'ms' ? 1 : unit === 's' ? 1_000 : unit === 'h' ? 3_600_000 : 60_000;
+  const ms = Math.round(n * factor);
+  if (ms <= 0) throw new UserError(`--${flag} must be longer than zero (got '${text}')`);
+  return ms;
+}
+
+function splitServerArg(arg: string): string[] {
+  // "--max-num-batched-tokens 8192" in one value is two arguments; a value without a leading dash stays whole.
+  return arg.startsWith('-') && /\s/.test(arg.trim()) ? arg.trim().split(/\s+/) : [arg];
+}
+
+/**
+ * Builds a server config input from `servebench run` flags, over a preset when given
+ * (`preset` argument, or --preset NAME loaded from resources/presets). Validates and throws a
+ * UserError with one line naming the bad flag.
+ */
+export function serverConfigFromFlags(values: Values, preset?: ServerConfigInput): ServerConfigInput {
+  const presetName = str(values, 'preset');
+  const base: ServerConfigInput = preset ?? (presetName ? loadPreset(presetName) : {});
+  const out: ServerConfigInput = { ...base };
+  const set = <K extends keyof ServerConfigInput>(key: K, value: ServerConfigInput[K] | undefined): void => {
+    if (value !== undefined) out[key] = value;
+  };
+
+  const engine = str(values, 'engine');
+  if (engine !== undefined) {
+    const parsed = EngineKindSchema.safeParse(engine);
+    if (!parsed.success || engine === 'attach')
+      throw new UserError(`--engine must be vllm, sglang or sim (got '${engine}'); use --url for a running server`);
+    set('engine', parsed.data);
+  }
+  const url = typeof values.url === 'string' ? values.url : undefined;
+  if (url !== undefined) {
+    if (engine !== undefined)
+      throw new UserError(`--url attaches to a running server; it cannot be combined with --engine ${engine}`);
+    try {
+      const u = new URL(url);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+    } catch {
+      throw new UserError(`--url must be an http(s) URL such as http://127.0.0.1:8000 (got '${url}')`);
+    }
+    set('engine', 'attach');
+    set('url', url);
+  }
+
+  set('model', str(values, 'model'));
+  set('servedModelName', str(values, 'served-model-name'));
+  set('python', str(values, 'python'));
+  set('quantization', str(values, 'quantization'));
+  set('dtype', str(values, 'dtype'));
+  set('kvCacheDtype', str(values, 'kv-cache-dtype'));
+  set('tensorParallel', int(values, 'tp', 1));
+  set('maxModelLen', int(values, 'max-model-len', 1));
+  set('gpuMemoryFraction', fraction(values, 'gpu-memory'));
+  set('maxSeqs', int(values, 'max-seqs', 1));
+  set('port', int(values, 'port', 0, 65535));
+  set('host', str(values, 'host'));
+  set('seed', int(values, 'seed', 0));
+
+  if (values['prefix-caching'] === true && values['no-prefix-caching'] === true) {
+    throw new UserError('--prefix-caching and --no-prefix-caching contradict each other; pass one');
+  }
+  if (values['prefix-caching'] === true) set('prefixCaching', true);
+  if (values['no-prefix-caching'] === true) set('prefixCaching', false);
+
+  const timeout = str(values, 'start-timeout');
+  if (timeout !== undefined) set('startTimeoutMs', parseDurationMs(timeout));
+
+  const blockSize = int(values, 'block-size', 1);
+  const threshold = str(values, 'threshold');
+  const algorithm = str(values, 'dllm-algorithm');
+  let thresholdValue: number | undefined;
+  if (threshold !== undefined) {
+    thresholdValue = Number(threshold);
+    if (!Number.isFinite(thresholdValue) || thresholdValue <= 0 || thresholdValue > 1) {
+      throw new UserError(`--threshold must be a number in (0, 1] (got '${threshold}')`);
+    }
+  }
+  if (blockSize !== undefined || thresholdValue !== undefined || algorithm !== undefined) {
+    out.diffusion = {
+      ...(base.diffusion ?? {}),
+      ...(algorithm !== undefined ? { algorithm } : {}),
+      ...(blockSize !== undefined ? { blockSize } : {}),
+      ...(thresholdValue !== undefined ? { threshold: thresholdValue } : {}),
+    };
+  }
+
+  const serverArgs = list(values, 'server-arg').flatMap(splitServerArg);
+  if (serverArgs.length > 0) {
+    if ((out.engine ?? 'sim') === 'sim') out.simArgs = [...(base.simArgs ?? []), ...serverArgs];
+    else out.extraArgs = [...(base.extraArgs ?? []), ...serverArgs];
+  }
+
+  const envPairs = list(values, 'env');
+  if (envPairs.length > 0) {
+    const env: Record<string, string> = { ...(base.env ?? {}) };
+    for (const pair of envPairs) {
+      const eq = pair.indexOf('=');
+      const key = eq > 0 ? pair.slice(0, eq) : '';
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) {
+        throw new UserError(`--env must be KEY=VALUE (got '${eq > 0 ? `${key}=...` : pair.replace(/=.*/, '=...')}')`);
+      }
+      env[key] = pair.slice(eq + 1);
+    }
+    out.env = env;
+  }
+
+  const engineKind = out.engine ?? 'sim';
+  if ((engineKind === 'vllm' || engineKind === 'sglang') && !out.model) {
+    throw new UserError(`--model is required with --engine ${engineKind} (a hub id like org/name or a local folder)`);
+  }
+
+  const check = ServerConfigSchema.safeParse(out);
+  if (!check.success) {
+    const issue = check.error.issues[0];
+    const field = String(issue?.path[0] ?? '');
+    throw new UserError(`${FLAG_OF[field] ?? (field || 'server config')}: ${issue?.message ?? 'invalid'}`);
+  }
+  return out;
+}
+
+const FLAG_OF: Record<string, string> = {
+  engine: '--engine',
+  url: '--url',
+  model: '--model',
+  servedModelName: '--served-model-name',
+  host: '--host',
+  port: '--port',
+  python: '--python',
+  dtype: '--dtype',
+  quantization: '--quantization',
+  kvCacheDtype: '--kv-cache-dtype',
+  tensorParallel: '--tp',
+  maxModelLen: '--max-model-len',
+  gpuMemoryFraction: '--gpu-memory',
+  maxSeqs: '--max-seqs',
+  prefixCaching: '--prefix-caching',
+  seed: '--seed',
+  diffusion: '--block-size/--threshold/--dllm-algorithm',
+  env: '--env',
+  extraArgs: '--server-arg',
+  simArgs: '--server-arg',
+  startTimeoutMs: '--start-timeout',
+};

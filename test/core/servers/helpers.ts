@@ -1,0 +1,89 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ServerConfigSchema, type ServerConfig } from '../../../src/shared/config.js';
+import type { RunEvent } from '../../../src/shared/events.js';
+import { isProcessAlive } from '../../../src/core/servers/process-group.js';
+import type { ServerConfigInput } from '../../../src/core/servers/presets.js';
+
+export const FAKE_PYTHON = fileURLToPath(new URL('../../fakes/python-fake.mjs', import.meta.url));
+export const FAKE_SIM_CLI = fileURLToPath(new URL('../../fakes/engine-sim-cli.mjs', import.meta.url));
+
+export interface RecordEntry {
+  kind: 'probe' | 'help' | 'engine' | 'worker' | 'sim';
+  pid: number;
+  argv?: string[];
+  mode?: string;
+}
+
+/** A fresh run folder and the record file the fakes append to. */
+export async function makeRun(): Promise<{ runDir: string; recordFile: string }> {
+  const runDir = await mkdtemp(join(tmpdir(), 'servebench-servers-'));
+  return { runDir, recordFile: join(runDir, 'fake-record.jsonl') };
+}
+
+export function readRecord(file: string): RecordEntry[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as RecordEntry);
+}
+
+/** Pids of every long-lived process the fakes started (engines and their workers). */
+export function launchedPids(file: string): number[] {
+  return readRecord(file)
+    .filter((e) => e.kind === 'engine' || e.kind === 'worker' || e.kind === 'sim')
+    .map((e) => e.pid);
+}
+
+export function alivePids(pids: number[]): number[] {
+  return pids.filter((pid) => isProcessAlive(pid));
+}
+
+/** A fake-python server config for an engine. */
+export function fakeConfig(
+  engine: 'vllm' | 'sglang',
+  recordFile: string,
+  mode: string,
+  extra: Partial<ServerConfigInput> & { fakeEnv?: Record<string, string> } = {},
+): ServerConfig {
+  const { fakeEnv, ...rest } = extra;
+  return ServerConfigSchema.parse({
+    engine,
+    python: FAKE_PYTHON,
+    model: 'meta-llama/Llama-3.1-8B-Instruct',
+    ...rest,
+    env: { FAKE_ENGINE_MODE: mode, FAKE_ENGINE_RECORD: recordFile, ...fakeEnv, ...(rest.env ?? {}) },
+  });
+}
+
+/** Collects events; `waitFor` resolves on the first event matching a predicate (past or future). */
+export function eventLog(): {
+  events: RunEvent[];
+  onEvent: (e: RunEvent) => void;
+  waitFor: (pred: (e: RunEvent) => boolean) => Promise<RunEvent>;
+} {
+  const events: RunEvent[] = [];
+  const waiters: Array<{ pred: (e: RunEvent) => boolean; resolve: (e: RunEvent) => void }> = [];
+  return {
+    events,
+    onEvent: (e) => {
+      events.push(e);
+      for (const w of [...waiters]) {
+        if (w.pred(e)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(e);
+        }
+      }
+    },
+    waitFor: (pred) =>
+      new Promise((resolve) => {
+        const found = events.find(pred);
+        if (found) resolve(found);
+        else waiters.push({ pred, resolve });
+      }),
+  };
+}
