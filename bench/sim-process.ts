@@ -14,6 +14,11 @@ export interface SimProcess {
 export async function startSimProcess(args: string[]): Promise<SimProcess> {
   const cli = `${packageRoot()}/dist/cli.js`;
   const child = spawn(process.execPath, [cli, 'sim', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // The bench may die (Ctrl-C, a closed pipe): never leave a simulator behind.
+  const reap = (): void => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  };
+  process.once('exit', reap);
   const url = await new Promise<string>((resolve, reject) => {
     const rl = createInterface({ input: child.stdout! });
     rl.on('line', (line) => {
