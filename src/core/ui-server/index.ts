@@ -70,7 +70,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     server: http,
     path: '/rpc',
     maxPayload: 4 * 1024 * 1024,
-    verifyClient: ({ req }: { req: IncomingMessage }) => hostOk(req) && originOk(req),
+    verifyClient: ({ req }: { req: IncomingMessage }, done: (ok: boolean, code?: number, message?: string) => void) =>
+      hostOk(req) && originOk(req) ? done(true) : done(false, 403, 'forbidden origin'),
   });
 
   let replay: ContractEvent[] = [];

@@ -71,11 +71,17 @@ export function createWsTransport(url: string, options: WsTransportOptions = {})
   let closed = false;
   let socket: SocketLike;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let connected: boolean | null = null;
+  const report = (up: boolean): void => {
+    if (connected === up) return;
+    connected = up;
+    options.onStatus?.(up);
+  };
 
   const open = (): void => {
     socket = connect(url);
     socket.onopen = () => {
-      options.onStatus?.(true);
+      report(true);
       const waiting = queue;
       queue = [];
       for (const text of waiting) socket.send(text);
@@ -100,7 +106,7 @@ export function createWsTransport(url: string, options: WsTransportOptions = {})
     };
     socket.onerror = () => undefined;
     socket.onclose = () => {
-      options.onStatus?.(false);
+      report(false);
       for (const call of pending.values()) call.reject(new Error('the connection to servebench was lost'));
       pending.clear();
       queue = [];
@@ -135,7 +141,10 @@ export function createWsTransport(url: string, options: WsTransportOptions = {})
 }
 
 /** IPC when the preload bridge is there (Electron), else the WebSocket of `servebench ui` on this page's host. */
-export function pickTransport(win: Pick<Window, 'servebench' | 'location'>, options?: WsTransportOptions): Transport {
+export function pickTransport(
+  win: { servebench?: ServebenchBridge; location: { host: string } },
+  options?: WsTransportOptions,
+): Transport {
   if (win.servebench) return createIpcTransport(win.servebench);
   return createWsTransport(`ws://${win.location.host}/rpc`, options);
 }

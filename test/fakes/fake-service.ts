@@ -1,0 +1,68 @@
+import type { ServebenchService } from '../../src/core/api.js';
+import { UserError } from '../../src/core/errors.js';
+import type { ActiveRun, ContractEvent, PresetSummary, RunSummary } from '../../src/shared/contract.js';
+import type { RunRecord } from '../../src/shared/run-record.js';
+import type { RequestRecord } from '../../src/shared/request-record.js';
+import { BenchConfigSchema } from '../../src/shared/config.js';
+
+/** A service with no engine behind it: records calls, emits what a test tells it to, one run at a time. */
+export class FakeService implements ServebenchService {
+  readonly calls: Array<{ method: string; args: unknown[] }> = [];
+  readonly listeners = new Set<(event: ContractEvent) => void>();
+  active: ActiveRun | null = null;
+  runs: RunSummary[] = [];
+  presets: PresetSummary[] = [{ name: 'sim-demo', description: 'the simulator' }];
+  cancelled: string[] = [];
+  /** Resolves the active run's completion (set by startRun). */
+  private finish: (() => void) | null = null;
+  private done: Promise<void> = Promise.resolve();
+
+  emit(event: ContractEvent): void {
+    for (const l of this.listeners) l(event);
+  }
+  subscribe(listener: (event: ContractEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+  async startRun(config: Parameters<ServebenchService['startRun']>[0]): Promise<ActiveRun> {
+    this.calls.push({ method: 'startRun', args: [config] });
+    if (this.active) throw new UserError(`run ${this.active.runId} is still going; cancel it or wait for it to finish`);
+    const parsed = BenchConfigSchema.parse(config);
+    this.active = { runId: 'r1', dir: '/tmp/r1', config: parsed };
+    this.done = new Promise((resolve) => {
+      this.finish = resolve;
+    });
+    this.emit({ type: 'run-started', runId: 'r1', dir: '/tmp/r1', simulated: true, totalLevels: parsed.concurrency.length });
+    return this.active;
+  }
+  async cancelRun(runId: string): Promise<void> {
+    this.calls.push({ method: 'cancelRun', args: [runId] });
+    if (!this.active || this.active.runId !== runId) throw new UserError(`run ${runId} is not running`);
+    this.cancelled.push(runId);
+    this.active = null;
+    this.finish?.();
+  }
+  async activeRun(): Promise<ActiveRun | null> {
+    this.calls.push({ method: 'activeRun', args: [] });
+    return this.active;
+  }
+  async listRuns(): Promise<RunSummary[]> {
+    this.calls.push({ method: 'listRuns', args: [] });
+    return this.runs;
+  }
+  async getRun(runId: string): Promise<RunRecord> {
+    this.calls.push({ method: 'getRun', args: [runId] });
+    throw new UserError(`run ${runId} not found`);
+  }
+  async getRequests(runId: string): Promise<RequestRecord[]> {
+    this.calls.push({ method: 'getRequests', args: [runId] });
+    return [];
+  }
+  async listPresets(): Promise<PresetSummary[]> {
+    this.calls.push({ method: 'listPresets', args: [] });
+    return this.presets;
+  }
+  idle(): Promise<void> {
+    return this.done;
+  }
+}

@@ -1,0 +1,131 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { WebSocket } from 'ws';
+import { startUiServer } from '../../src/core/ui-server/index.js';
+import type { UiServer } from '../../src/core/ui-server/index.js';
+import type { ServebenchBridge } from '../../src/preload/bridge.js';
+import { createApi, createIpcTransport, createWsTransport, pickTransport } from '../../src/renderer/lib/transport.js';
+import type { SocketLike, WsTransport } from '../../src/renderer/lib/transport.js';
+import type { ContractEvent } from '../../src/shared/contract.js';
+import { FakeService } from '../fakes/fake-service.js';
+
+const connect = (url: string): SocketLike => new WebSocket(url) as unknown as SocketLike;
+
+describe('WebSocket transport against the ui server (fake service)', () => {
+  let dir: string;
+  let service: FakeService;
+  let server: UiServer;
+  const transports: WsTransport[] = [];
+  const open = (onStatus?: (up: boolean) => void): WsTransport => {
+    const t = createWsTransport(`ws://127.0.0.1:${server.port}/rpc`, { connect, reconnectMs: 20, onStatus });
+    transports.push(t);
+    return t;
+  };
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sb-transport-'));
+    await writeFile(join(dir, 'index.html'), '');
+    service = new FakeService();
+    server = await startUiServer({ service, port: 0, staticDir: dir });
+  });
+  afterEach(async () => {
+    for (const t of transports.splice(0)) t.close();
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('round-trips typed calls made before the socket opened', async () => {
+    const api = createApi(open());
+    const [presets, runs, active] = await Promise.all([api.listPresets(), api.listRuns(), api.activeRun()]);
+    expect(presets).toEqual([{ name: 'sim-demo', description: 'the simulator' }]);
+    expect(runs).toEqual([]);
+    expect(active).toBeNull();
+    expect(service.calls.map((c) => c.method).sort()).toEqual(['activeRun', 'listPresets', 'listRuns']);
+  });
+
+  it('rejects with the one-line message: validation errors and user errors alike', async () => {
+    const api = createApi(open());
+    await expect(api.startRun({ concurrency: [0] })).rejects.toThrow(/^concurrency\.0: /);
+    await expect(api.getRun('nope')).rejects.toThrow('run nope not found');
+    await api.startRun({ concurrency: [1] });
+    await expect(api.startRun({ concurrency: [1] })).rejects.toThrow('run r1 is still going; cancel it or wait for it to finish');
+  });
+
+  it('delivers pushed events to every listener until it unsubscribes', async () => {
+    const t = open();
+    const api = createApi(t);
+    const seen: ContractEvent[] = [];
+    const other: ContractEvent[] = [];
+    const off = t.onEvent((e) => seen.push(e));
+    t.onEvent((e) => other.push(e));
+    await api.startRun({ concurrency: [1, 2] });
+    await vi.waitFor(() => expect(seen.map((e) => e.type)).toEqual(['run-started']));
+    off();
+    service.emit({ type: 'message', severity: 'info', text: 'hello' });
+    await vi.waitFor(() => expect(other).toHaveLength(2));
+    expect(seen).toHaveLength(1);
+  });
+
+  it('fails calls in flight when the connection drops, reports it, and reconnects', async () => {
+    const status: boolean[] = [];
+    const t = open((up) => status.push(up));
+    const api = createApi(t);
+    await api.listRuns();
+    const port = server.port;
+    await server.close();
+    await vi.waitFor(() => expect(status).toEqual([true, false]));
+    await expect(api.listRuns()).rejects.toThrow(/connection to servebench was lost/);
+    server = await startUiServer({ service, port, staticDir: dir });
+    await vi.waitFor(() => expect(status.at(-1)).toBe(true), { timeout: 5000 });
+    expect(await api.listPresets()).toHaveLength(1);
+  });
+});
+
+describe('IPC transport and the choice between them', () => {
+  function fakeBridge(): ServebenchBridge & { listeners: Set<(e: ContractEvent) => void> } {
+    const listeners = new Set<(e: ContractEvent) => void>();
+    return {
+      listeners,
+      call: vi.fn(async (method: string, args: unknown[]) => {
+        if (method === 'getRun') throw new Error(`run ${String(args[0])} not found`);
+        return { method, args };
+      }),
+      onEvent: (l) => {
+        listeners.add(l);
+        return () => listeners.delete(l);
+      },
+    };
+  }
+
+  it('calls through window.servebench and passes its events on', async () => {
+    const bridge = fakeBridge();
+    const t = createIpcTransport(bridge);
+    const api = createApi(t);
+    expect(await api.cancelRun('r1')).toEqual({ method: 'cancelRun', args: ['r1'] });
+    await expect(api.getRun('x')).rejects.toThrow('run x not found');
+    const got: ContractEvent[] = [];
+    const off = t.onEvent((e) => got.push(e));
+    for (const l of bridge.listeners) l({ type: 'server-state', state: 'ready' });
+    off();
+    expect(got).toEqual([{ type: 'server-state', state: 'ready' }]);
+    expect(bridge.listeners.size).toBe(0);
+  });
+
+  it('picks IPC when the preload bridge exists, else a WebSocket to this page host /rpc', () => {
+    const bridge = fakeBridge();
+    const ipc = pickTransport({ servebench: bridge, location: { host: 'x' } });
+    void createApi(ipc).listRuns();
+    expect(bridge.call).toHaveBeenCalledWith('listRuns', []);
+
+    const urls: string[] = [];
+    const fakeSocket = (url: string): SocketLike => {
+      urls.push(url);
+      return { readyState: 0, send: () => undefined, close: () => undefined, onopen: null, onclose: null, onerror: null, onmessage: null };
+    };
+    const ws = pickTransport({ servebench: undefined, location: { host: '127.0.0.1:5199' } }, { connect: fakeSocket });
+    expect(urls).toEqual(['ws://127.0.0.1:5199/rpc']);
+    (ws as WsTransport).close();
+  });
+});
