@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import type { RequestExecutor } from './executor.js';
 import type { LevelPlan } from './level-plan.js';
 import { outcomeToRecord } from './outcome-to-record.js';
-import { createRng } from './prompts.js';
+import { createRng } from '../rng.js';
 import type { Prompt } from './prompts.js';
 import { apiPath, buildRequestBody } from './request-body.js';
 import type { BodyCompat } from './request-body.js';

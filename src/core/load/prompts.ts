@@ -1,3 +1,4 @@
+import { createRng } from '../rng.js';
 import { WORDS } from './words.js';
 
 /** The text a request carries, and how many prompt tokens the server will count for it. */
@@ -8,18 +9,6 @@ export interface Prompt {
 
 /** Counts the prompt tokens the server will see for a text (null when the server cannot say). */
 export type TokenCounter = (text: string) => Promise<number | null>;
-
-/** Deterministic PRNG (mulberry32): the same seed builds the same prompts. */
-export function createRng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Encodes n as `digits` words: a prefix that differs from every other request's at the first tokens. */
 export function prefixWords(n: number, digits: number): string[] {

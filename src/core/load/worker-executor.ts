@@ -2,21 +2,15 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { findDistFile } from '../package-root.js';
 import type { ExecutorOptions, RequestExecutor } from './executor.js';
 import type { RequestOutcome, RequestSpec } from './stream-client.js';
 import type { FromWorker, ToWorker } from './worker-protocol.js';
 
 /** Finds the bundled worker script: beside the bundle (dist/), else dist/ under the package root. */
 export function resolveWorkerScript(): string | null {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  const sibling = join(dir, 'load-worker.js');
-  if (existsSync(sibling)) return sibling;
-  for (let i = 0; i < 6; i++) {
-    const candidate = join(dir, 'dist', 'load-worker.js');
-    if (existsSync(join(dir, 'package.json')) && existsSync(candidate)) return candidate;
-    dir = dirname(dir);
-  }
-  return null;
+  const sibling = join(dirname(fileURLToPath(import.meta.url)), 'load-worker.js');
+  return existsSync(sibling) ? sibling : (findDistFile('load-worker.js') ?? null);
 }
 
 interface Slot {

@@ -3,7 +3,7 @@ export * from './adapters.js';
 export * from './engine-probe.js';
 export * from './failures.js';
 export * from './manager.js';
-export * from './package-root.js';
+
 export * from './ports.js';
 export * from './presets.js';
 export * from './process-group.js';

@@ -11,7 +11,7 @@ import { ServerConfigError, ServerStartError } from './server-errors.js';
 import { adapterFor, formatCommand, type EngineAdapter, type LaunchPlan } from './adapters.js';
 import { probeEngine, probeQuantizationChoices, runCapture } from './engine-probe.js';
 import { failureFromExit } from './failures.js';
-import { findCliScript } from './package-root.js';
+import { findCliScript } from '../package-root.js';
 import { baseUrlFor, pickFreePort, probePort } from './ports.js';
 import { DEFAULT_GRACE, stopGroup, trackGroup, type StopGrace } from './process-group.js';
 import { createRedactor, redactArgv } from './redact.js';

@@ -4,7 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ServerConfigSchema } from '../../shared/config.js';
 import { UserError } from '../errors.js';
-import { findPackageRoot } from './package-root.js';
+import { findPackageRoot } from '../package-root.js';
 
 /** A server config as written by a user or a preset (defaults not yet applied). */
 export type ServerConfigInput = z.input<typeof ServerConfigSchema>;

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { UserError } from '../errors.js';
+import { resourcePath } from '../package-root.js';
 
 /**
  * The simulated model + GPU: every number the step-time model, the KV cache and the fake GPU use.
@@ -79,16 +79,36 @@ export interface ProfileParam {
 
 /** Every tunable parameter; drives the YAML reader, the CLI flags, validation and --help. */
 export const PROFILE_PARAMS: readonly ProfileParam[] = [
-  { key: 'maxModelLen', flag: 'max-model-len', kind: 'int', min: 16, doc: 'longest prompt + output per request (tokens)' },
+  {
+    key: 'maxModelLen',
+    flag: 'max-model-len',
+    kind: 'int',
+    min: 16,
+    doc: 'longest prompt + output per request (tokens)',
+  },
   { key: 'maxNumSeqs', flag: 'max-num-seqs', kind: 'int', min: 1, doc: 'most sequences in one batch' },
   { key: 'kvCacheTokens', flag: 'kv-cache-tokens', kind: 'int', min: 16, doc: 'KV cache capacity (tokens)' },
   { key: 'prefillTokPerS', flag: 'prefill-tok-per-s', kind: 'number', min: 1, doc: 'prefill speed (prompt tokens/s)' },
   { key: 'stepBaseMs', flag: 'step-base-ms', kind: 'number', min: 0, doc: 'fixed cost of a decode step (ms)' },
   { key: 'stepPerSeqMs', flag: 'step-per-seq-ms', kind: 'number', min: 0, doc: 'step cost per running sequence (ms)' },
   { key: 'jitter', flag: 'jitter', kind: 'number', min: 0, max: 0.9, doc: 'relative seeded jitter of step times' },
-  { key: 'eosProb', flag: 'eos-prob', kind: 'number', min: 0, max: 1, doc: 'early-stop chance per token unless ignore_eos' },
+  {
+    key: 'eosProb',
+    flag: 'eos-prob',
+    kind: 'number',
+    min: 0,
+    max: 1,
+    doc: 'early-stop chance per token unless ignore_eos',
+  },
   { key: 'blockSize', flag: 'block-size', kind: 'int', min: 0, doc: 'diffusion block size; 0 = autoregressive' },
-  { key: 'threshold', flag: 'threshold', kind: 'number', min: 0.01, max: 1, doc: 'diffusion confidence threshold (lower = faster)' },
+  {
+    key: 'threshold',
+    flag: 'threshold',
+    kind: 'number',
+    min: 0.01,
+    max: 1,
+    doc: 'diffusion confidence threshold (lower = faster)',
+  },
   { key: 'denoiseExponent', flag: 'denoise-exponent', kind: 'number', min: 0, doc: 'denoising curve exponent' },
   { key: 'prefixCaching', flag: 'prefix-caching', kind: 'bool', doc: 'automatic prefix caching (true|false)' },
   { key: 'instant', flag: 'instant', kind: 'bool', doc: 'zero-delay mode: all chunks at once (true|false)' },
@@ -106,9 +126,27 @@ export const PROFILE_PARAMS: readonly ProfileParam[] = [
   { key: 'gpuHeatRate', flag: 'gpu-heat-rate', kind: 'number', min: 0, doc: 'heating at full load (°C/s)' },
   { key: 'gpuCoolRate', flag: 'gpu-cool-rate', kind: 'number', min: 0, doc: 'cooling towards ambient (1/s)' },
   { key: 'gpuThermalLimitC', flag: 'gpu-thermal-limit', kind: 'number', doc: 'slowdown temperature (°C)' },
-  { key: 'gpuMinClockRatio', flag: 'gpu-min-clock-ratio', kind: 'number', min: 0.05, max: 1, doc: 'lowest clock share when throttled' },
-  { key: 'gpuThrottleRate', flag: 'gpu-throttle-rate', kind: 'number', min: 0, doc: 'clock ratio drop per second when hot' },
-  { key: 'gpuMemTempOffsetC', flag: 'gpu-mem-temp-offset', kind: 'number-or-none', doc: "memory temp offset (°C) or 'none' for [N/A]" },
+  {
+    key: 'gpuMinClockRatio',
+    flag: 'gpu-min-clock-ratio',
+    kind: 'number',
+    min: 0.05,
+    max: 1,
+    doc: 'lowest clock share when throttled',
+  },
+  {
+    key: 'gpuThrottleRate',
+    flag: 'gpu-throttle-rate',
+    kind: 'number',
+    min: 0,
+    doc: 'clock ratio drop per second when hot',
+  },
+  {
+    key: 'gpuMemTempOffsetC',
+    flag: 'gpu-mem-temp-offset',
+    kind: 'number-or-none',
+    doc: "memory temp offset (°C) or 'none' for [N/A]",
+  },
   { key: 'gpuDriverVersion', flag: 'gpu-driver-version', kind: 'string', doc: 'driver version nvidia-smi reports' },
   { key: 'gpuCudaVersion', flag: 'gpu-cuda-version', kind: 'string', doc: 'CUDA version nvidia-smi reports' },
 ];
@@ -218,17 +256,14 @@ let profilesDirCache: string | undefined;
  */
 export function profilesDir(): string {
   if (profilesDirCache) return profilesDirCache;
-  const env = process.env.SERVEBENCH_RESOURCES;
-  if (env && existsSync(join(env, 'sim-profiles'))) return (profilesDirCache = join(env, 'sim-profiles'));
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 8; i++) {
-    const candidate = join(dir, 'resources', 'sim-profiles');
-    if (existsSync(candidate)) return (profilesDirCache = candidate);
-    const up = dirname(dir);
-    if (up === dir) break;
-    dir = up;
+  let dir: string;
+  try {
+    dir = resourcePath('sim-profiles');
+  } catch {
+    throw new UserError('cannot find resources/sim-profiles; set SERVEBENCH_RESOURCES to the resources folder');
   }
-  throw new UserError('cannot find resources/sim-profiles; set SERVEBENCH_RESOURCES to the resources folder');
+  if (!existsSync(dir)) throw new UserError(`cannot find ${dir}; set SERVEBENCH_RESOURCES to the resources folder`);
+  return (profilesDirCache = dir);
 }
 
 /** Names of the bundled profiles (file names without .yaml). */
@@ -244,7 +279,8 @@ function readProfileFile(file: string, depth: number): SimProfile {
   try {
     doc = parseYaml(readFileSync(file, 'utf8'));
   } catch (error) {
-    const why = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message.split('\n')[0];
+    const why =
+      (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message.split('\n')[0];
     throw new UserError(`cannot read sim profile ${file}: ${why}; pass an existing YAML file to --profile-file`);
   }
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) {
@@ -271,7 +307,9 @@ function resolveProfilePath(nameOrFile: string): string {
   if (/[\\/]|\.ya?ml$/.test(nameOrFile)) return resolve(nameOrFile);
   const file = join(profilesDir(), `${nameOrFile}.yaml`);
   if (!existsSync(file)) {
-    throw new UserError(`unknown sim profile '${nameOrFile}'; use one of: ${listProfiles().join(', ')} (or --profile-file FILE)`);
+    throw new UserError(
+      `unknown sim profile '${nameOrFile}'; use one of: ${listProfiles().join(', ')} (or --profile-file FILE)`,
+    );
   }
   return file;
 }

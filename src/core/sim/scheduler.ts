@@ -1,6 +1,6 @@
 import type { FakeGpu } from './fake-gpu.js';
 import { denoiseSteps, type SimProfile } from './profile.js';
-import type { Rng } from './rng.js';
+import type { Rng } from '../rng.js';
 
 /** One request as the engine sees it. The scheduler calls onTokens as its tokens are produced. */
 export interface Seq {

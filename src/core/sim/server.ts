@@ -6,7 +6,7 @@ import { PrefixCache, PREFIX_BLOCK } from './prefix-cache.js';
 import { DEFAULT_PROFILE_NAME, loadProfile, type SimProfile } from './profile.js';
 import { Histogram, sglangMetrics, vllmMetrics, type MetricsSnapshot } from './prometheus.js';
 import { Responder, type ApiKind } from './responder.js';
-import { createRng } from './rng.js';
+import { createRng } from '../rng.js';
 import { Scheduler, type Seq } from './scheduler.js';
 import { loadLines, MIMIC_VERSION, oomLines, readyLines, simBanner, type Mimic, type StartupContext } from './startup-log.js';
 import {

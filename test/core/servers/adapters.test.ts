@@ -14,7 +14,7 @@ import {
 } from '../../../src/core/servers/adapters.js';
 import { parseQuantizationChoices } from '../../../src/core/servers/engine-probe.js';
 import { classifyLog, failureFromExit } from '../../../src/core/servers/failures.js';
-import { findCliScript, findPackageRoot } from '../../../src/core/servers/package-root.js';
+import { findCliScript, findPackageRoot } from '../../../src/core/package-root.js';
 import { listPresets, loadPreset } from '../../../src/core/servers/presets.js';
 import { createRedactor, isSecretName, redact, redactArgv, redactLine } from '../../../src/core/servers/redact.js';
 import { ServerConfigError } from '../../../src/core/servers/server-errors.js';

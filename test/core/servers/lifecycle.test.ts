@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServerConfigSchema } from '../../../src/shared/config.js';
 import { createServerManager, type ServerManager } from '../../../src/core/servers/manager.js';
-import { findCliScript } from '../../../src/core/servers/package-root.js';
+import { findCliScript } from '../../../src/core/package-root.js';
 import { loadPreset } from '../../../src/core/servers/presets.js';
 import { isGroupAlive, trackedGroups } from '../../../src/core/servers/process-group.js';
 import { ServerConfigError, ServerStartError } from '../../../src/core/servers/server-errors.js';

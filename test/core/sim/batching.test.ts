@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { FakeGpu } from '../../../src/core/sim/fake-gpu.js';
-import { createRng } from '../../../src/core/sim/rng.js';
+import { createRng } from '../../../src/core/rng.js';
 import { Scheduler, type Seq } from '../../../src/core/sim/scheduler.js';
 import type { TruthRecord } from '../../../src/core/sim/index.js';
 import { closeAll, postJson, readTruth, startSim, tempDir, testProfile } from './helpers.js';

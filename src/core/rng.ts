@@ -1,7 +1,7 @@
-/** A small seeded PRNG (mulberry32): the sim's randomness must replay exactly for a given --seed. */
+/** A seeded PRNG yielding uniform numbers in [0, 1). */
 export type Rng = () => number;
 
-/** Returns a function yielding uniform numbers in [0, 1), deterministic for a seed. */
+/** mulberry32: tiny and fast; the same seed replays the same prompts, jitter and faults exactly. */
 export function createRng(seed: number): Rng {
   let a = seed >>> 0;
   return () => {
