@@ -79,6 +79,8 @@ describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)',
     await page.getByTestId('output-len').fill('16');
     await page.getByTestId('rounds').fill('1');
     await page.getByTestId('label').fill('e2e-tiny');
+    await page.getByTestId('gpu-price').fill('2');
+    await page.getByTestId('utilization').fill('60');
     await page.getByTestId('start').click();
 
     const live = page.getByTestId('live-view');
@@ -93,11 +95,24 @@ describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)',
     expect(await rows.count()).toBe(2);
     expect((await rows.nth(0).locator('td').first().textContent())?.trim()).toBe('1');
     expect((await rows.nth(1).locator('td').first().textContent())?.trim()).toBe('2');
+    expect(await rows.nth(0).locator('td').nth(8).textContent()).toMatch(/^\$[\d.]+ \/ \$[\d.]+$/);
     await expect.poll(() => results.getByTestId('simulated-badge').isVisible()).toBe(true);
     await page.screenshot({ path: join(shots, 'app-results.png') });
     await page.screenshot({ path: join(shots, 'app-results-full.png'), fullPage: true });
     // The run is listed and opens from the list.
     await expect.poll(() => page.getByTestId('runs-list').getByText('e2e-tiny').count()).toBe(1);
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('opens a past run from the list after a reload', async () => {
+    await page.reload();
+    await page.getByTestId('new-run-form').waitFor();
+    await page.getByTestId('runs-list').getByText('e2e-tiny').click();
+    const results = page.getByTestId('results-view');
+    await results.getByTestId('results-table').waitFor();
+    expect(await results.getByTestId('results-row').count()).toBe(2);
+    expect(await results.getByTestId('checks').locator('li').count()).toBeGreaterThan(5);
+    await page.screenshot({ path: join(shots, 'app-past-run.png'), fullPage: true });
     expect(consoleErrors).toEqual([]);
   });
 });

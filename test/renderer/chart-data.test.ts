@@ -42,7 +42,7 @@ describe('chart data (plain, shared with the HTML report)', () => {
     expect(chart.x).toEqual([0.5, 1]);
     expect(chart.ys).toEqual([[1980, 1800], [1900, null]]);
     expect(chart.series.map((x) => x.label)).toEqual(['SM clock GPU 0', 'SM clock GPU 1']);
-    expect(sharedRange([chart, { x: [2, 7], ys: [], series: [] }])).toEqual([0, 7]);
+    expect(sharedRange([chart, { x: [2, 7], ys: [], series: [] }])).toEqual([0.5, 7]);
     expect(sharedRange([{ x: [], ys: [], series: [] }])).toBeNull();
   });
 

@@ -98,7 +98,9 @@ export function percentileChart(record: RunRecord, pick: (l: LevelResult) => Sum
     const color = GPU_COLORS[i % GPU_COLORS.length] ?? COLORS.blue;
     series.push({ label: withGroup(`${name} p50`, g.label), color, unit: 'ms' });
     pts.push(g.levels.map((l) => [levelX(l), pick(l).p50]));
-    series.push({ label: withGroup(`${name} p95`, g.label), color, dash: [6, 4], unit: 'ms' });
+    // One setup: p95 gets its own colour; several: each setup keeps its colour, p95 dashed.
+    const p95Color = groups.length === 1 ? COLORS.orange : color;
+    series.push({ label: withGroup(`${name} p95`, g.label), color: p95Color, dash: [6, 4], unit: 'ms' });
     pts.push(g.levels.map((l) => [levelX(l), pick(l).p95]));
   });
   return { ...alignPoints(pts), series };
@@ -154,5 +156,5 @@ export function sharedRange(charts: ChartData[]): [number, number] | null {
     hi = Math.max(hi, c.x[c.x.length - 1] as number);
   }
   if (!Number.isFinite(lo) || !Number.isFinite(hi)) return null;
-  return [Math.min(0, lo), hi > lo ? hi : lo + 1];
+  return [lo, hi > lo ? hi : lo + 1];
 }
