@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
-// Tests that spawn processes or run servers need room on a 2-core machine; none relies on timing thresholds.
+// Tests that spawn processes or run servers need room on a 2-core machine. test/integration runs on its own
+// afterwards (npm run test:integration), so that its accuracy check against the truth log has the CPUs to itself.
 export const config = defineConfig({
   test: {
     include: ['test/**/*.test.ts'],

@@ -122,7 +122,10 @@ export class Responder {
         errored = true;
       }
       if (n > 0) {
-        if (this.generated === this.o.malformedAt || (this.generated < this.o.malformedAt && this.generated + n > this.o.malformedAt)) {
+        if (
+          this.generated === this.o.malformedAt ||
+          (this.generated < this.o.malformedAt && this.generated + n > this.o.malformedAt)
+        ) {
           // A broken line, inserted (not replacing a chunk) so the token count stays whole.
           out += `data: {"id":"${this.o.id}","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"\n\n`;
         }
@@ -231,7 +234,9 @@ export class Responder {
       const fr = last ? this.sglangFinish() : 'null';
       return `data: {"text":"${this.text}","meta_info":{"id":"${o.id}","finish_reason":${fr},"prompt_tokens":${o.promptTokens},"completion_tokens":${this.generated},"cached_tokens":${o.cachedTokens}},"index":0}\n\n`;
     }
-    const usage = o.continuousUsage ? `${this.usagePre}${o.promptTokens + this.generated},"completion_tokens":${this.generated}}` : '';
+    const usage = o.continuousUsage
+      ? `${this.usagePre}${o.promptTokens + this.generated},"completion_tokens":${this.generated}}`
+      : '';
     const fr = last ? `"${o.finishReason}","stop_reason":null` : 'null';
     if (o.api === 'chat') {
       // vLLM sends a role-only chunk before the first content.
@@ -272,6 +277,9 @@ export class Responder {
     }
     if (ending) this.res.end(out, this.encoding);
     else this.res.write(out, this.encoding);
+    // Node corks a response's socket until the next tick: flush now, so the chunk leaves when the truth says.
+    const socket = this.res.socket;
+    while (socket && socket.writableCorked > 0) socket.uncork();
   }
 
   private bufferedTokens = 0;
@@ -286,7 +294,11 @@ export class Responder {
     const o = this.o;
     let text = '';
     for (let i = 0; i < this.generated; i++) text += WORDS[(o.wordOffset + i) % NWORDS];
-    const usage = { prompt_tokens: o.promptTokens, total_tokens: o.promptTokens + this.generated, completion_tokens: this.generated };
+    const usage = {
+      prompt_tokens: o.promptTokens,
+      total_tokens: o.promptTokens + this.generated,
+      completion_tokens: this.generated,
+    };
     let body: unknown;
     if (o.api === 'chat') {
       body = {
