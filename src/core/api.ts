@@ -1,17 +1,17 @@
 import { basename, join, resolve } from 'node:path';
 import { BenchConfigSchema } from '../shared/config.js';
-import type { ActiveRun, ContractEvent, ServebenchContract } from '../shared/contract.js';
+import type { ActiveRun, ContractEvent, PresetSummary, ServebenchContract } from '../shared/contract.js';
 import { runBenchmark } from './benchmark.js';
 import type { BenchmarkDeps, BenchmarkResult } from './benchmark.js';
 import { UserError } from './errors.js';
-import { listRuns, loadRequests, loadRun } from './runs/run-store.js';
+import { listRuns, loadRequests, loadRun, loadTelemetry } from './runs/run-store.js';
 
 /** What the service needs from its host (the CLI's `ui` command or Electron's utility process). */
 export interface ServiceOptions {
   /** Parent folder of run folders. */
   outDir: string;
   deps: Omit<BenchmarkDeps, 'onEvent' | 'signal'>;
-  listPresets?: () => Array<{ name: string; description: string }>;
+  listPresets?: () => PresetSummary[];
 }
 
 /** The contract plus event subscription: the one surface a UI uses. */
@@ -95,6 +95,9 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
     },
     async getRequests(runId) {
       return loadRequests(runDir(runId));
+    },
+    async getTelemetry(runId) {
+      return loadTelemetry(runDir(runId));
     },
     async listPresets() {
       return options.listPresets?.() ?? [];

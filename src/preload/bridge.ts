@@ -26,5 +26,6 @@ export const BRIDGE_METHODS = Object.keys({
   listRuns: true,
   getRun: true,
   getRequests: true,
+  getTelemetry: true,
   listPresets: true,
 } satisfies Record<ContractMethod, true>) as ContractMethod[];

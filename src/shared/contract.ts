@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { BenchConfigSchema } from './config.js';
+import { BenchConfigSchema, ServerConfigSchema } from './config.js';
 import type { BenchConfig } from './config.js';
 import type { RunEvent } from './events.js';
 import type { RequestRecord } from './request-record.js';
 import type { RunRecord, RunStatus } from './run-record.js';
+import type { EngineSample, GpuSample } from './telemetry.js';
 
 /** A line of the run list. */
 export interface RunSummary {
@@ -16,10 +17,17 @@ export interface RunSummary {
   levels: number;
 }
 
-/** A ready-made server setup (resources/presets). */
+/** A ready-made server setup (resources/presets): its server fields fill the new-run form. */
 export interface PresetSummary {
   name: string;
   description: string;
+  server?: z.input<typeof ServerConfigSchema>;
+}
+
+/** A run's telemetry over time (telemetry.jsonl), on the run's clock. */
+export interface RunTelemetry {
+  gpu: GpuSample[];
+  engine: EngineSample[];
 }
 
 /** The run in progress, if any (one at a time: a GPU serves one benchmark). */
@@ -42,6 +50,7 @@ export interface ServebenchContract {
   listRuns(): Promise<RunSummary[]>;
   getRun(runId: string): Promise<RunRecord>;
   getRequests(runId: string): Promise<RequestRecord[]>;
+  getTelemetry(runId: string): Promise<RunTelemetry>;
   listPresets(): Promise<PresetSummary[]>;
 }
 
@@ -57,6 +66,7 @@ export const contractArgs: { [K in ContractMethod]: z.ZodType<Parameters<Servebe
   listRuns: z.tuple([]),
   getRun: z.tuple([z.string().min(1)]),
   getRequests: z.tuple([z.string().min(1)]),
+  getTelemetry: z.tuple([z.string().min(1)]),
   listPresets: z.tuple([]),
 };
 

@@ -29,6 +29,8 @@ export type RunEvent =
       ok: boolean;
       ttftMs: number | null;
       e2eMs: number | null;
+      /** When the request ended, ms after the run's clock origin (same axis as GPU samples). */
+      endMs: number;
       done: number;
       total: number;
     }

@@ -1,6 +1,7 @@
 import type { ServebenchService } from '../../src/core/api.js';
 import { UserError } from '../../src/core/errors.js';
-import type { ActiveRun, ContractEvent, PresetSummary, RunSummary } from '../../src/shared/contract.js';
+import type { ActiveRun, ContractEvent, PresetSummary,
+  RunTelemetry, RunSummary } from '../../src/shared/contract.js';
 import type { RunRecord } from '../../src/shared/run-record.js';
 import type { RequestRecord } from '../../src/shared/request-record.js';
 import { BenchConfigSchema } from '../../src/shared/config.js';
@@ -57,6 +58,10 @@ export class FakeService implements ServebenchService {
   async getRequests(runId: string): Promise<RequestRecord[]> {
     this.calls.push({ method: 'getRequests', args: [runId] });
     return [];
+  }
+  async getTelemetry(runId: string): Promise<RunTelemetry> {
+    this.calls.push({ method: 'getTelemetry', args: [runId] });
+    return { gpu: [], engine: [] };
   }
   async listPresets(): Promise<PresetSummary[]> {
     this.calls.push({ method: 'listPresets', args: [] });

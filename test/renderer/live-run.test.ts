@@ -27,8 +27,8 @@ describe('live run folded from events', () => {
     applyEvent(run, { type: 'server-progress', key: 'kv', message: 'GPU KV cache size: 100 tokens' }, 1200);
     applyEvent(run, { type: 'level-started', levelIndex: 0, concurrency: 2, inputLen: 32, outputLen: 16, warmupRequests: 2, measuredRequests: 8, serverConfigIndex: 0 }, 1300);
     applyEvent(run, { type: 'phase', levelIndex: 0, phase: 'measure', round: 0 }, 1400);
-    applyEvent(run, { type: 'request-done', levelIndex: 0, round: 0, ok: true, ttftMs: 12, e2eMs: 120, done: 3, total: 10 }, 1500);
-    applyEvent(run, { type: 'request-done', levelIndex: 0, round: 0, ok: false, ttftMs: null, e2eMs: 5, done: 4, total: 10 }, 1600);
+    applyEvent(run, { type: 'request-done', levelIndex: 0, round: 0, ok: true, ttftMs: 12, e2eMs: 120, endMs: 500, done: 3, total: 10 }, 1500);
+    applyEvent(run, { type: 'request-done', levelIndex: 0, round: 0, ok: false, ttftMs: null, e2eMs: 5, endMs: 600, done: 4, total: 10 }, 1600);
     expect(run.serverState).toBe('loading');
     expect(run.log.map((l) => l.text)).toEqual(['server loading: weights', 'GPU KV cache size: 100 tokens']);
     expect(run.levels[0]).toMatchObject({ concurrency: 2, phase: 'measure', round: 0, done: 4, total: 10, failed: 1 });

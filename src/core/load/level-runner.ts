@@ -84,6 +84,7 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
       ok: o.httpStatus === 200 && o.result.error === null,
       ttftMs: o.result.firstTokenMs !== null ? o.result.firstTokenMs - o.sendMs : null,
       e2eMs: o.endMs - o.sendMs,
+      endMs: o.endMs,
       done,
       total,
     });

@@ -2,6 +2,7 @@ import { appendFile, mkdir, readFile, readdir, rename, stat, writeFile } from 'n
 import { join, resolve } from 'node:path';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { RunRecord } from '../../shared/run-record.js';
+import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
 
 /** The files of one run folder. */
 export const RUN_FILES = {
@@ -99,6 +100,24 @@ export async function loadRequests(dir: string): Promise<RequestRecord[]> {
     .split('\n')
     .filter((line) => line.length > 0)
     .map((line) => JSON.parse(line) as RequestRecord);
+}
+
+/** Loads telemetry.jsonl of a run folder, split by kind (gpu, engine; client samples are left out). */
+export async function loadTelemetry(dir: string): Promise<{ gpu: GpuSample[]; engine: EngineSample[] }> {
+  const out: { gpu: GpuSample[]; engine: EngineSample[] } = { gpu: [], engine: [] };
+  let text: string;
+  try {
+    text = await readFile(join(dir, RUN_FILES.telemetry), 'utf8');
+  } catch {
+    return out;
+  }
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    const sample = JSON.parse(line) as { kind?: string };
+    if (sample.kind === 'gpu') out.gpu.push(sample as unknown as GpuSample);
+    else if (sample.kind === 'engine') out.engine.push(sample as unknown as EngineSample);
+  }
+  return out;
 }
 
 /** A line of a run listing. */
