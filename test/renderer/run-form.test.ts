@@ -1,13 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { applyPreset, buildConfig, defaultForm, parseList } from '../../src/renderer/lib/run-form.js';
 import { BenchConfigSchema } from '../../src/shared/config.js';
+import type { PresetSummary } from '../../src/shared/contract.js';
 
 describe('new-run form -> run config', () => {
   it('turns the default form into a valid simulator config', () => {
     const built = buildConfig(defaultForm());
     expect(built.ok).toBe(true);
     if (!built.ok) return;
-    expect(built.config).toMatchObject({ concurrency: [1, 2, 4, 8, 16], inputLen: [512], outputLen: [256], rounds: 3, server: { engine: 'sim' } });
+    expect(built.config).toMatchObject({
+      concurrency: [1, 2, 4, 8, 16],
+      inputLen: [512],
+      outputLen: [256],
+      rounds: 3,
+      server: { engine: 'sim' },
+    });
     expect(BenchConfigSchema.safeParse(built.config).success).toBe(true);
   });
 
@@ -64,13 +71,25 @@ describe('new-run form -> run config', () => {
   });
 
   it('applies a preset and keeps what the form has no field for', () => {
-    const preset = {
+    const preset: PresetSummary = {
       name: 'llada',
       description: 'block diffusion',
-      server: { engine: 'sglang', model: 'inclusionAI/LLaDA2.0-mini', diffusion: { algorithm: 'LowConfidence', blockSize: 32, threshold: 0.95 }, extraArgs: ['--trust-remote-code'] },
+      server: {
+        engine: 'sglang',
+        model: 'inclusionAI/LLaDA2.0-mini',
+        diffusion: { algorithm: 'LowConfidence', blockSize: 32, threshold: 0.95 },
+        extraArgs: ['--trust-remote-code'],
+      },
     };
     const form = applyPreset(defaultForm(), preset);
-    expect(form).toMatchObject({ preset: 'llada', engine: 'sglang', model: 'inclusionAI/LLaDA2.0-mini', diffusion: true, blockSize: '32', threshold: '0.95' });
+    expect(form).toMatchObject({
+      preset: 'llada',
+      engine: 'sglang',
+      model: 'inclusionAI/LLaDA2.0-mini',
+      diffusion: true,
+      blockSize: '32',
+      threshold: '0.95',
+    });
     const built = buildConfig({ ...form, threshold: '0.9' }, preset.server);
     expect(built.ok && built.config.server).toEqual({
       engine: 'sglang',

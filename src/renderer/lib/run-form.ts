@@ -26,8 +26,8 @@ export interface RunForm {
   utilizationPct: string;
 }
 
-/** A preset as the service sends it; `server` is there when the host passes the whole preset. */
-export type PresetInfo = PresetSummary & { server?: Record<string, unknown> };
+/** A preset's server fields (as written in the preset file, before defaults). */
+export type PresetServer = NonNullable<PresetSummary['server']>;
 
 export function defaultForm(): RunForm {
   return {
@@ -75,7 +75,7 @@ export function parseList(raw: string): number[] {
  * The form as a run config. Only what cannot be sent is refused here (text where a number belongs);
  * ranges and the rest are the service's to judge, so its one-line error is the one the user sees.
  */
-export function buildConfig(form: RunForm, presetServer: Record<string, unknown> = {}): BuildResult {
+export function buildConfig(form: RunForm, presetServer: PresetServer = {}): BuildResult {
   const numbers: Array<[keyof RunForm, string]> = [
     ['inputLen', 'input length'],
     ['outputLen', 'output length'],
@@ -93,12 +93,14 @@ export function buildConfig(form: RunForm, presetServer: Record<string, unknown>
     if (v !== undefined && !Number.isFinite(v)) return { ok: false, field, error: `${name} must be a number` };
   }
   const concurrency = parseList(form.concurrency);
-  if (concurrency.length === 0) return { ok: false, field: 'concurrency', error: 'give at least one concurrency, e.g. 1,4,16' };
+  if (concurrency.length === 0)
+    return { ok: false, field: 'concurrency', error: 'give at least one concurrency, e.g. 1,4,16' };
   if (concurrency.some((c) => !Number.isFinite(c))) {
     return { ok: false, field: 'concurrency', error: 'concurrency is a list of numbers such as 1,2,4,8' };
   }
   const engine = form.engine;
-  if (engine === 'attach' && form.url.trim() === '') return { ok: false, field: 'url', error: 'give the server URL to attach to' };
+  if (engine === 'attach' && form.url.trim() === '')
+    return { ok: false, field: 'url', error: 'give the server URL to attach to' };
   if ((engine === 'vllm' || engine === 'sglang') && form.model.trim() === '') {
     return { ok: false, field: 'model', error: `give the model ${engine === 'vllm' ? 'vLLM' : 'SGLang'} should serve` };
   }
@@ -106,7 +108,8 @@ export function buildConfig(form: RunForm, presetServer: Record<string, unknown>
   // The preset is the base (it may carry settings the form has no field for, such as extra arguments);
   // every field the form shows is the form's to set or clear.
   const server: Record<string, unknown> = { ...presetServer, engine };
-  for (const key of ['model', 'url', 'quantization', 'dtype', 'maxSeqs', 'python', 'simProfile', 'diffusion']) delete server[key];
+  for (const key of ['model', 'url', 'quantization', 'dtype', 'maxSeqs', 'python', 'simProfile', 'diffusion'])
+    delete server[key];
   const text = (v: string): string | undefined => (v.trim() === '' ? undefined : v.trim());
   const set = (key: string, v: unknown): void => {
     if (v !== undefined) server[key] = v;
@@ -121,7 +124,7 @@ export function buildConfig(form: RunForm, presetServer: Record<string, unknown>
   if (engine === 'vllm' || engine === 'sglang') set('python', text(form.python));
   if (engine === 'sim') set('simProfile', text(form.simProfile));
   if (form.diffusion && engine !== 'attach') {
-    const base = (presetServer.diffusion ?? {}) as Record<string, unknown>;
+    const base = presetServer.diffusion ?? {};
     server.diffusion = { ...base, blockSize: num(form.blockSize) ?? 32, threshold: num(form.threshold) ?? 0.95 };
   }
 
@@ -145,12 +148,12 @@ export function buildConfig(form: RunForm, presetServer: Record<string, unknown>
 }
 
 /** The form with a preset's server settings filled in (fields the preset leaves out are cleared). */
-export function applyPreset(form: RunForm, preset: PresetInfo | undefined): RunForm {
+export function applyPreset(form: RunForm, preset: PresetSummary | undefined): RunForm {
   if (!preset) return { ...form, preset: '' };
-  const s = preset.server ?? {};
+  const s: PresetServer = preset.server ?? {};
   const str = (v: unknown): string => (v === undefined || v === null ? '' : String(v));
-  const diffusion = (s.diffusion ?? undefined) as { blockSize?: number; threshold?: number } | undefined;
-  const engine = (typeof s.engine === 'string' ? s.engine : form.engine) as EngineKind;
+  const diffusion = s.diffusion;
+  const engine: EngineKind = s.engine ?? form.engine;
   return {
     ...form,
     preset: preset.name,
