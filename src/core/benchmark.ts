@@ -254,6 +254,9 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
             text: `GPU telemetry unavailable: ${telemetry.gpuStatus.reason ?? 'no source'}`,
           });
         }
+        for (const text of telemetry.warnings?.() ?? []) emit({ type: 'message', severity: 'warn', text });
+        const gpus = telemetry.gpuInfo?.();
+        if (gpus && gpus.length > 0) record.environment.gpus = gpus.map((g) => ({ ...g }));
       }
       const workers = config.clientWorkers ?? (maxConc >= 64 ? 2 : 0);
       executor =

@@ -135,13 +135,15 @@ export interface RunEnvironment {
   host: { hostname: string; os: string; cpu?: string; cpus: number; memoryGiB?: number; node: string };
   servebenchVersion: string;
   engine: { kind: string; version?: string; model?: string; url?: string; simulated: boolean; command?: string };
+  /** Static facts of the GPUs as nvidia-smi reported them (null = not reported). */
   gpus?: Array<{
     index: number;
-    name: string;
-    memoryMiB?: number;
-    driver?: string;
-    powerLimitW?: number;
-    maxSmClockMhz?: number;
+    name: string | null;
+    memoryMiB: number | null;
+    driver: string | null;
+    cudaVersion: string | null;
+    powerLimitW: number | null;
+    maxSmClockMhz: number | null;
   }>;
 }
 
