@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { cpus, hostname, platform, release, totalmem } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { BenchConfig, ServerConfig } from '../shared/config.js';
-import { ServerConfigSchema } from '../shared/config.js';
 import type { RunEvent } from '../shared/events.js';
 import type { RequestRecord } from '../shared/request-record.js';
 import type { Check, LevelResult, RunEnvironment, RunRecord, ServerVariant } from '../shared/run-record.js';
@@ -23,6 +22,7 @@ import { combineChecks, summarizeLevel } from './metrics/index.js';
 import { summaryCsv } from './report/summary-csv.js';
 import { RUN_FILES, RunWriter, createRunDir } from './runs/run-store.js';
 import type { RunningServer, ServerFailure, StartServer } from './servers/types.js';
+import { applyVariant, concurrencyWarning } from './servers/variants.js';
 import type { TelemetryChecks, TelemetryRecorder } from './telemetry/types.js';
 import type { GpuSample, EngineSample } from '../shared/telemetry.js';
 import { SERVEBENCH_VERSION } from './version.js';
@@ -76,22 +76,6 @@ function basicHost(): RunEnvironment['host'] {
     memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
     node: process.version,
   };
-}
-
-/** Merges a server-sweep variant into the base server config (diffusion fields merge, not replace). */
-export function applyServerVariant(base: ServerConfig, variant: Record<string, unknown>): ServerConfig {
-  const diffusion = variant.diffusion
-    ? { ...(base.diffusion ?? {}), ...(variant.diffusion as object) }
-    : base.diffusion;
-  const merged = { ...base, ...variant, diffusion };
-  const parsed = ServerConfigSchema.safeParse(merged);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new UserError(
-      `server variant ${JSON.stringify(variant)}: ${issue?.path.join('.') ?? ''} ${issue?.message ?? 'is invalid'}`,
-    );
-  }
-  return parsed.data;
 }
 
 function flattenVariant(variant: Record<string, unknown>): ServerVariant {
@@ -178,7 +162,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     if (userSignal.aborted) break;
     const variant = variants[vi] as Record<string, unknown>;
     const serverConfig =
-      vi === 0 && Object.keys(variant).length === 0 ? config.server : applyServerVariant(config.server, variant);
+      vi === 0 && Object.keys(variant).length === 0 ? config.server : applyVariant(config.server, variant);
     if (!serverConfig.model && config.model) serverConfig.model = config.model;
     const flatVariant = variants.length > 1 ? flattenVariant(variant) : undefined;
     let server: RunningServer | null = null;
@@ -209,13 +193,8 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
       };
       record.simulated = info.simulated;
       const maxConc = maxPlannedConcurrency(plans);
-      if (info.maxConcurrency !== undefined && maxConc > info.maxConcurrency) {
-        emit({
-          type: 'message',
-          severity: 'warn',
-          text: `the sweep goes up to ${maxConc} concurrent requests but the engine reported room for about ${info.maxConcurrency}: higher levels will queue or preempt`,
-        });
-      }
+      const tooMany = concurrencyWarning(info, maxConc);
+      if (tooMany) emit({ type: 'message', severity: 'warn', text: tooMany });
       const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey });
       const { compat, note } = await api.probeCompat(config.api, info.model);
       if (note) emit({ type: 'message', severity: 'warn', text: note });
