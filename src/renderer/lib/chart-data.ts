@@ -1,6 +1,6 @@
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { LevelResult, RunRecord, Summary } from '../../shared/run-record.js';
-import type { GpuSample } from '../../shared/telemetry.js';
+import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
 
 /**
  * Plain chart data, independent of the app: the chart components (and the HTML report) draw these.
@@ -35,7 +35,10 @@ export const COLORS = {
 const GPU_COLORS = ['#2563eb', '#ea580c', '#16a34a', '#7c3aed', '#db2777', '#0891b2', '#65a30d', '#9333ea'];
 
 /** Aligns series given as [x, y] points onto one ascending x axis. */
-export function alignPoints(series: Array<Array<[number, number | null]>>): { x: number[]; ys: Array<Array<number | null>> } {
+export function alignPoints(series: Array<Array<[number, number | null]>>): {
+  x: number[];
+  ys: Array<Array<number | null>>;
+} {
   const xs = [...new Set(series.flatMap((s) => s.map(([x]) => x)))].sort((a, b) => a - b);
   const index = new Map(xs.map((x, i) => [x, i]));
   const ys = series.map((s) => {
@@ -83,7 +86,11 @@ export function throughputChart(record: RunRecord): ChartData {
   const series: SeriesSpec[] = [];
   const pts: Array<Array<[number, number | null]>> = [];
   groups.forEach((g, i) => {
-    series.push({ label: withGroup('output tok/s', g.label), color: GPU_COLORS[i % GPU_COLORS.length] ?? COLORS.blue, unit: 'tok/s' });
+    series.push({
+      label: withGroup('output tok/s', g.label),
+      color: GPU_COLORS[i % GPU_COLORS.length] ?? COLORS.blue,
+      unit: 'tok/s',
+    });
     pts.push(g.levels.map((l) => [levelX(l), l.outputTokPerSec]));
   });
   return { ...alignPoints(pts), series };
@@ -135,7 +142,9 @@ export type GpuField = 'smClockMhz' | 'tempC' | 'powerW';
 /** One telemetry field over the run's time (seconds), one series per GPU. */
 export function gpuChart(samples: GpuSample[], field: GpuField, name: string, unit: string): ChartData {
   const gpus = [...new Set(samples.map((s) => s.gpu))].sort((a, b) => a - b);
-  const pts = gpus.map((g) => samples.filter((s) => s.gpu === g).map((s): [number, number | null] => [s.tMs / 1000, s[field]]));
+  const pts = gpus.map((g) =>
+    samples.filter((s) => s.gpu === g).map((s): [number, number | null] => [s.tMs / 1000, s[field]]),
+  );
   return {
     ...alignPoints(pts),
     series: gpus.map((g, i) => ({
@@ -144,6 +153,52 @@ export function gpuChart(samples: GpuSample[], field: GpuField, name: string, un
       unit,
     })),
   };
+}
+
+/** Engine queue over the run's time (seconds): requests running and waiting; null when the engine gave neither. */
+export function engineQueueChart(samples: EngineSample[]): ChartData | null {
+  if (!samples.some((s) => s.running !== null || s.waiting !== null)) return null;
+  return {
+    ...alignPoints([
+      samples.map((s): [number, number | null] => [s.tMs / 1000, s.running]),
+      samples.map((s): [number, number | null] => [s.tMs / 1000, s.waiting]),
+    ]),
+    series: [
+      { label: 'running', color: COLORS.green, unit: 'req' },
+      { label: 'waiting', color: COLORS.red, unit: 'req' },
+    ],
+  };
+}
+
+/** KV-cache usage (%) over the run's time (seconds); null when the engine did not report it. */
+export function kvUsageChart(samples: EngineSample[]): ChartData | null {
+  if (!samples.some((s) => s.kvUsage !== null)) return null;
+  return {
+    ...alignPoints([
+      samples.map((s): [number, number | null] => [s.tMs / 1000, s.kvUsage === null ? null : s.kvUsage * 100]),
+    ]),
+    series: [{ label: 'KV cache', color: COLORS.violet, unit: '%' }],
+  };
+}
+
+/** A stretch of the time axis to shade, in seconds on the run's clock. */
+export interface TimeBand {
+  from: number;
+  to: number;
+  label: string;
+}
+
+/** Each level's measured window (its rounds, warm-up and cool-down left out), in seconds on the run's clock. */
+export function measuredWindows(levels: LevelResult[]): TimeBand[] {
+  const out: TimeBand[] = [];
+  for (const level of levels) {
+    if (level.rounds.length === 0) continue;
+    const from = Math.min(...level.rounds.map((r) => r.startMs)) / 1000;
+    const to = Math.max(...level.rounds.map((r) => r.endMs)) / 1000;
+    if (!Number.isFinite(from) || !Number.isFinite(to) || to <= from) continue;
+    out.push({ from, to, label: level.rate !== undefined ? `${level.rate}/s` : `c=${level.concurrency}` });
+  }
+  return out;
 }
 
 /** The span [min, max] of several charts' x, so stacked charts share one time axis. */
