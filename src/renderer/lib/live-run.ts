@@ -1,6 +1,6 @@
 import type { RunEvent, ServerState } from '../../shared/events.js';
 import type { LevelResult, RunRecord, RunStatus } from '../../shared/run-record.js';
-import type { GpuSample } from '../../shared/telemetry.js';
+import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
 
 /** One level as it runs. */
 export interface LiveLevel {
@@ -18,9 +18,10 @@ export interface LiveLevel {
   result?: LevelResult;
 }
 
-/** A finished request, stamped on arrival (ms since the run started, on this page's clock). */
+/** A finished request, placed when it ended on the run's clock (the GPU samples' axis). */
 export interface LivePoint {
-  recvMs: number;
+  /** ms after the run's clock origin (the event's endMs). */
+  tMs: number;
   levelIndex: number;
   warmup: boolean;
   ok: boolean;
@@ -39,15 +40,14 @@ export interface LiveRun {
   dir: string;
   simulated: boolean;
   totalLevels: number;
-  /** Page clock (ms) when run-started arrived. */
+  /** Page clock (ms) when run-started arrived: only for the elapsed-time display. */
   startedAtMs: number;
   serverState: ServerState | null;
   serverDetail: string;
   levels: LiveLevel[];
   points: LivePoint[];
   gpu: GpuSample[];
-  /** Smallest (arrival - sample time) seen: maps arrival stamps onto the run's clock. */
-  gpuDelayMs: number | null;
+  engine: EngineSample[];
   log: LogLine[];
   finished: { status: RunStatus; record: RunRecord } | null;
 }
@@ -66,7 +66,7 @@ export function createLiveRun(event: Extract<RunEvent, { type: 'run-started' }>,
     levels: [],
     points: [],
     gpu: [],
-    gpuDelayMs: null,
+    engine: [],
     log: [],
     finished: null,
   };
@@ -77,9 +77,8 @@ function pushLog(run: LiveRun, line: LogLine): void {
   if (run.log.length > LOG_LIMIT) run.log.splice(0, run.log.length - LOG_LIMIT);
 }
 
-/** Folds one event into the live run (mutates it). `nowMs` is the page clock at arrival. */
-export function applyEvent(run: LiveRun, event: RunEvent, nowMs: number): void {
-  const sinceStart = nowMs - run.startedAtMs;
+/** Folds one event into the live run (mutates it). Times come from the events (the run's clock). */
+export function applyEvent(run: LiveRun, event: RunEvent): void {
   switch (event.type) {
     case 'run-started':
       return;
@@ -125,7 +124,7 @@ export function applyEvent(run: LiveRun, event: RunEvent, nowMs: number): void {
         if (!event.ok) level.failed++;
       }
       run.points.push({
-        recvMs: sinceStart,
+        tMs: event.endMs,
         levelIndex: event.levelIndex,
         warmup: event.round < 0,
         ok: event.ok,
@@ -143,13 +142,11 @@ export function applyEvent(run: LiveRun, event: RunEvent, nowMs: number): void {
       }
       return;
     }
-    case 'gpu-sample': {
+    case 'gpu-sample':
       run.gpu.push(event.sample);
-      const delay = sinceStart - event.sample.tMs;
-      run.gpuDelayMs = run.gpuDelayMs === null ? delay : Math.min(run.gpuDelayMs, delay);
       return;
-    }
     case 'engine-sample':
+      run.engine.push(event.sample);
       return;
     case 'run-finished':
       run.finished = { status: event.status, record: event.record };
@@ -158,7 +155,7 @@ export function applyEvent(run: LiveRun, event: RunEvent, nowMs: number): void {
   }
 }
 
-/** A live point's time on the run's clock, in seconds (aligned with GPU samples when there are any). */
-export function pointTimeS(run: LiveRun, point: LivePoint): number {
-  return (point.recvMs - (run.gpuDelayMs ?? 0)) / 1000;
+/** A live point's time on the run's clock, in seconds (the GPU and engine samples' axis). */
+export function pointTimeS(point: LivePoint): number {
+  return point.tMs / 1000;
 }
