@@ -7,6 +7,7 @@ import { WebSocket } from 'ws';
 import { startUiServer } from '../../../src/core/ui-server/index.js';
 import type { UiServer } from '../../../src/core/ui-server/index.js';
 import { resolveStaticPath } from '../../../src/core/ui-server/static-files.js';
+import { CONTRACT_METHODS } from '../../../src/shared/contract.js';
 import { FakeService } from '../../fakes/fake-service.js';
 
 let staticDir: string;
@@ -28,13 +29,18 @@ afterEach(async () => {
   await rm(staticDir, { recursive: true, force: true });
 });
 
-function get(path: string, headers: Record<string, string> = {}): Promise<{ status: number; type: string; body: string }> {
+function get(
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; type: string; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port: server.port, path, headers }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -42,7 +48,9 @@ function get(path: string, headers: Record<string, string> = {}): Promise<{ stat
 }
 
 /** A connected client with its messages in arrival order. */
-async function client(headers: Record<string, string> = {}): Promise<{ ws: WebSocket; messages: unknown[]; next: (n?: number) => Promise<unknown[]> }> {
+async function client(
+  headers: Record<string, string> = {},
+): Promise<{ ws: WebSocket; messages: unknown[]; next: (n?: number) => Promise<unknown[]> }> {
   const ws = new WebSocket(`ws://127.0.0.1:${server.port}/rpc`, { headers });
   sockets.push(ws);
   const messages: unknown[] = [];
@@ -109,6 +117,36 @@ describe('ui server', () => {
     expect(await c.next()).toEqual([{ id: null, error: 'bad message: not JSON' }]);
   });
 
+  it('relays getTelemetry with a run id and refuses a missing or empty one before the service sees it', async () => {
+    const c = await client();
+    c.ws.send(JSON.stringify({ id: 1, method: 'getTelemetry', args: ['run-1'] }));
+    expect(await c.next()).toEqual([{ id: 1, result: { gpu: [], engine: [] } }]);
+    expect(service.calls.filter((x) => x.method === 'getTelemetry')).toEqual([
+      { method: 'getTelemetry', args: ['run-1'] },
+    ]);
+    for (const [id, args] of [
+      [2, []],
+      [3, ['']],
+      [4, [7]],
+      [5, 'run-1'],
+    ] as const) {
+      c.ws.send(JSON.stringify({ id, method: 'getTelemetry', args }));
+      const [reply] = (await c.next()) as Array<{ id: number; error?: string; result?: unknown }>;
+      expect(reply?.id).toBe(id);
+      expect(reply?.error).toMatch(/./);
+      expect(reply?.result).toBeUndefined();
+    }
+    expect(service.calls.filter((x) => x.method === 'getTelemetry')).toHaveLength(1);
+  });
+
+  it('knows every contract method (none is answered as unknown)', async () => {
+    const c = await client();
+    for (const [i, method] of CONTRACT_METHODS.entries()) {
+      c.ws.send(JSON.stringify({ id: i, method, args: 'not a list' }));
+      expect(await c.next()).toEqual([{ id: i, error: `arguments of ${method} must be a list` }]);
+    }
+  });
+
   it("passes the service's user errors through as they are", async () => {
     const c = await client();
     c.ws.send(JSON.stringify({ id: 7, method: 'getRun', args: ['nope'] }));
@@ -120,7 +158,9 @@ describe('ui server', () => {
     const b = await client();
     a.ws.send(JSON.stringify({ id: 1, method: 'startRun', args: [{ concurrency: [1, 2] }] }));
     const got = await a.next(2);
-    expect(got).toContainEqual({ event: { type: 'run-started', runId: 'r1', dir: '/tmp/r1', simulated: true, totalLevels: 2 } });
+    expect(got).toContainEqual({
+      event: { type: 'run-started', runId: 'r1', dir: '/tmp/r1', simulated: true, totalLevels: 2 },
+    });
     expect(got).toContainEqual(expect.objectContaining({ id: 1, result: expect.objectContaining({ runId: 'r1' }) }));
     expect(await b.next()).toEqual([{ event: expect.objectContaining({ type: 'run-started' }) }]);
     service.emit({ type: 'server-state', state: 'ready' });
