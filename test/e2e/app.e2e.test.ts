@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -29,7 +29,11 @@ describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)',
     ensureBuilt(root);
     mkdirSync(shots, { recursive: true });
     out = await mkdtemp(join(tmpdir(), 'sb-e2e-'));
-    const service = createServebenchService({ outDir: out, deps: defaultBenchmarkDeps(), listPresets: () => listPresets() });
+    const service = createServebenchService({
+      outDir: out,
+      deps: defaultBenchmarkDeps(),
+      listPresets: () => listPresets(),
+    });
     server = await startUiServer({ service, port: 0, staticDir: join(root, 'out', 'renderer') });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -86,7 +90,10 @@ describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)',
     const live = page.getByTestId('live-view');
     await live.waitFor({ timeout: 30_000 });
     // Mid-run: once requests are coming back, so the charts have points (the sweep takes seconds).
-    await live.getByText(/measuring round/).first().waitFor({ timeout: 60_000 });
+    await live
+      .getByText(/measuring round/)
+      .first()
+      .waitFor({ timeout: 60_000 });
     await page.screenshot({ path: join(shots, 'app-live.png') });
 
     const results = page.getByTestId('results-view');
@@ -97,7 +104,15 @@ describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)',
     expect((await rows.nth(1).locator('td').first().textContent())?.trim()).toBe('2');
     expect(await rows.nth(0).locator('td').nth(8).textContent()).toMatch(/^\$[\d.]+ \/ \$[\d.]+$/);
     await expect.poll(() => results.getByTestId('simulated-badge').isVisible()).toBe(true);
+    // The run's telemetry over time (getTelemetry), on the latency's time axis, each level's window shaded.
+    const timeline = results.getByTestId('timeline');
+    for (const caption of ['GPU SM clock (MHz)', 'GPU temperature (°C)', 'GPU power (W)']) {
+      await timeline.getByText(caption, { exact: true }).waitFor();
+    }
+    await timeline.getByTestId('windows-note').waitFor();
+    expect(await results.getByTestId('telemetry-simulated').isVisible()).toBe(true);
     await page.screenshot({ path: join(shots, 'app-results.png') });
+    await timeline.screenshot({ path: join(shots, 'app-results-telemetry.png') });
     await page.screenshot({ path: join(shots, 'app-results-full.png'), fullPage: true });
     // The run is listed and opens from the list.
     await expect.poll(() => page.getByTestId('runs-list').getByText('e2e-tiny').count()).toBe(1);
@@ -112,7 +127,20 @@ describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)',
     await results.getByTestId('results-table').waitFor();
     expect(await results.getByTestId('results-row').count()).toBe(2);
     expect(await results.getByTestId('checks').locator('li').count()).toBeGreaterThan(5);
+    await results.getByTestId('timeline').getByText('GPU SM clock (MHz)', { exact: true }).waitFor();
     await page.screenshot({ path: join(shots, 'app-past-run.png'), fullPage: true });
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('says so when a past run has no telemetry', async () => {
+    const [runDir] = (await readdir(out)).filter((d) => d.endsWith('-e2e-tiny'));
+    await rm(join(out, runDir as string, 'telemetry.jsonl'));
+    await page.reload();
+    await page.getByTestId('runs-list').getByText('e2e-tiny').click();
+    const timeline = page.getByTestId('results-view').getByTestId('timeline');
+    await timeline.getByText(/No GPU telemetry was recorded for this run/).waitFor();
+    expect(await timeline.getByText('GPU SM clock (MHz)', { exact: true }).count()).toBe(0);
+    await timeline.screenshot({ path: join(shots, 'app-results-no-telemetry.png') });
     expect(consoleErrors).toEqual([]);
   });
 });
