@@ -20,26 +20,38 @@ export default tseslint.config(
   {
     files: ['src/shared/**'],
     rules: {
-      'no-restricted-imports': ['error', { paths: [noElectron], patterns: ['node:*', '**/core/**', '**/cli/**', '**/main/**', '**/renderer/**'] }],
+      'no-restricted-imports': [
+        'error',
+        { paths: [noElectron], patterns: ['node:*', '**/core/**', '**/cli/**', '**/main/**', '**/renderer/**'] },
+      ],
     },
   },
   {
     files: ['src/core/**'],
     rules: {
-      'no-restricted-imports': ['error', { paths: [noElectron], patterns: ['**/cli/**', '**/main/**', '**/renderer/**', '**/preload/**'] }],
+      'no-restricted-imports': [
+        'error',
+        { paths: [noElectron], patterns: ['**/cli/**', '**/main/**', '**/renderer/**', '**/preload/**'] },
+      ],
     },
   },
   {
     files: ['src/cli/**'],
     rules: {
-      'no-restricted-imports': ['error', { paths: [noElectron], patterns: ['**/main/**', '**/renderer/**', '**/preload/**'] }],
+      'no-restricted-imports': [
+        'error',
+        { paths: [noElectron], patterns: ['**/main/**', '**/renderer/**', '**/preload/**'] },
+      ],
     },
   },
   {
     files: ['src/renderer/**'],
     languageOptions: { globals: { ...globals.browser } },
     rules: {
-      'no-restricted-imports': ['error', { paths: [noElectron], patterns: ['**/core/**', '**/cli/**', '**/main/**', 'node:*'] }],
+      'no-restricted-imports': [
+        'error',
+        { paths: [noElectron], patterns: ['**/core/**', '**/cli/**', '**/main/**', 'node:*'] },
+      ],
     },
   },
   {

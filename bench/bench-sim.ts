@@ -25,7 +25,9 @@ function cpuSeconds(pid: number | undefined): number | null {
 }
 
 async function startSim(): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [cli, 'sim', '--port', '0', '--profile', 'instant'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [cli, 'sim', '--port', '0', '--profile', 'instant'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let buf = '';
     child.stdout.on('data', (b: Buffer) => {
@@ -52,7 +54,11 @@ function oneRequest(url: URL, agent: Agent, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,
-      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
       (res) => {
         let events = 0;
         let tail: Buffer | null = null;
@@ -111,18 +117,28 @@ async function level(base: string, pid: number | undefined, concurrency: number)
   const cpu1 = cpuSeconds(pid);
   agent.destroy();
   const cpu = cpu0 !== null && cpu1 !== null ? cpu1 - cpu0 : null;
-  return { concurrency, eventsPerSec: Math.round(events / secs), eventsPerSimCpuSec: cpu ? Math.round(events / cpu) : null, requests };
+  return {
+    concurrency,
+    eventsPerSec: Math.round(events / secs),
+    eventsPerSimCpuSec: cpu ? Math.round(events / cpu) : null,
+    requests,
+  };
 }
 
 const sim = await startSim();
 const results: LevelResult[] = [];
 try {
-  console.log(`bench:sim — instant profile, chat stream with continuous usage, ${MAX_TOKENS} tokens per request, ${SECONDS_PER_LEVEL} s per level`);
+  console.log(
+    `bench:sim — instant profile, chat stream with continuous usage, ${MAX_TOKENS} tokens per request, ${SECONDS_PER_LEVEL} s per level`,
+  );
   for (const c of LEVELS) {
     const r = await level(sim.url, sim.pid, c);
     results.push(r);
-    const perCpu = r.eventsPerSimCpuSec === null ? '' : `, ${r.eventsPerSimCpuSec.toLocaleString('en-US')} per sim CPU-second`;
-    console.log(`concurrency ${String(c).padStart(3)}: ${r.eventsPerSec.toLocaleString('en-US')} chunk events/s${perCpu} (${r.requests} requests)`);
+    const perCpu =
+      r.eventsPerSimCpuSec === null ? '' : `, ${r.eventsPerSimCpuSec.toLocaleString('en-US')} per sim CPU-second`;
+    console.log(
+      `concurrency ${String(c).padStart(3)}: ${r.eventsPerSec.toLocaleString('en-US')} chunk events/s${perCpu} (${r.requests} requests)`,
+    );
   }
 } finally {
   await sim.stop();

@@ -50,7 +50,11 @@ export async function runCommand(argv: string[]): Promise<number> {
   process.on('SIGTERM', onSigint);
   const render = createProgressRenderer(process.stderr, Boolean(values.verbose));
   try {
-    const result = await runBenchmark(config, { ...defaultBenchmarkDeps(), onEvent: render, signal: controller.signal });
+    const result = await runBenchmark(config, {
+      ...defaultBenchmarkDeps(),
+      onEvent: render,
+      signal: controller.signal,
+    });
     const { record, dir } = result;
     if (record.levels.length > 0) {
       console.log('');

@@ -87,7 +87,8 @@ export async function simCommand(argv: string[]): Promise<number> {
   const str = (k: string): string | undefined => values[k] as string | undefined;
 
   const mimicRaw = str('mimic') ?? 'vllm';
-  if (!MIMICS.includes(mimicRaw as Mimic)) throw new UserError(`--mimic must be one of ${MIMICS.join(', ')} (got '${mimicRaw}')`);
+  if (!MIMICS.includes(mimicRaw as Mimic))
+    throw new UserError(`--mimic must be one of ${MIMICS.join(', ')} (got '${mimicRaw}')`);
   const mimic = mimicRaw as Mimic;
   if (str('profile') && str('profile-file')) throw new UserError('give either --profile or --profile-file, not both');
   const port = intFlag('port', str('port'), 0, 65535) ?? (mimic === 'sglang' ? 30000 : 8000);
@@ -126,8 +127,10 @@ export async function simCommand(argv: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof SimOomError) return 1;
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new UserError(`port ${port} is already in use; pick another with --port (0 = any free port)`);
-    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new UserError(`cannot bind to host '${str('host')}'; use --host 127.0.0.1`);
+    if (code === 'EADDRINUSE')
+      throw new UserError(`port ${port} is already in use; pick another with --port (0 = any free port)`);
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
+      throw new UserError(`cannot bind to host '${str('host')}'; use --host 127.0.0.1`);
     if (code === 'EACCES') throw new UserError(`no permission to bind port ${port}; use a port above 1023`);
     throw error;
   }

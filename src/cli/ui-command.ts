@@ -56,7 +56,8 @@ export async function uiCommand(argv: string[]): Promise<number> {
     server = await startUiServer({ service, port, staticDir });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new UserError(`port ${port} is already in use; pick another with --port (0 = any free port)`);
+    if (code === 'EADDRINUSE')
+      throw new UserError(`port ${port} is already in use; pick another with --port (0 = any free port)`);
     if (code === 'EACCES') throw new UserError(`no permission to bind port ${port}; use a port above 1023`);
     throw error;
   }

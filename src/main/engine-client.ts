@@ -50,11 +50,16 @@ export function createEngineClient(spawn: () => EngineProcess): EngineClient {
     });
     p.on('exit', (code: number) => {
       if (proc === p) proc = null;
-      for (const resolve of pending.values()) resolve({ ok: false, error: `the engine process stopped (exit code ${code})` });
+      for (const resolve of pending.values())
+        resolve({ ok: false, error: `the engine process stopped (exit code ${code})` });
       pending.clear();
       stopped?.();
       if (!shuttingDown) {
-        emit({ type: 'message', severity: 'error', text: `the engine process stopped unexpectedly (exit code ${code}); it restarts on the next action` });
+        emit({
+          type: 'message',
+          severity: 'error',
+          text: `the engine process stopped unexpectedly (exit code ${code}); it restarts on the next action`,
+        });
       }
     });
     return p;

@@ -6,9 +6,7 @@ export type ToEngine = { type: 'call'; id: number; method: ContractMethod; args:
 
 /** Engine host -> main. */
 export type FromEngine =
-  | { type: 'result'; id: number; outcome: IpcOutcome }
-  | { type: 'event'; event: ContractEvent }
-  | { type: 'stopped' };
+  { type: 'result'; id: number; outcome: IpcOutcome } | { type: 'event'; event: ContractEvent } | { type: 'stopped' };
 
 /** Environment variable that tells the engine host where run folders go. */
 export const RUNS_DIR_ENV = 'SERVEBENCH_OUT';

@@ -41,7 +41,11 @@ if (!app.requestSingleInstanceLock()) {
   installQuitGuard(app, engine, () =>
     // Say why the window lingers: the run is being cancelled and saved, the server stopped.
     ours().forEach((wc) =>
-      wc.send(EVENT_CHANNEL, { type: 'message', severity: 'info', text: 'quitting: cancelling the run, saving it and stopping the server…' }),
+      wc.send(EVENT_CHANNEL, {
+        type: 'message',
+        severity: 'info',
+        text: 'quitting: cancelling the run, saving it and stopping the server…',
+      }),
     ),
   );
 

@@ -7,7 +7,10 @@ export interface MenuActions {
 }
 
 /** The application menu (template only, so it can be tested without Electron). */
-export function menuTemplate(actions: MenuActions, platform: NodeJS.Platform = process.platform): MenuItemConstructorOptions[] {
+export function menuTemplate(
+  actions: MenuActions,
+  platform: NodeJS.Platform = process.platform,
+): MenuItemConstructorOptions[] {
   const mac = platform === 'darwin';
   return [
     ...(mac ? [{ role: 'appMenu' as const }] : []),

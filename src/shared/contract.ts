@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BenchConfigSchema } from './config.js';
-import type { BenchConfig , ServerConfigSchema } from './config.js';
+import type { BenchConfig, ServerConfigSchema } from './config.js';
 import type { RunEvent } from './events.js';
 import type { RequestRecord } from './request-record.js';
 import type { RunRecord, RunStatus } from './run-record.js';

@@ -21,13 +21,28 @@ export function ensureBuilt(root: string): void {
   const index = join(root, 'out', 'renderer', 'index.html');
   const built = existsSync(index) ? statSync(index).mtimeMs : 0;
   if (built < Math.max(newest(join(root, 'src', 'renderer')), newest(join(root, 'src', 'shared')))) {
-    execFileSync(process.execPath, [join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', 'test/e2e/vite.renderer.config.ts', '--logLevel', 'warn'], {
+    execFileSync(
+      process.execPath,
+      [
+        join(root, 'node_modules', 'vite', 'bin', 'vite.js'),
+        'build',
+        '--config',
+        'test/e2e/vite.renderer.config.ts',
+        '--logLevel',
+        'warn',
+      ],
+      {
+        cwd: root,
+        stdio: 'inherit',
+        timeout: 120_000,
+      },
+    );
+  }
+  if (!existsSync(join(root, 'dist', 'cli.js'))) {
+    execFileSync(process.execPath, [join(root, 'scripts', 'build-cli.mjs')], {
       cwd: root,
       stdio: 'inherit',
       timeout: 120_000,
     });
-  }
-  if (!existsSync(join(root, 'dist', 'cli.js'))) {
-    execFileSync(process.execPath, [join(root, 'scripts', 'build-cli.mjs')], { cwd: root, stdio: 'inherit', timeout: 120_000 });
   }
 }

@@ -1,7 +1,6 @@
 import type { ServebenchService } from '../../src/core/api.js';
 import { UserError } from '../../src/core/errors.js';
-import type { ActiveRun, ContractEvent, PresetSummary,
-  RunTelemetry, RunSummary } from '../../src/shared/contract.js';
+import type { ActiveRun, ContractEvent, PresetSummary, RunTelemetry, RunSummary } from '../../src/shared/contract.js';
 import type { RunRecord } from '../../src/shared/run-record.js';
 import type { RequestRecord } from '../../src/shared/request-record.js';
 import { BenchConfigSchema } from '../../src/shared/config.js';
@@ -33,7 +32,13 @@ export class FakeService implements ServebenchService {
     this.done = new Promise((resolve) => {
       this.finish = resolve;
     });
-    this.emit({ type: 'run-started', runId: 'r1', dir: '/tmp/r1', simulated: true, totalLevels: parsed.concurrency.length });
+    this.emit({
+      type: 'run-started',
+      runId: 'r1',
+      dir: '/tmp/r1',
+      simulated: true,
+      totalLevels: parsed.concurrency.length,
+    });
     return this.active;
   }
   async cancelRun(runId: string): Promise<void> {

@@ -9,7 +9,9 @@ import type { ContractEvent } from '../../src/shared/contract.js';
 import { FakeService } from '../fakes/fake-service.js';
 
 /** The utility process in-process: main's messages go to the real host handler over a fake service. */
-function fakeUtilityProcess(service: FakeService): EngineProcess & { exits: number[]; killed: boolean; crash(code: number): void } {
+function fakeUtilityProcess(
+  service: FakeService,
+): EngineProcess & { exits: number[]; killed: boolean; crash(code: number): void } {
   const emitter = new EventEmitter();
   const proc = {
     exits: [] as number[],
@@ -47,8 +49,14 @@ describe('engine in a utility process (main side and host side)', () => {
     const engine = createEngineClient(() => fakeUtilityProcess(service));
     const events: ContractEvent[] = [];
     engine.onEvent((e) => events.push(e));
-    expect(await engine.call('listPresets', [])).toEqual({ ok: true, result: [{ name: 'sim-demo', description: 'the simulator' }] });
-    expect(await engine.call('getRun', [5])).toMatchObject({ ok: false, error: expect.stringMatching(/expected string/) });
+    expect(await engine.call('listPresets', [])).toEqual({
+      ok: true,
+      result: [{ name: 'sim-demo', description: 'the simulator' }],
+    });
+    expect(await engine.call('getRun', [5])).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/expected string/),
+    });
     expect(await engine.call('startRun', [{ concurrency: [1] }])).toMatchObject({ ok: true, result: { runId: 'r1' } });
     expect(events.map((e) => e.type)).toEqual(['run-started']);
   });

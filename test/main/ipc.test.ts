@@ -6,7 +6,8 @@ import { CONTRACT_METHODS } from '../../src/shared/contract.js';
 const handlers = new Map<string, (event: unknown, ...args: unknown[]) => Promise<unknown>>();
 vi.mock('electron', () => ({
   ipcMain: {
-    handle: (channel: string, fn: (event: unknown, ...args: unknown[]) => Promise<unknown>) => handlers.set(channel, fn),
+    handle: (channel: string, fn: (event: unknown, ...args: unknown[]) => Promise<unknown>) =>
+      handlers.set(channel, fn),
     removeHandler: (channel: string) => handlers.delete(channel),
   },
 }));
@@ -43,7 +44,10 @@ describe('contract IPC relay (main)', () => {
   it('validates arguments before the engine sees them and answers with one line', async () => {
     const engine = fakeEngine();
     registerContractIpc({ engine, targets: () => [] });
-    const bad = (await handlers.get('servebench:startRun')?.(sender, { concurrency: [0] })) as { ok: boolean; error: string };
+    const bad = (await handlers.get('servebench:startRun')?.(sender, { concurrency: [0] })) as {
+      ok: boolean;
+      error: string;
+    };
     expect(bad.ok).toBe(false);
     expect(bad.error).toMatch(/^concurrency\.0: /);
     const wrongType = (await handlers.get('servebench:cancelRun')?.(sender, 7)) as { ok: boolean; error: string };
@@ -54,7 +58,10 @@ describe('contract IPC relay (main)', () => {
   it('refuses calls from untrusted senders', async () => {
     const engine = fakeEngine();
     registerContractIpc({ engine, targets: () => [], trusted: (e) => e.sender.id === 2 });
-    expect(await handlers.get('servebench:listRuns')?.(sender)).toEqual({ ok: false, error: 'refused: not a servebench window' });
+    expect(await handlers.get('servebench:listRuns')?.(sender)).toEqual({
+      ok: false,
+      error: 'refused: not a servebench window',
+    });
     expect(engine.call).not.toHaveBeenCalled();
   });
 

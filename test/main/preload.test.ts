@@ -12,7 +12,11 @@ const on = vi.fn();
 const removeListener = vi.fn();
 vi.mock('electron', () => ({
   contextBridge: { exposeInMainWorld: (key: string, api: unknown) => (exposed[key] = api) },
-  ipcRenderer: { invoke: (...a: [string, ...unknown[]]) => invoke(...a), on: (...a: unknown[]) => on(...a), removeListener: (...a: unknown[]) => removeListener(...a) },
+  ipcRenderer: {
+    invoke: (...a: [string, ...unknown[]]) => invoke(...a),
+    on: (...a: unknown[]) => on(...a),
+    removeListener: (...a: unknown[]) => removeListener(...a),
+  },
 }));
 
 describe('preload bridge', () => {

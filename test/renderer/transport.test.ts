@@ -50,7 +50,9 @@ describe('WebSocket transport against the ui server (fake service)', () => {
     await expect(api.startRun({ concurrency: [0] })).rejects.toThrow(/^concurrency\.0: /);
     await expect(api.getRun('nope')).rejects.toThrow('run nope not found');
     await api.startRun({ concurrency: [1] });
-    await expect(api.startRun({ concurrency: [1] })).rejects.toThrow('run r1 is still going; cancel it or wait for it to finish');
+    await expect(api.startRun({ concurrency: [1] })).rejects.toThrow(
+      'run r1 is still going; cancel it or wait for it to finish',
+    );
   });
 
   it('delivers pushed events to every listener until it unsubscribes', async () => {
@@ -122,7 +124,15 @@ describe('IPC transport and the choice between them', () => {
     const urls: string[] = [];
     const fakeSocket = (url: string): SocketLike => {
       urls.push(url);
-      return { readyState: 0, send: () => undefined, close: () => undefined, onopen: null, onclose: null, onerror: null, onmessage: null };
+      return {
+        readyState: 0,
+        send: () => undefined,
+        close: () => undefined,
+        onopen: null,
+        onclose: null,
+        onerror: null,
+        onmessage: null,
+      };
     };
     const ws = pickTransport({ servebench: undefined, location: { host: '127.0.0.1:5199' } }, { connect: fakeSocket });
     expect(urls).toEqual(['ws://127.0.0.1:5199/rpc']);

@@ -156,7 +156,9 @@ export class FakeGpu {
       driverVersion: p.gpuDriverVersion,
       cudaVersion: p.gpuCudaVersion,
       gpus,
-      processes: this.released ? [] : gpus.map((g) => ({ pid: this.pid, name: 'servebench-sim', usedMiB: g.memUsedMiB, gpuIndex: g.index })),
+      processes: this.released
+        ? []
+        : gpus.map((g) => ({ pid: this.pid, name: 'servebench-sim', usedMiB: g.memUsedMiB, gpuIndex: g.index })),
     };
   }
 }

@@ -2,8 +2,8 @@ import type { EngineStats } from './scheduler.js';
 
 /** vLLM's TTFT histogram buckets (seconds). */
 export const TTFT_BUCKETS = [
-  0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0,
-  2560.0,
+  0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0,
+  640.0, 2560.0,
 ];
 
 /** A cumulative Prometheus histogram. */
@@ -60,11 +60,39 @@ export function vllmMetrics(m: MetricsSnapshot): string {
   metric(lines, 'vllm:num_requests_running', 'gauge', 'Number of requests in model execution batches.', l, m.running);
   metric(lines, 'vllm:num_requests_waiting', 'gauge', 'Number of requests waiting to be processed.', l, m.waiting);
   metric(lines, 'vllm:kv_cache_usage_perc', 'gauge', 'KV-cache usage. 1 means 100 percent usage.', l, m.kvUsage);
-  metric(lines, 'vllm:num_preemptions_total', 'counter', 'Cumulative number of preemption from the engine.', l, m.stats.preemptions);
-  metric(lines, 'vllm:prefix_cache_queries_total', 'counter', 'Prefix cache queries, in terms of number of queried tokens.', l, m.stats.prefixQueryTokens);
-  metric(lines, 'vllm:prefix_cache_hits_total', 'counter', 'Prefix cache hits, in terms of number of cached tokens.', l, m.stats.prefixHitTokens);
+  metric(
+    lines,
+    'vllm:num_preemptions_total',
+    'counter',
+    'Cumulative number of preemption from the engine.',
+    l,
+    m.stats.preemptions,
+  );
+  metric(
+    lines,
+    'vllm:prefix_cache_queries_total',
+    'counter',
+    'Prefix cache queries, in terms of number of queried tokens.',
+    l,
+    m.stats.prefixQueryTokens,
+  );
+  metric(
+    lines,
+    'vllm:prefix_cache_hits_total',
+    'counter',
+    'Prefix cache hits, in terms of number of cached tokens.',
+    l,
+    m.stats.prefixHitTokens,
+  );
   metric(lines, 'vllm:prompt_tokens_total', 'counter', 'Number of prefill tokens processed.', l, m.stats.promptTokens);
-  metric(lines, 'vllm:generation_tokens_total', 'counter', 'Number of generation tokens processed.', l, m.stats.generationTokens);
+  metric(
+    lines,
+    'vllm:generation_tokens_total',
+    'counter',
+    'Number of generation tokens processed.',
+    l,
+    m.stats.generationTokens,
+  );
   lines.push(
     '# HELP vllm:request_success_total Count of successfully processed requests.',
     '# TYPE vllm:request_success_total counter',
@@ -84,9 +112,30 @@ export function sglangMetrics(m: MetricsSnapshot): string {
   metric(lines, 'sglang:num_used_tokens', 'gauge', 'The number of used tokens.', l, m.kvUsedTokens);
   metric(lines, 'sglang:token_usage', 'gauge', 'The token usage.', l, Math.round(m.kvUsage * 1e4) / 1e4);
   metric(lines, 'sglang:cache_hit_rate', 'gauge', 'The prefix cache hit rate.', l, Math.round(hitRate * 1e4) / 1e4);
-  metric(lines, 'sglang:gen_throughput', 'gauge', 'The generation throughput (token/s).', l, Math.round(m.genThroughput * 100) / 100);
-  metric(lines, 'sglang:prompt_tokens_total', 'counter', 'Number of prefill tokens processed.', l, m.stats.promptTokens);
-  metric(lines, 'sglang:generation_tokens_total', 'counter', 'Number of generation tokens processed.', l, m.stats.generationTokens);
+  metric(
+    lines,
+    'sglang:gen_throughput',
+    'gauge',
+    'The generation throughput (token/s).',
+    l,
+    Math.round(m.genThroughput * 100) / 100,
+  );
+  metric(
+    lines,
+    'sglang:prompt_tokens_total',
+    'counter',
+    'Number of prefill tokens processed.',
+    l,
+    m.stats.promptTokens,
+  );
+  metric(
+    lines,
+    'sglang:generation_tokens_total',
+    'counter',
+    'Number of generation tokens processed.',
+    l,
+    m.stats.generationTokens,
+  );
   metric(lines, 'sglang:num_requests_total', 'counter', 'Number of requests processed.', l, m.stats.finished);
   histogram(lines, 'sglang:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', l, m.ttft);
   return lines.join('\n') + '\n';

@@ -8,7 +8,15 @@ import { Histogram, sglangMetrics, vllmMetrics, type MetricsSnapshot } from './p
 import { Responder, type ApiKind } from './responder.js';
 import { createRng } from '../rng.js';
 import { Scheduler, type Seq } from './scheduler.js';
-import { loadLines, MIMIC_VERSION, oomLines, readyLines, simBanner, type Mimic, type StartupContext } from './startup-log.js';
+import {
+  loadLines,
+  MIMIC_VERSION,
+  oomLines,
+  readyLines,
+  simBanner,
+  type Mimic,
+  type StartupContext,
+} from './startup-log.js';
 import {
   countChatTokens,
   countTokens,
@@ -174,7 +182,9 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
   const crash = (): void => {
     if (crashed || closed) return;
     crashed = true;
-    log(`(EngineCore_DP0 pid=${process.pid}) ERROR servebench sim: crash-after=${faults.crashAfter ?? 0} fault: the engine dies now`);
+    log(
+      `(EngineCore_DP0 pid=${process.pid}) ERROR servebench sim: crash-after=${faults.crashAfter ?? 0} fault: the engine dies now`,
+    );
     scheduler.stop();
     server.close();
     server.closeAllConnections();
@@ -232,7 +242,11 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
     let ids: number[] | null = null;
     if (api === 'chat') {
       const messages = body.messages;
-      if (!Array.isArray(messages) || messages.length === 0 || !messages.every((m) => m && typeof m === 'object' && typeof (m as ChatMessage).role === 'string')) {
+      if (
+        !Array.isArray(messages) ||
+        messages.length === 0 ||
+        !messages.every((m) => m && typeof m === 'object' && typeof (m as ChatMessage).role === 'string')
+      ) {
         throw new HttpError(400, "'messages' must be a non-empty list of {role, content}");
       }
       if (prefixCache) {
@@ -243,7 +257,8 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
       }
     } else {
       let prompt = body.prompt;
-      if (Array.isArray(prompt) && prompt.length === 1 && (typeof prompt[0] === 'string' || Array.isArray(prompt[0]))) prompt = prompt[0];
+      if (Array.isArray(prompt) && prompt.length === 1 && (typeof prompt[0] === 'string' || Array.isArray(prompt[0])))
+        prompt = prompt[0];
       if (typeof prompt === 'string') {
         if (prefixCache) {
           ids = tokenizeCompletion(prompt);
@@ -259,7 +274,15 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
       }
     }
     const maxTokensReq = optInt(body, 'max_completion_tokens', 1) ?? optInt(body, 'max_tokens', 1);
-    return finishParse(api, body, promptTokens, ids, maxTokensReq, optInt(body, 'min_tokens', 0) ?? 0, body.ignore_eos === true);
+    return finishParse(
+      api,
+      body,
+      promptTokens,
+      ids,
+      maxTokensReq,
+      optInt(body, 'min_tokens', 0) ?? 0,
+      body.ignore_eos === true,
+    );
   }
 
   function finishParse(
@@ -280,7 +303,8 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
       );
     }
     const maxTokens = maxTokensReq ?? room;
-    if (minTokens > maxTokens) throw new HttpError(400, `min_tokens (${minTokens}) must be less than or equal to max_tokens (${maxTokens})`);
+    if (minTokens > maxTokens)
+      throw new HttpError(400, `min_tokens (${minTokens}) must be less than or equal to max_tokens (${maxTokens})`);
     const so = body.stream_options;
     const streamOptions = so && typeof so === 'object' ? (so as Record<string, unknown>) : {};
     return {
@@ -308,12 +332,29 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
     } else {
       throw new HttpError(400, "/generate needs 'text' (a string) or 'input_ids' (token ids)");
     }
-    const sp = body.sampling_params && typeof body.sampling_params === 'object' ? (body.sampling_params as Record<string, unknown>) : {};
+    const sp =
+      body.sampling_params && typeof body.sampling_params === 'object'
+        ? (body.sampling_params as Record<string, unknown>)
+        : {};
     const maxNew = optInt(sp, 'max_new_tokens', 1) ?? 128;
-    return finishParse('generate', body, promptTokens, prefixCache ? ids : null, maxNew, optInt(sp, 'min_new_tokens', 0) ?? 0, sp.ignore_eos === true);
+    return finishParse(
+      'generate',
+      body,
+      promptTokens,
+      prefixCache ? ids : null,
+      maxNew,
+      optInt(sp, 'min_new_tokens', 0) ?? 0,
+      sp.ignore_eos === true,
+    );
   }
 
-  function handleGeneration(req: IncomingMessage, res: ServerResponse, parsed: Parsed, receivedNs: bigint, receivedMs: number): void {
+  function handleGeneration(
+    req: IncomingMessage,
+    res: ServerResponse,
+    parsed: Parsed,
+    receivedNs: bigint,
+    receivedMs: number,
+  ): void {
     const n = requestCounter++;
     const requestIdHeader = req.headers['x-request-id'];
     const requestId = typeof requestIdHeader === 'string' ? requestIdHeader : null;
@@ -352,7 +393,12 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
     const malformed = parsed.stream && faults.malformedRate > 0 && faultRng() < faults.malformedRate;
     const cachedTokens = prefixCache && parsed.ids ? prefixCache.lookupAndInsert(parsed.ids) : 0;
     const idHex = n.toString(16).padStart(16, '0');
-    const id = parsed.api === 'chat' ? `chatcmpl-sim${idHex}` : parsed.api === 'completions' ? `cmpl-sim${idHex}` : `sim${idHex}`;
+    const id =
+      parsed.api === 'chat'
+        ? `chatcmpl-sim${idHex}`
+        : parsed.api === 'completions'
+          ? `cmpl-sim${idHex}`
+          : `sim${idHex}`;
     let seq: Seq | null = null;
     const responder = new Responder(res, {
       api: parsed.api,
@@ -416,12 +462,21 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
     return { count: ids.length, max_model_len: profile.maxModelLen, tokens: ids, token_strs: null };
   }
 
-  type Route = (req: IncomingMessage, res: ServerResponse, receivedNs: bigint, receivedMs: number) => Promise<void> | void;
+  type Route = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    receivedNs: bigint,
+    receivedMs: number,
+  ) => Promise<void> | void;
   const routes = new Map<string, Route>();
-  const post = (path: string, fn: (body: Record<string, unknown>, req: IncomingMessage, res: ServerResponse, ns: bigint, ms: number) => void): void => {
+  const post = (
+    path: string,
+    fn: (body: Record<string, unknown>, req: IncomingMessage, res: ServerResponse, ns: bigint, ms: number) => void,
+  ): void => {
     routes.set(`POST ${path}`, async (req, res, ns, ms) => {
       const body = await readBody(req);
-      if (!body || typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, 'request body must be a JSON object');
+      if (!body || typeof body !== 'object' || Array.isArray(body))
+        throw new HttpError(400, 'request body must be a JSON object');
       fn(body as Record<string, unknown>, req, res, ns, ms);
     });
   };
@@ -429,8 +484,12 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
     routes.set(`GET ${path}`, (_req, res) => fn(res));
   };
 
-  post('/v1/chat/completions', (body, req, res, ns, ms) => handleGeneration(req, res, parseOpenAi('chat', body), ns, ms));
-  post('/v1/completions', (body, req, res, ns, ms) => handleGeneration(req, res, parseOpenAi('completions', body), ns, ms));
+  post('/v1/chat/completions', (body, req, res, ns, ms) =>
+    handleGeneration(req, res, parseOpenAi('chat', body), ns, ms),
+  );
+  post('/v1/completions', (body, req, res, ns, ms) =>
+    handleGeneration(req, res, parseOpenAi('completions', body), ns, ms),
+  );
   get('/v1/models', (res) => sendJson(res, 200, modelCard()));
   if (mimic === 'vllm') {
     get('/health', health);
@@ -441,7 +500,13 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
     get('/health', health);
     get('/health_generate', health);
     const modelInfo = (res: ServerResponse): void =>
-      sendJson(res, 200, { model_path: model, tokenizer_path: model, is_generation: true, preferred_sampling_params: null, weight_version: 'default' });
+      sendJson(res, 200, {
+        model_path: model,
+        tokenizer_path: model,
+        is_generation: true,
+        preferred_sampling_params: null,
+        weight_version: 'default',
+      });
     get('/model_info', modelInfo);
     get('/get_model_info', modelInfo);
     const serverInfo = (res: ServerResponse): void =>
@@ -454,7 +519,8 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
         max_running_requests: profile.maxNumSeqs,
         max_total_num_tokens: profile.kvCacheTokens,
         dllm_algorithm: profile.blockSize > 0 ? 'LowConfidence' : null,
-        dllm_algorithm_config: profile.blockSize > 0 ? { block_size: profile.blockSize, threshold: profile.threshold } : null,
+        dllm_algorithm_config:
+          profile.blockSize > 0 ? { block_size: profile.blockSize, threshold: profile.threshold } : null,
         version: MIMIC_VERSION.sglang,
         internal_states: [{ last_gen_throughput: genThroughput }],
         simulated: true,
@@ -467,7 +533,10 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
   }
 
   function sendText(res: ServerResponse, text: string): void {
-    res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+    res.writeHead(200, {
+      'content-type': 'text/plain; version=0.0.4; charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+    });
     res.end(text);
   }
 

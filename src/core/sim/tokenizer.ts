@@ -67,7 +67,12 @@ export function messageText(content: unknown): string {
   if (Array.isArray(content)) {
     return content
       .map((part: unknown) => {
-        if (part && typeof part === 'object' && 'text' in part && typeof (part as { text: unknown }).text === 'string') {
+        if (
+          part &&
+          typeof part === 'object' &&
+          'text' in part &&
+          typeof (part as { text: unknown }).text === 'string'
+        ) {
           return (part as { text: string }).text;
         }
         return '';
@@ -112,11 +117,68 @@ export function tokenizeCompletion(prompt: string, addSpecialTokens = true): num
  * is exactly one token and a generated text re-tokenizes to exactly its completion_tokens.
  */
 export const OUTPUT_WORDS: readonly string[] = [
-  ' the', ' model', ' token', ' stream', ' batch', ' cache', ' block', ' layer', ' value', ' query',
-  ' key', ' prompt', ' answer', ' signal', ' kernel', ' memory', ' clock', ' power', ' thermal', ' server',
-  ' client', ' request', ' engine', ' queue', ' warm', ' round', ' sample', ' median', ' tail', ' spread',
-  ' latency', ' speed', ' cost', ' price', ' hour', ' second', ' window', ' level', ' sweep', ' bench',
-  ' tensor', ' matrix', ' vector', ' scale', ' weight', ' decode', ' prefill', ' step', ' seed', ' random',
-  ' exact', ' length', ' input', ' output', ' usage', ' count', ' truth', ' check', ' pass', ' report',
-  ' chart', ' table', ' record', ' run',
+  ' the',
+  ' model',
+  ' token',
+  ' stream',
+  ' batch',
+  ' cache',
+  ' block',
+  ' layer',
+  ' value',
+  ' query',
+  ' key',
+  ' prompt',
+  ' answer',
+  ' signal',
+  ' kernel',
+  ' memory',
+  ' clock',
+  ' power',
+  ' thermal',
+  ' server',
+  ' client',
+  ' request',
+  ' engine',
+  ' queue',
+  ' warm',
+  ' round',
+  ' sample',
+  ' median',
+  ' tail',
+  ' spread',
+  ' latency',
+  ' speed',
+  ' cost',
+  ' price',
+  ' hour',
+  ' second',
+  ' window',
+  ' level',
+  ' sweep',
+  ' bench',
+  ' tensor',
+  ' matrix',
+  ' vector',
+  ' scale',
+  ' weight',
+  ' decode',
+  ' prefill',
+  ' step',
+  ' seed',
+  ' random',
+  ' exact',
+  ' length',
+  ' input',
+  ' output',
+  ' usage',
+  ' count',
+  ' truth',
+  ' check',
+  ' pass',
+  ' report',
+  ' chart',
+  ' table',
+  ' record',
+  ' run',
 ];

@@ -52,15 +52,23 @@ function virtualShape(concurrency: number, total: number): Shape {
       sent++;
       const at = Date.now();
       let first = true;
-      sched.submit({ promptTokens: 8, cachedTokens: 0, target: 16, generated: 0, stallAt: -1, stallMs: 0, onTokens: (n, finished) => {
-        tokens += n;
-        if (first) ttfts.push(Date.now() - at);
-        first = false;
-        if (finished) {
-          end = Date.now();
-          send();
-        }
-      } });
+      sched.submit({
+        promptTokens: 8,
+        cachedTokens: 0,
+        target: 16,
+        generated: 0,
+        stallAt: -1,
+        stallMs: 0,
+        onTokens: (n, finished) => {
+          tokens += n;
+          if (first) ttfts.push(Date.now() - at);
+          first = false;
+          if (finished) {
+            end = Date.now();
+            send();
+          }
+        },
+      });
     };
     for (let i = 0; i < concurrency; i++) send();
     vi.runAllTimers();
@@ -118,12 +126,27 @@ describe('sim continuous batching', () => {
     const truthFile = join(dir, 'format.jsonl');
     const s = await startSim({ profile: testProfile(), truthFile });
     const before = process.hrtime.bigint();
-    await (await postJson(`${s.url}/v1/completions`, { prompt: 'Hello', max_tokens: 3, ignore_eos: true, stream: true }, { 'x-request-id': 'abc' })).text();
+    await (
+      await postJson(
+        `${s.url}/v1/completions`,
+        { prompt: 'Hello', max_tokens: 3, ignore_eos: true, stream: true },
+        { 'x-request-id': 'abc' },
+      )
+    ).text();
     await (await postJson(`${s.url}/v1/completions`, { prompt: 'Hello', max_tokens: 2, ignore_eos: true })).json();
     const after = process.hrtime.bigint();
     await s.close();
     const [a, b] = readTruth(truthFile);
-    expect(Object.keys(a!).sort()).toEqual(['chunks', 'completionTokens', 'endNs', 'finishReason', 'firstTokenNs', 'promptTokens', 'receivedNs', 'requestId']);
+    expect(Object.keys(a!).sort()).toEqual([
+      'chunks',
+      'completionTokens',
+      'endNs',
+      'finishReason',
+      'firstTokenNs',
+      'promptTokens',
+      'receivedNs',
+      'requestId',
+    ]);
     expect(a).toMatchObject({ requestId: 'abc', promptTokens: 2, completionTokens: 3, finishReason: 'length' });
     // the same clock as this process: hrtime.bigint as decimal strings, in order
     const ns = [a!.receivedNs, a!.firstTokenNs!, ...a!.chunks.map((c) => c[0]), a!.endNs!].map(BigInt);
@@ -134,7 +157,13 @@ describe('sim continuous batching', () => {
   });
 
   it('queues past the KV-cache capacity and preempts when it runs out', async () => {
-    const profile = testProfile({ 'max-num-seqs': 64, 'kv-cache-tokens': 300, 'max-model-len': 200, 'step-base-ms': 1, 'step-per-seq-ms': 0 });
+    const profile = testProfile({
+      'max-num-seqs': 64,
+      'kv-cache-tokens': 300,
+      'max-model-len': 200,
+      'step-base-ms': 1,
+      'step-per-seq-ms': 0,
+    });
     const sched = new Scheduler(profile, createRng(1), null);
     let done = 0;
     const seqs: Seq[] = Array.from({ length: 4 }, () => ({
@@ -168,9 +197,17 @@ describe('sim continuous batching', () => {
         const sched = new Scheduler(profile, createRng(1), gpu, () => Date.now());
         const t0 = Date.now();
         let end = 0;
-        sched.submit({ promptTokens: 10, cachedTokens: 0, target: 30, generated: 0, stallAt: -1, stallMs: 0, onTokens: (_n, finished) => {
-          if (finished) end = Date.now();
-        } });
+        sched.submit({
+          promptTokens: 10,
+          cachedTokens: 0,
+          target: 30,
+          generated: 0,
+          stallAt: -1,
+          stallMs: 0,
+          onTokens: (_n, finished) => {
+            if (finished) end = Date.now();
+          },
+        });
         vi.runAllTimers();
         return end - t0;
       } finally {
@@ -186,7 +223,13 @@ describe('sim diffusion block mode', () => {
   it('sends a whole block per chunk; continuous usage jumps by the block size', async () => {
     const s = await startSim({ profile: testProfile({ 'block-size': 8, threshold: 0.9, 'step-base-ms': 1 }) });
     const text = await (
-      await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 20, ignore_eos: true, stream: true, stream_options: { continuous_usage_stats: true } })
+      await postJson(`${s.url}/v1/completions`, {
+        prompt: 'x',
+        max_tokens: 20,
+        ignore_eos: true,
+        stream: true,
+        stream_options: { continuous_usage_stats: true },
+      })
     ).text();
     const usage = text
       .split('\n\n')
@@ -198,8 +241,13 @@ describe('sim diffusion block mode', () => {
   it('is faster at a lower threshold (fewer denoising steps per block)', async () => {
     const timeAt = async (threshold: number): Promise<number> => {
       const truthFile = join(dir, `diffusion-${threshold}.jsonl`);
-      const s = await startSim({ profile: testProfile({ 'block-size': 32, threshold, 'step-base-ms': 4, 'step-per-seq-ms': 0 }), truthFile });
-      await (await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 64, ignore_eos: true, stream: true })).text();
+      const s = await startSim({
+        profile: testProfile({ 'block-size': 32, threshold, 'step-base-ms': 4, 'step-per-seq-ms': 0 }),
+        truthFile,
+      });
+      await (
+        await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 64, ignore_eos: true, stream: true })
+      ).text();
       await s.close();
       const [t] = readTruth(truthFile);
       expect(t!.chunks.map((c) => c[1])).toEqual([32, 32]);

@@ -15,8 +15,13 @@ describe('sim, vLLM mimic', () => {
     expect(s.url).toBe(`http://127.0.0.1:${s.port}`);
     expect((await fetch(`${s.url}/health`)).status).toBe(200);
     const models = (await (await fetch(`${s.url}/v1/models`)).json()) as Obj;
-    expect(models).toMatchObject({ object: 'list', data: [{ id: 'm1', object: 'model', owned_by: 'vllm', max_model_len: instant.maxModelLen }] });
-    expect(await (await fetch(`${s.url}/version`)).json()).toEqual({ version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+    expect(models).toMatchObject({
+      object: 'list',
+      data: [{ id: 'm1', object: 'model', owned_by: 'vllm', max_model_len: instant.maxModelLen }],
+    });
+    expect(await (await fetch(`${s.url}/version`)).json()).toEqual({
+      version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+    });
     const nf = await fetch(`${s.url}/nope`);
     expect(nf.status).toBe(404);
     expect(await nf.json()).toEqual({ detail: 'Not Found' });
@@ -24,32 +29,44 @@ describe('sim, vLLM mimic', () => {
     // vLLM refuses a model it does not serve
     const wrong = await postJson(`${s.url}/v1/completions`, { model: 'other', prompt: 'x', max_tokens: 1 });
     expect(wrong.status).toBe(404);
-    expect(((await wrong.json()) as Obj).error).toMatchObject({ message: 'The model `other` does not exist.', code: 404 });
+    expect(((await wrong.json()) as Obj).error).toMatchObject({
+      message: 'The model `other` does not exist.',
+      code: 404,
+    });
   });
 
   it('serves POST /tokenize in vLLM shape, matching usage.prompt_tokens', async () => {
     const s = await startSim({ profile: instant, mimic: 'vllm', model: 'm1' });
-    const t = (await (await postJson(`${s.url}/tokenize`, { model: 'm1', prompt: 'Hello there, world' })).json()) as Obj;
+    const t = (await (
+      await postJson(`${s.url}/tokenize`, { model: 'm1', prompt: 'Hello there, world' })
+    ).json()) as Obj;
     expect(t).toMatchObject({ count: countTokens('Hello there, world') + 1, max_model_len: instant.maxModelLen });
     expect(t.tokens).toHaveLength(t.count as number);
     const messages = [{ role: 'user', content: 'Hello there, world' }];
     const tc = (await (await postJson(`${s.url}/tokenize`, { model: 'm1', messages })).json()) as Obj;
     expect(tc.count).toBe(countChatTokens(messages));
-    const chat = (await (await postJson(`${s.url}/v1/chat/completions`, { model: 'm1', messages, max_tokens: 3 })).json()) as Obj;
+    const chat = (await (
+      await postJson(`${s.url}/v1/chat/completions`, { model: 'm1', messages, max_tokens: 3 })
+    ).json()) as Obj;
     expect((chat.usage as Obj).prompt_tokens).toBe(tc.count);
-    const comp = (await (await postJson(`${s.url}/v1/completions`, { model: 'm1', prompt: 'Hello there, world', max_tokens: 3 })).json()) as Obj;
+    const comp = (await (
+      await postJson(`${s.url}/v1/completions`, { model: 'm1', prompt: 'Hello there, world', max_tokens: 3 })
+    ).json()) as Obj;
     expect((comp.usage as Obj).prompt_tokens).toBe(t.count);
     expect((await postJson(`${s.url}/tokenize`, { nothing: true })).status).toBe(400);
   });
 
   it('streams chat: role-only first chunk, one token per chunk, continuous usage, final usage chunk, [DONE]', async () => {
     const s = await startSim({ profile: instant, mimic: 'vllm' });
-    const res = await postJson(`${s.url}/v1/chat/completions`, CHAT('Hi there', {
-      max_tokens: 6,
-      ignore_eos: true,
-      stream: true,
-      stream_options: { include_usage: true, continuous_usage_stats: true },
-    }));
+    const res = await postJson(
+      `${s.url}/v1/chat/completions`,
+      CHAT('Hi there', {
+        max_tokens: 6,
+        ignore_eos: true,
+        stream: true,
+        stream_options: { include_usage: true, continuous_usage_stats: true },
+      }),
+    );
     expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
     const events = sseEvents(await res.text());
     expect(events.at(-1)!.raw).toBe('[DONE]');
@@ -73,18 +90,31 @@ describe('sim, vLLM mimic', () => {
     const s = await startSim({ profile: instant, mimic: 'vllm' });
     const ids: string[] = [];
     for (let i = 0; i < 70; i++) {
-      const events = sseEvents(await (await postJson(`${s.url}/v1/chat/completions`, CHAT('same', { max_tokens: 4, ignore_eos: true, stream: true }))).text());
+      const events = sseEvents(
+        await (
+          await postJson(
+            `${s.url}/v1/chat/completions`,
+            CHAT('same', { max_tokens: 4, ignore_eos: true, stream: true }),
+          )
+        ).text(),
+      );
       const own = new Set(events.slice(0, -1).map((e) => (e.json as Obj).id as string));
       expect(own.size).toBe(1);
       ids.push([...own][0]!);
-      expect(events.slice(1, -1).map((e) => countTokens((choice(e.json).delta as Obj).content as string))).toEqual([1, 1, 1, 1]);
+      expect(events.slice(1, -1).map((e) => countTokens((choice(e.json).delta as Obj).content as string))).toEqual([
+        1, 1, 1, 1,
+      ]);
     }
     expect(new Set(ids).size).toBe(70);
   });
 
   it('streams completions without usage unless asked, and answers non-streaming requests in one body', async () => {
     const s = await startSim({ profile: instant, mimic: 'vllm' });
-    const events = sseEvents(await (await postJson(`${s.url}/v1/completions`, { prompt: 'Once', max_tokens: 4, ignore_eos: true, stream: true })).text());
+    const events = sseEvents(
+      await (
+        await postJson(`${s.url}/v1/completions`, { prompt: 'Once', max_tokens: 4, ignore_eos: true, stream: true })
+      ).text(),
+    );
     expect(events.map((e) => e.raw).at(-1)).toBe('[DONE]');
     const chunks = events.slice(0, -1).map((e) => e.json as Obj);
     expect(chunks).toHaveLength(4);
@@ -93,7 +123,9 @@ describe('sim, vLLM mimic', () => {
       expect(c.usage).toBeUndefined();
     }
     expect(chunks.map((c) => choice(c).text).join('')).toBe(OUTPUT_WORDS.slice(0, 4).join(''));
-    const body = (await (await postJson(`${s.url}/v1/chat/completions`, CHAT('Hi', { max_tokens: 5, ignore_eos: true }))).json()) as Obj;
+    const body = (await (
+      await postJson(`${s.url}/v1/chat/completions`, CHAT('Hi', { max_tokens: 5, ignore_eos: true }))
+    ).json()) as Obj;
     expect(body.object).toBe('chat.completion');
     const msg = choice(body).message as Obj;
     expect(msg.role).toBe('assistant');
@@ -105,10 +137,14 @@ describe('sim, vLLM mimic', () => {
   it('stops early with finish_reason stop unless ignore_eos, never before min_tokens', async () => {
     const profile = applyOverrides(instant, { 'eos-prob': 1 }, 'test');
     const s = await startSim({ profile, mimic: 'vllm' });
-    const early = (await (await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 50, min_tokens: 7 })).json()) as Obj;
+    const early = (await (
+      await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 50, min_tokens: 7 })
+    ).json()) as Obj;
     expect(choice(early).finish_reason).toBe('stop');
     expect((early.usage as Obj).completion_tokens).toBe(7);
-    const full = (await (await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 50, ignore_eos: true })).json()) as Obj;
+    const full = (await (
+      await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 50, ignore_eos: true })
+    ).json()) as Obj;
     expect(choice(full).finish_reason).toBe('length');
     expect((full.usage as Obj).completion_tokens).toBe(50);
   });
@@ -117,7 +153,9 @@ describe('sim, vLLM mimic', () => {
     const s = await startSim({ profile: instant, mimic: 'vllm' });
     const tooLong = await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: instant.maxModelLen + 1 });
     expect(tooLong.status).toBe(400);
-    expect(((await tooLong.json()) as Obj).error).toMatchObject({ message: expect.stringMatching(/maximum context length is \d+ tokens/) });
+    expect(((await tooLong.json()) as Obj).error).toMatchObject({
+      message: expect.stringMatching(/maximum context length is \d+ tokens/),
+    });
     expect((await postJson(`${s.url}/v1/chat/completions`, { messages: 'nope' })).status).toBe(400);
     expect((await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 2, min_tokens: 5 })).status).toBe(400);
     const bad = await fetch(`${s.url}/v1/completions`, { method: 'POST', body: '{not json' });
@@ -164,7 +202,11 @@ describe('sim, SGLang mimic', () => {
 
   it('streams native /generate with cumulative text and meta_info', async () => {
     const s = await startSim({ profile: instant, mimic: 'sglang' });
-    const res = await postJson(`${s.url}/generate`, { text: 'Hello', sampling_params: { max_new_tokens: 5, ignore_eos: true }, stream: true });
+    const res = await postJson(`${s.url}/generate`, {
+      text: 'Hello',
+      sampling_params: { max_new_tokens: 5, ignore_eos: true },
+      stream: true,
+    });
     const events = sseEvents(await res.text());
     expect(events.at(-1)!.raw).toBe('[DONE]');
     const chunks = events.slice(0, -1).map((e) => e.json as Obj);
@@ -175,11 +217,15 @@ describe('sim, SGLang mimic', () => {
     });
     expect((chunks[4]!.meta_info as Obj).finish_reason).toEqual({ type: 'length', length: 5 });
     expect((chunks[0]!.meta_info as Obj).finish_reason).toBeNull();
-    const body = (await (await postJson(`${s.url}/generate`, { text: 'Hello', sampling_params: { max_new_tokens: 3, ignore_eos: true } })).json()) as Obj;
+    const body = (await (
+      await postJson(`${s.url}/generate`, { text: 'Hello', sampling_params: { max_new_tokens: 3, ignore_eos: true } })
+    ).json()) as Obj;
     expect(countTokens(body.text as string)).toBe(3);
     expect(body.meta_info).toMatchObject({ completion_tokens: 3, finish_reason: { type: 'length', length: 3 } });
     // and the OpenAI endpoints, serving any model name as SGLang does
-    const chat = (await (await postJson(`${s.url}/v1/chat/completions`, CHAT('Hi', { model: 'anything', max_tokens: 2, ignore_eos: true }))).json()) as Obj;
+    const chat = (await (
+      await postJson(`${s.url}/v1/chat/completions`, CHAT('Hi', { model: 'anything', max_tokens: 2, ignore_eos: true }))
+    ).json()) as Obj;
     expect((chat.usage as Obj).completion_tokens).toBe(2);
   });
 
@@ -187,7 +233,13 @@ describe('sim, SGLang mimic', () => {
     const s = await startSim({ profile: instant, mimic: 'sglang', model: 'm2' });
     await postJson(`${s.url}/generate`, { text: 'x', sampling_params: { max_new_tokens: 2, ignore_eos: true } });
     const text = await (await fetch(`${s.url}/metrics`)).text();
-    for (const name of ['sglang:num_running_reqs', 'sglang:num_queue_reqs', 'sglang:token_usage', 'sglang:cache_hit_rate', 'sglang:gen_throughput']) {
+    for (const name of [
+      'sglang:num_running_reqs',
+      'sglang:num_queue_reqs',
+      'sglang:token_usage',
+      'sglang:cache_hit_rate',
+      'sglang:gen_throughput',
+    ]) {
       expect(text).toMatch(new RegExp(`^${name}\\{model_name="m2"\\} [\\d.]+$`, 'm'));
     }
     expect(text).not.toMatch(/vllm:/);
@@ -197,13 +249,20 @@ describe('sim, SGLang mimic', () => {
 describe('sim, OpenAI mimic', () => {
   it('has only the two OpenAI endpoints and /v1/models', async () => {
     const s = await startSim({ profile: instant, mimic: 'openai', model: 'm3' });
-    for (const path of ['/health', '/metrics', '/version', '/model_info']) expect((await fetch(`${s.url}${path}`)).status).toBe(404);
+    for (const path of ['/health', '/metrics', '/version', '/model_info'])
+      expect((await fetch(`${s.url}${path}`)).status).toBe(404);
     expect((await postJson(`${s.url}/tokenize`, { prompt: 'x' })).status).toBe(404);
     expect((await postJson(`${s.url}/generate`, { text: 'x' })).status).toBe(404);
     expect((await fetch(`${s.url}/v1/models`)).status).toBe(200);
-    const c = (await (await postJson(`${s.url}/v1/completions`, { model: 'm3', prompt: 'x', max_tokens: 2, ignore_eos: true })).json()) as Obj;
+    const c = (await (
+      await postJson(`${s.url}/v1/completions`, { model: 'm3', prompt: 'x', max_tokens: 2, ignore_eos: true })
+    ).json()) as Obj;
     expect((c.usage as Obj).completion_tokens).toBe(2);
-    const events = sseEvents(await (await postJson(`${s.url}/v1/chat/completions`, CHAT('x', { max_tokens: 2, ignore_eos: true, stream: true }))).text());
+    const events = sseEvents(
+      await (
+        await postJson(`${s.url}/v1/chat/completions`, CHAT('x', { max_tokens: 2, ignore_eos: true, stream: true }))
+      ).text(),
+    );
     expect(events.at(-1)!.raw).toBe('[DONE]');
   });
 });

@@ -79,12 +79,14 @@ describe('fake GPU model', () => {
     expect(read().gpus[0]!.throttleMask).toBe(REASON_IDLE);
     let stop = false;
     const load = (async () => {
-      while (!stop) await (await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 40, ignore_eos: true })).json();
+      while (!stop)
+        await (await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 40, ignore_eos: true })).json();
     })();
     const hot = await waitFor(() => {
       const g = read().gpus[0]!;
-      return (g.throttleMask & REASON_SW_THERMAL) !== 0 ? g : undefined;
-    }, 'thermal throttling in the state file');
+      // The thermal bit comes first; the clock then falls at the throttle rate over the next ticks.
+      return (g.throttleMask & REASON_SW_THERMAL) !== 0 && g.smClockMhz < g.maxSmClockMhz ? g : undefined;
+    }, 'thermal throttling with a lowered clock in the state file');
     stop = true;
     await load;
     expect(hot.smClockMhz).toBeLessThan(hot.maxSmClockMhz);
@@ -94,7 +96,10 @@ describe('fake GPU model', () => {
   });
 });
 
-function smi(args: string[], stateFile: string | null): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function smi(
+  args: string[],
+  stateFile: string | null,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env = { ...process.env };
   delete env.SERVEBENCH_FAKE_GPU_STATE;
   if (stateFile) env.SERVEBENCH_FAKE_GPU_STATE = stateFile;
@@ -122,7 +127,12 @@ describe('fake nvidia-smi', () => {
     const f = lines[0]!.split(', ');
     expect(f).toHaveLength(14);
     expect(f[0]).toMatch(/^\d{4}\/\d{2}\/\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/);
-    expect(f.slice(1, 5)).toEqual(['0', String(p.gpuMaxSmClockMhz), String(p.gpuMaxSmClockMhz), String(p.gpuMemClockMhz)]);
+    expect(f.slice(1, 5)).toEqual([
+      '0',
+      String(p.gpuMaxSmClockMhz),
+      String(p.gpuMaxSmClockMhz),
+      String(p.gpuMemClockMhz),
+    ]);
     expect(f[7]).toBe('700.00');
     expect(f[9]).toBe('100');
     expect(f[12]).toBe('P0');
@@ -131,9 +141,19 @@ describe('fake nvidia-smi', () => {
   });
 
   it('accepts both reason-field names, prints units and a header without nounits, [N/A] where it has no value, -i', async () => {
-    const r = await smi(['--query-gpu=index,clocks_event_reasons.active,clocks_throttle_reasons.sw_power_cap,fan.speed,power.draw,memory.used', '--format=csv', '-i', '1'], stateFile);
+    const r = await smi(
+      [
+        '--query-gpu=index,clocks_event_reasons.active,clocks_throttle_reasons.sw_power_cap,fan.speed,power.draw,memory.used',
+        '--format=csv',
+        '-i',
+        '1',
+      ],
+      stateFile,
+    );
     expect(r.code).toBe(0);
-    expect(r.stdout.split('\n')[0]).toBe('index, clocks_event_reasons.active, clocks_throttle_reasons.sw_power_cap, fan.speed [%], power.draw [W], memory.used [MiB]');
+    expect(r.stdout.split('\n')[0]).toBe(
+      'index, clocks_event_reasons.active, clocks_throttle_reasons.sw_power_cap, fan.speed [%], power.draw [W], memory.used [MiB]',
+    );
     expect(r.stdout.split('\n')[1]).toBe(`1, 0x0000000000000004, Active, [N/A], 700.00 W, ${p.gpuMemUsedMib} MiB`);
     expect((await smi(['-L', '-i', '7'], stateFile)).code).toBe(6);
   });
@@ -148,7 +168,10 @@ describe('fake nvidia-smi', () => {
   it('lists GPUs, compute apps and its version', async () => {
     const l = await smi(['-L'], stateFile);
     expect(l.stdout).toMatch(/^GPU 0: NVIDIA H200 \(UUID: GPU-[0-9a-f-]+\)\nGPU 1: /);
-    const apps = await smi(['--query-compute-apps=pid,process_name,used_memory', '--format=csv,noheader,nounits'], stateFile);
+    const apps = await smi(
+      ['--query-compute-apps=pid,process_name,used_memory', '--format=csv,noheader,nounits'],
+      stateFile,
+    );
     expect(apps.stdout.trim().split('\n')[0]).toBe(`${process.pid}, servebench-sim, ${p.gpuMemUsedMib}`);
     const v = await smi(['--version'], stateFile);
     expect(v.stdout).toMatch(/DRIVER version\s+: 570\.86\.15/);
@@ -163,9 +186,13 @@ describe('fake nvidia-smi', () => {
   });
 
   it('loops with -lms until it is terminated, then exits cleanly', async () => {
-    const child = spawn(process.execPath, [SMI, '--query-gpu=index,temperature.gpu', '--format=csv,noheader,nounits', '-lms', '50', '-i', '0'], {
-      env: { ...process.env, SERVEBENCH_FAKE_GPU_STATE: stateFile },
-    });
+    const child = spawn(
+      process.execPath,
+      [SMI, '--query-gpu=index,temperature.gpu', '--format=csv,noheader,nounits', '-lms', '50', '-i', '0'],
+      {
+        env: { ...process.env, SERVEBENCH_FAKE_GPU_STATE: stateFile },
+      },
+    );
     let out = '';
     child.stdout.on('data', (b: Buffer) => (out += b.toString()));
     await waitFor(() => out.split('\n').length > 3, 'three loop lines');

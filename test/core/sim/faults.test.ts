@@ -9,14 +9,22 @@ afterAll(closeAll);
 const instant = loadProfile('instant');
 const dir = tempDir();
 type Obj = Record<string, unknown>;
-const STREAM = { max_tokens: 10, ignore_eos: true, stream: true, stream_options: { include_usage: true, continuous_usage_stats: true } };
+const STREAM = {
+  max_tokens: 10,
+  ignore_eos: true,
+  stream: true,
+  stream_options: { include_usage: true, continuous_usage_stats: true },
+};
 
 describe('sim faults', () => {
   it('error-rate: HTTP 500 with a JSON error', async () => {
     const s = await startSim({ profile: instant, faults: [parseFault('error-rate=1')] });
     const res = await postJson(`${s.url}/v1/chat/completions`, CHAT('x', STREAM));
     expect(res.status).toBe(500);
-    expect(((await res.json()) as Obj).error).toMatchObject({ code: 500, message: expect.stringMatching(/error-rate/) });
+    expect(((await res.json()) as Obj).error).toMatchObject({
+      code: 500,
+      message: expect.stringMatching(/error-rate/),
+    });
   });
 
   it('midstream-error-rate: an error event inside the stream, then [DONE]', async () => {
@@ -27,7 +35,9 @@ describe('sim faults', () => {
     const err = events.find((e) => e.json && (e.json as Obj).error);
     expect(err).toBeDefined();
     expect(events.at(-1)!.raw).toBe('[DONE]');
-    const tokens = events.filter((e) => e.json && (e.json as Obj).choices && ((e.json as Obj).choices as Obj[]).length > 0).length - 1;
+    const tokens =
+      events.filter((e) => e.json && (e.json as Obj).choices && ((e.json as Obj).choices as Obj[]).length > 0).length -
+      1;
     expect(tokens).toBe(5); // half of max_tokens, then the error
   });
 
@@ -76,25 +86,36 @@ describe('sim faults', () => {
 
   it("oom-on-start: logs the engine's own OOM line and fails to start", async () => {
     const lines: string[] = [];
-    await expect(startSimServer({ profile: instant, faults: [parseFault('oom-on-start')], log: (l) => lines.push(l) })).rejects.toBeInstanceOf(SimOomError);
+    await expect(
+      startSimServer({ profile: instant, faults: [parseFault('oom-on-start')], log: (l) => lines.push(l) }),
+    ).rejects.toBeInstanceOf(SimOomError);
     expect(lines.join('\n')).toMatch(/No available memory for the cache blocks/);
     expect(lines.join('\n')).not.toMatch(/GPU KV cache size/);
     const sg: string[] = [];
-    await expect(startSimServer({ profile: instant, mimic: 'sglang', faults: [parseFault('oom-on-start')], log: (l) => sg.push(l) })).rejects.toThrow(
-      /Not enough memory\. Please try to increase --mem-fraction-static/,
-    );
+    await expect(
+      startSimServer({
+        profile: instant,
+        mimic: 'sglang',
+        faults: [parseFault('oom-on-start')],
+        log: (l) => sg.push(l),
+      }),
+    ).rejects.toThrow(/Not enough memory\. Please try to increase --mem-fraction-static/);
   });
 
   it('close-after-stream: the connection closes after every streamed response', async () => {
     const s = await startSim({ profile: instant, faults: [parseFault('close-after-stream')] });
     const agent = new Agent({ keepAlive: true });
     const result = await new Promise<{ connection: string | undefined; closed: boolean }>((resolve, reject) => {
-      const req = httpRequest(`${s.url}/v1/completions`, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
-        res.resume();
-        res.on('end', () => {
-          req.socket?.once('close', () => resolve({ connection: res.headers.connection, closed: true }));
-        });
-      });
+      const req = httpRequest(
+        `${s.url}/v1/completions`,
+        { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            req.socket?.once('close', () => resolve({ connection: res.headers.connection, closed: true }));
+          });
+        },
+      );
       req.on('error', reject);
       req.end(JSON.stringify({ prompt: 'x', ...STREAM }));
     });
@@ -104,10 +125,19 @@ describe('sim faults', () => {
 
   it('crash-after: the engine dies after N requests (onCrash), cutting requests in flight', async () => {
     let crashed = 0;
-    const s = await startSimServer({ profile: testProfile(), faults: [parseFault('crash-after=2')], onCrash: () => crashed++ });
+    const s = await startSimServer({
+      profile: testProfile(),
+      faults: [parseFault('crash-after=2')],
+      onCrash: () => crashed++,
+    });
     try {
       await (await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 2, ignore_eos: true })).json();
-      const slow = postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 400, ignore_eos: true, stream: true }).then((r) => r.text());
+      const slow = postJson(`${s.url}/v1/completions`, {
+        prompt: 'x',
+        max_tokens: 400,
+        ignore_eos: true,
+        stream: true,
+      }).then((r) => r.text());
       await (await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 2, ignore_eos: true })).json();
       await expect(slow).rejects.toThrow();
       await waitFor(() => crashed === 1, 'onCrash');

@@ -1,7 +1,15 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { applyOverrides, BASE_PROFILE, startSimServer, type SimOptions, type SimProfile, type SimServer, type TruthRecord } from '../../../src/core/sim/index.js';
+import {
+  applyOverrides,
+  BASE_PROFILE,
+  startSimServer,
+  type SimOptions,
+  type SimProfile,
+  type SimServer,
+  type TruthRecord,
+} from '../../../src/core/sim/index.js';
 
 /** A fresh temp folder for one test file. */
 export function tempDir(): string {
@@ -12,7 +20,14 @@ export function tempDir(): string {
 export function testProfile(overrides: Record<string, unknown> = {}): SimProfile {
   return applyOverrides(
     { ...BASE_PROFILE, name: 'test' },
-    { jitter: 0, 'eos-prob': 0, 'prefill-tok-per-s': 1_000_000, 'step-base-ms': 5, 'step-per-seq-ms': 0.5, ...overrides },
+    {
+      jitter: 0,
+      'eos-prob': 0,
+      'prefill-tok-per-s': 1_000_000,
+      'step-base-ms': 5,
+      'step-per-seq-ms': 0.5,
+      ...overrides,
+    },
     'test',
   );
 }
@@ -32,7 +47,11 @@ export async function closeAll(): Promise<void> {
 }
 
 export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 /** The data: payloads of an SSE body, in order ('[DONE]' kept as a string, JSON parsed when it parses). */
@@ -60,7 +79,12 @@ export function readTruth(file: string): TruthRecord[] {
 }
 
 /** Polls a condition with a bounded number of tries (no fixed sleeps as a way to wait for an event). */
-export async function waitFor<T>(fn: () => T | undefined | false | Promise<T | undefined | false>, what: string, tries = 400, everyMs = 25): Promise<T> {
+export async function waitFor<T>(
+  fn: () => T | undefined | false | Promise<T | undefined | false>,
+  what: string,
+  tries = 400,
+  everyMs = 25,
+): Promise<T> {
   for (let i = 0; i < tries; i++) {
     const v = await fn();
     if (v) return v;

@@ -3,12 +3,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../../../src/core/errors.js';
-import { applyOverrides, BASE_PROFILE, denoiseSteps, listProfiles, loadProfile, parseFault } from '../../../src/core/sim/index.js';
+import {
+  applyOverrides,
+  BASE_PROFILE,
+  denoiseSteps,
+  listProfiles,
+  loadProfile,
+  parseFault,
+} from '../../../src/core/sim/index.js';
 
 describe('sim profiles', () => {
   it('loads every bundled profile, including instant and the default', () => {
     const names = listProfiles();
-    for (const required of ['instant', 'h200-llama8b-bf16', 'rtx4080-llama8b-int4', 'h200-dllm-block', 'thermal-throttle-demo', 'power-capped']) {
+    for (const required of [
+      'instant',
+      'h200-llama8b-bf16',
+      'rtx4080-llama8b-int4',
+      'h200-dllm-block',
+      'thermal-throttle-demo',
+      'power-capped',
+    ]) {
       expect(names).toContain(required);
     }
     for (const name of names) {
@@ -26,11 +40,17 @@ describe('sim profiles', () => {
   it('loads a profile file and applies overrides with checks', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sim-profile-'));
     const file = join(dir, 'mine.yaml');
-    writeFileSync(file, 'name: mine\ndescription: my own illustrative profile\nparams:\n  max-num-seqs: 4\n  threshold: 0.8\n');
+    writeFileSync(
+      file,
+      'name: mine\ndescription: my own illustrative profile\nparams:\n  max-num-seqs: 4\n  threshold: 0.8\n',
+    );
     const p = loadProfile(file);
     expect(p.maxNumSeqs).toBe(4);
     expect(p.threshold).toBe(0.8);
-    expect(applyOverrides(p, { 'max-num-seqs': '9', 'prefix-caching': 'false' }, 'flags')).toMatchObject({ maxNumSeqs: 9, prefixCaching: false });
+    expect(applyOverrides(p, { 'max-num-seqs': '9', 'prefix-caching': 'false' }, 'flags')).toMatchObject({
+      maxNumSeqs: 9,
+      prefixCaching: false,
+    });
     expect(() => applyOverrides(p, { 'max-num-seqs': '0' }, 'flags')).toThrow(UserError);
     expect(() => applyOverrides(p, { threshold: '1.5' }, 'flags')).toThrow(/threshold/);
     expect(() => applyOverrides(p, { 'no-such-thing': 1 }, 'flags')).toThrow(/unknown parameter/);

@@ -51,12 +51,17 @@ describe('servebench sim (CLI)', () => {
     const logs: string[] = [];
     vi.spyOn(console, 'log').mockImplementation((line: unknown) => void logs.push(String(line)));
     const done = simCommand(['--port', '0', '--profile', 'instant', '--max-num-seqs', '12', '--model', 'cli-model']);
-    const ready = await waitFor(() => logs.find((l) => /Uvicorn running on http:\/\/127\.0\.0\.1:\d+/.test(l)), 'ready line');
+    const ready = await waitFor(
+      () => logs.find((l) => /Uvicorn running on http:\/\/127\.0\.0\.1:\d+/.test(l)),
+      'ready line',
+    );
     const url = /http:\/\/127\.0\.0\.1:\d+/.exec(ready)![0];
     expect(logs.join('\n')).toMatch(/GPU KV cache size: [\d,]+ tokens/);
     expect(logs.join('\n')).toMatch(/Maximum concurrency for [\d,]+ tokens per request: [\d.]+x/);
     await waitFor(() => logs.find((l) => l.includes('Application startup complete.')), 'startup complete');
-    const body = (await (await postJson(`${url}/v1/completions`, { model: 'cli-model', prompt: 'x', max_tokens: 2, ignore_eos: true })).json()) as {
+    const body = (await (
+      await postJson(`${url}/v1/completions`, { model: 'cli-model', prompt: 'x', max_tokens: 2, ignore_eos: true })
+    ).json()) as {
       usage: { completion_tokens: number };
     };
     expect(body.usage.completion_tokens).toBe(2);

@@ -24,7 +24,13 @@ describe('sim tokenizer', () => {
   });
 
   it('is exact and deterministic: counts match ids, pieces join back to the text', () => {
-    const texts = ['The quick brown fox jumps over the lazy dog.', '  leading', 'x'.repeat(100), 'tab\tand\nnew line', '数字 123456789 end'];
+    const texts = [
+      'The quick brown fox jumps over the lazy dog.',
+      '  leading',
+      'x'.repeat(100),
+      'tab\tand\nnew line',
+      '数字 123456789 end',
+    ];
     for (const t of texts) {
       expect(tokenPieces(t).join('')).toBe(t);
       expect(tokenize(t)).toHaveLength(countTokens(t));
