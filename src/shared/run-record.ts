@@ -53,6 +53,8 @@ export interface RoundResult {
   failed: number;
   startMs: number;
   endMs: number;
+  /** True when the round was cut short (cancel, server died): kept for the record, left out of the level's means and spread. */
+  partial?: boolean;
 }
 
 export type ThrottleClass = 'idle' | 'full-speed' | 'power-cap' | 'thermal' | 'hw-slowdown' | 'unknown';
@@ -119,7 +121,12 @@ export interface LevelResult {
   costPerMOutputTokAtUtilizationUsd?: number;
   goodput?: number;
   completed: number;
+  /** Measured requests that failed on the server's side (user-cancelled requests are not counted here). */
   failed: number;
+  /** Measured requests cancelled by the user (errorKind 'cancelled'): not failures, so not in failed or errorsByReason. */
+  cancelled?: number;
+  /** SSE lines of measured requests that were not valid JSON (tokens they carried went to the next chunk). */
+  malformedLines?: number;
   /** How n_out was known: from the server's usage, or estimated by counting chunks. */
   outputTokensSource: 'server' | 'estimated' | 'mixed';
   errorsByReason: Record<string, number>;

@@ -2,7 +2,7 @@ import type { RequestRecord } from '../../shared/request-record.js';
 import type { Check, CheckId, CheckStatus, Summary } from '../../shared/run-record.js';
 import { fmtCounts, fmtNum, fmtPct, fmtRange } from './format.js';
 import { DEFAULT_CONFIDENCE, minSamplesForCi, percentile } from './percentiles.js';
-import { isMeasured, requestMetrics } from './request-metrics.js';
+import { isCancelled, isMeasured, requestMetrics } from './request-metrics.js';
 import { coefficientOfVariation } from './throughput.js';
 
 /** Round-spread limit: a CV above this means the environment is wrong (DESIGN.md, the article's 15 %). */
@@ -121,8 +121,11 @@ export function streamingShape(record: RequestRecord): 'streamed' | 'single-chun
 }
 
 /**
- * streaming: tokens arrived over time. Fails when most multi-token requests came in one chunk or in one burst at
- * the end (then TTFT is really E2E); warns when some did. Block-wise (diffusion) streams spread over time pass.
+ * streaming: tokens arrived over time. Fails when most multi-token requests came in one burst and at least one of
+ * them shows the buffered shape (many chunks crammed at the end behind a TTFT that is most of E2E: TTFT is really
+ * E2E); warns when some did. A request whose whole output came in a single chunk cannot be judged on its own (a
+ * block-diffusion model whose block covers the output, or a server that does not stream), so single chunks alone
+ * only warn. Block-wise (diffusion) streams spread over time pass.
  */
 export function streamingCheck(records: readonly RequestRecord[]): Check {
   const multi = okMeasured(records).filter((r) => r.nOut > 1);
@@ -145,6 +148,19 @@ export function streamingCheck(records: readonly RequestRecord[]): Check {
       `tokens arrived over time in all ${multi.length} multi-token requests (${chunksText}${spanText})`,
     );
   }
+  if (buffered === 0) {
+    const which =
+      single === multi.length
+        ? 'the whole output'
+        : `for ${single}/${multi.length} multi-token requests the whole output`;
+    return check(
+      'streaming',
+      'warn',
+      `cannot judge streaming: ${which} came in one chunk (a block-diffusion model whose block covers the output, ` +
+        `or a server that does not stream), so TTFT is E2E and ITL is not measured for ${single === 1 ? 'it' : 'them'}` +
+        (single < multi.length ? `; the other ${multi.length - single} streamed (${chunksText}${spanText})` : ''),
+    );
+  }
   const what = `${bursts}/${multi.length} multi-token requests arrived in one burst (${single} in a single chunk, ${buffered} buffered to the end)`;
   if (bursts * 2 > multi.length) {
     return check(
@@ -156,38 +172,71 @@ export function streamingCheck(records: readonly RequestRecord[]): Check {
   return check('streaming', 'warn', `${what}${spanText}`);
 }
 
-/** warmup: warm-up requests were sent and discarded before measuring; warns when warm-up was off. */
-export function warmupCheck(warmupRequests: number): Check {
-  if (warmupRequests > 0) {
-    return check('warmup', 'pass', `${plural(warmupRequests, 'warm-up request')} sent and discarded before measuring`);
+/**
+ * warmup: warm-up requests (records with warmup true) were sent and discarded before measuring. Passes when at
+ * least one of them succeeded; warns when warm-up was off, or when every warm-up request failed (the server was not
+ * warmed by them).
+ */
+export function warmupCheck(records: readonly RequestRecord[]): Check {
+  const warmup = records.filter((r) => r.warmup);
+  if (warmup.length === 0) {
+    return check(
+      'warmup',
+      'warn',
+      'warm-up was off: the first measured requests include cold-start effects (graph capture, caches, allocator)',
+    );
   }
+  const ok = warmup.filter((r) => r.ok).length;
+  if (ok === 0) {
+    const kinds = fmtCounts(countBy(warmup, (r) => r.errorKind ?? 'unknown'));
+    return check(
+      'warmup',
+      'warn',
+      `warm-up requests all failed: the server was not warm (${warmup.length}/${warmup.length} failed: ${kinds}); ` +
+        'the first measured requests may include cold-start effects',
+    );
+  }
+  const failedText = ok < warmup.length ? ` (${warmup.length - ok} failed)` : '';
   return check(
     'warmup',
-    'warn',
-    'warm-up was off: the first measured requests include cold-start effects (graph capture, caches, allocator)',
+    'pass',
+    `${ok}/${warmup.length} warm-up requests succeeded${failedText}; warm-up was discarded before measuring`,
   );
 }
 
-/** round-spread: CV of per-round output tok/s at most 15 %; fewer than 2 rounds cannot show a spread. */
-export function roundSpreadCheck(perRoundOutputTokPerSec: readonly number[]): Check {
+/**
+ * round-spread: CV of per-round output tok/s of the COMPLETE rounds at most 15 %; fewer than 2 complete rounds cannot
+ * show a spread. partialRounds (rounds cut short by a cancel or a dying server) are left out and named; with no
+ * complete round at all the level's throughput comes from the partial round(s), which the check warns about.
+ */
+export function roundSpreadCheck(perRoundOutputTokPerSec: readonly number[], partialRounds: number = 0): Check {
   const rounds = perRoundOutputTokPerSec.length;
   const list = `${perRoundOutputTokPerSec.map(fmtNum).join(', ')} tok/s`;
+  const leftOut = partialRounds > 0 ? `; ${plural(partialRounds, 'partial round')} left out` : '';
+  if (rounds === 0 && partialRounds > 0) {
+    return check(
+      'round-spread',
+      'warn',
+      `no round completed: throughput comes from ${partialRounds === 1 ? 'the partial round' : `${partialRounds} partial rounds`} ` +
+        '(cut short by a cancel or a server failure), so it is rough and its spread unknown',
+    );
+  }
   if (rounds < 2) {
     return check(
       'round-spread',
       'warn',
-      `${plural(rounds, 'round')} (${list}): run at least 2 rounds to see the spread`,
+      `${plural(rounds, partialRounds > 0 ? 'complete round' : 'round')} (${list})${leftOut}: run at least 2 rounds to see the spread`,
     );
   }
   const cv = coefficientOfVariation(perRoundOutputTokPerSec);
-  if (cv === null) return check('round-spread', 'warn', `no output in ${rounds} rounds: spread undefined`);
+  if (cv === null) return check('round-spread', 'warn', `no output in ${rounds} rounds${leftOut}: spread undefined`);
   if (cv <= ROUND_CV_LIMIT) {
-    return check('round-spread', 'pass', `CV ${fmtPct(cv)} over ${rounds} rounds (${list})`);
+    return check('round-spread', 'pass', `CV ${fmtPct(cv)} over ${rounds} rounds (${list})${leftOut}`);
   }
   return check(
     'round-spread',
     'fail',
-    `CV ${fmtPct(cv)} over ${rounds} rounds (${list}) exceeds ${fmtPct(ROUND_CV_LIMIT)}: look for throttling or other load on the GPU`,
+    `CV ${fmtPct(cv)} over ${rounds} rounds (${list})${leftOut} exceeds ${fmtPct(ROUND_CV_LIMIT)}: look for throttling or other load on the GPU`,
   );
 }
 
@@ -215,13 +264,22 @@ export function sampleSizeCheck(
   );
 }
 
-/** errors: failed requests are counted, never dropped; warns up to 1 % failed, fails above, counting by error kind. */
+/**
+ * errors: failed requests are counted, never dropped; warns up to 1 % failed, fails above, counting by error kind.
+ * Requests the user cancelled (errorKind 'cancelled') are no server failure: left out of the count and the share,
+ * and only named. A dying server ('server-died') is a failure.
+ */
 export function errorsCheck(records: readonly RequestRecord[]): Check {
-  const measured = records.filter(isMeasured);
+  const all = records.filter(isMeasured);
+  const cancelled = all.filter(isCancelled).length;
+  const measured = all.filter((r) => !isCancelled(r));
   const failed = measured.filter((r) => !r.ok);
-  if (failed.length === 0) return check('errors', 'pass', `0/${measured.length} requests failed`);
+  const cancelledText = cancelled > 0 ? `; ${cancelled} cancelled by the user, not counted` : '';
+  if (failed.length === 0) return check('errors', 'pass', `0/${measured.length} requests failed${cancelledText}`);
   const share = failed.length / measured.length;
-  const detail = `${failed.length}/${measured.length} requests failed (${fmtPct(share)}): ${fmtCounts(countBy(failed, (r) => r.errorKind ?? 'unknown'))}`;
+  const detail =
+    `${failed.length}/${measured.length} requests failed (${fmtPct(share)}): ` +
+    `${fmtCounts(countBy(failed, (r) => r.errorKind ?? 'unknown'))}${cancelledText}`;
   return check('errors', share <= ERROR_WARN_LIMIT ? 'warn' : 'fail', detail);
 }
 
@@ -300,19 +358,73 @@ export function clientCheck(input: ClientInput): Check {
 }
 
 /**
+ * The most common token count among a request's chunks that carry tokens (ties go to the larger size, so a short
+ * last block does not become the mode); null when no chunk carries a token.
+ */
+export function modalChunkTokens(record: RequestRecord): number | null {
+  const counts = new Map<number, number>();
+  for (const [, tokens] of record.chunks) if (tokens > 0) counts.set(tokens, (counts.get(tokens) ?? 0) + 1);
+  let mode: number | null = null;
+  let best = 0;
+  for (const [tokens, n] of counts) {
+    if (n > best || (n === best && mode !== null && tokens > mode)) {
+      mode = tokens;
+      best = n;
+    }
+  }
+  return mode;
+}
+
+/**
+ * True when a request's per-chunk token counts (server continuous usage) are irregular: some chunk carries more
+ * tokens than the request's most common chunk size, the sign of a lost event whose tokens the next chunk absorbed.
+ * A diffusion stream (every chunk one block) stays regular; a last chunk smaller than the mode is fine.
+ */
+export function hasIrregularChunks(record: RequestRecord): boolean {
+  if (record.chunkTokensSource !== 'server') return false;
+  const mode = modalChunkTokens(record);
+  return mode !== null && record.chunks.some(([, tokens]) => tokens > mode);
+}
+
+/**
  * token-agreement: the client's count (sum of per-chunk usage, or chunks where the server gives no per-chunk usage)
- * against the server's completion_tokens; warns when they differ, because chunks are not tokens.
+ * against the server's completion_tokens; warns when they differ, because chunks are not tokens. Also warns on lost
+ * or malformed stream events, which a matching sum hides: SSE lines that were not valid JSON (malformedLines of the
+ * measured requests), and, where chunk token counts come from the server, chunks carrying more tokens than the
+ * request's usual chunk size.
  */
 export function tokenAgreementCheck(records: readonly RequestRecord[]): Check {
+  const measured = records.filter(isMeasured);
   const ok = okMeasured(records);
+  const malformed = measured.reduce((a, r) => a + r.malformedLines, 0);
+  const irregular = ok.filter(hasIrregularChunks);
+  const problems: string[] = [];
+  if (malformed > 0) {
+    problems.push(
+      `${malformed} SSE ${malformed === 1 ? 'line was' : 'lines were'} not valid JSON; tokens they carried were absorbed by the next chunk`,
+    );
+  }
+  if (irregular.length > 0) {
+    const sample = irregular[0]!;
+    const mode = modalChunkTokens(sample)!;
+    const biggest = sample.chunks.reduce((a, c) => Math.max(a, c[1]), 0);
+    const perServerChunk = ok.filter((r) => r.chunkTokensSource === 'server').length;
+    problems.push(
+      `${irregular.length}/${perServerChunk} requests had a chunk carrying more tokens than their usual chunk ` +
+        `(e.g. ${fmtNum(biggest)} vs ${fmtNum(mode)}): a sign of lost stream events (or a server that sends ` +
+        'variable-size chunks, e.g. speculative decoding), so ITL is not per token for those chunks',
+    );
+  }
+  const streamText = problems.length > 0 ? `; ${problems.join('; ')}` : '';
   const comparable = ok.filter((r) => r.nOutSource === 'server');
   if (comparable.length === 0) {
     return check(
       'token-agreement',
       'warn',
-      ok.length === 0
+      (ok.length === 0
         ? 'no completed requests to compare'
-        : 'the server reported no token usage: the client chunk count cannot be checked against a server count',
+        : 'the server reported no token usage: the client chunk count cannot be checked against a server count') +
+        streamText,
     );
   }
   const clientCount = (r: RequestRecord): number =>
@@ -320,11 +432,9 @@ export function tokenAgreementCheck(records: readonly RequestRecord[]): Check {
   const differ = comparable.filter((r) => clientCount(r) !== r.nOut);
   const perChunk = comparable.every((r) => r.chunkTokensSource === 'server');
   if (differ.length === 0) {
-    return check(
-      'token-agreement',
-      'pass',
-      `client and server agree on output tokens for all ${comparable.length} requests (${perChunk ? 'per-chunk usage' : 'one token per chunk'})`,
-    );
+    const agree = `client and server agree on output tokens for all ${comparable.length} requests (${perChunk ? 'per-chunk usage' : 'one token per chunk'})`;
+    if (problems.length === 0) return check('token-agreement', 'pass', agree);
+    return check('token-agreement', 'warn', `${problems.join('; ')} (${agree})`);
   }
   const ratio = median(differ.filter((r) => r.nOut > 0).map((r) => clientCount(r) / r.nOut));
   const sample = differ[0]!;
@@ -334,7 +444,8 @@ export function tokenAgreementCheck(records: readonly RequestRecord[]): Check {
     'warn',
     `${differ.length}/${comparable.length} requests: client counted ${fmtNum(clientCount(sample))} vs server ${fmtNum(sample.nOut)} tokens ` +
       `(median ratio ${Number.isNaN(ratio) ? 'n/a' : fmtNum(ratio)}); chunks are not tokens, so token figures use the server's count` +
-      (estimatedPerChunk ? ' and ITL per token assumes one token per chunk' : ''),
+      (estimatedPerChunk ? ' and ITL per token assumes one token per chunk' : '') +
+      streamText,
   );
 }
 

@@ -1,6 +1,6 @@
 import type { Slo } from '../../shared/config.js';
 import type { RequestRecord } from '../../shared/request-record.js';
-import { isMeasured, requestMetrics } from './request-metrics.js';
+import { isCancelled, isMeasured, requestMetrics } from './request-metrics.js';
 
 /** True when an ok request meets every SLO given; a failed request never does. */
 export function meetsSlo(record: RequestRecord, slo: Slo): boolean {
@@ -13,9 +13,12 @@ export function meetsSlo(record: RequestRecord, slo: Slo): boolean {
   return true;
 }
 
-/** Goodput: share (0..1) of measured requests, failed included, that completed within every SLO; null with none. */
+/**
+ * Goodput: share (0..1) of measured requests, failed included, that completed within every SLO; null with none.
+ * Requests the user cancelled are left out: they neither met nor missed an SLO.
+ */
 export function goodput(records: readonly RequestRecord[], slo: Slo): number | null {
-  const measured = records.filter(isMeasured);
+  const measured = records.filter((r) => isMeasured(r) && !isCancelled(r));
   if (measured.length === 0) return null;
   return measured.filter((r) => meetsSlo(r, slo)).length / measured.length;
 }

@@ -10,6 +10,7 @@ export {
   summarize,
 } from './percentiles.js';
 export {
+  isCancelled,
   isMeasured,
   poolLatencies,
   requestMetrics,

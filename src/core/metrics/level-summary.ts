@@ -16,7 +16,7 @@ import {
 import { costPerMillionOutputTokens } from './cost.js';
 import { goodput } from './goodput.js';
 import { summarize } from './percentiles.js';
-import { isMeasured, poolLatencies } from './request-metrics.js';
+import { isCancelled, isMeasured, poolLatencies } from './request-metrics.js';
 import { requestEndBound, roundCv, roundResults } from './throughput.js';
 
 /** Everything summarizeLevel needs besides the records: the level's conditions and the run's options. */
@@ -27,7 +27,12 @@ export interface LevelSummaryInput {
   rate?: number;
   inputLen: number;
   outputLen: number;
+  /**
+   * Rounds that COMPLETED (numbered from 0). Records of a later round belong to a round cut short (cancel, server
+   * died): it is kept in rounds[] flagged partial and left out of the throughput means, roundCv and round spread.
+   */
   rounds: number;
+  /** Warm-up requests sent (the warmup check judges the warm-up records among records). */
   warmupRequests: number;
   serverConfigIndex: number;
   serverVariant?: ServerVariant;
@@ -55,23 +60,31 @@ function outputTokensSource(ok: readonly RequestRecord[]): LevelResult['outputTo
 
 /**
  * One level's result from its request records: latency summaries, per-round throughput and their means, round
- * spread, cost, goodput and every metrics check. Warm-up requests bound the level's span but count nowhere else.
- * telemetry is left for the telemetry module to add.
+ * spread, cost, goodput and every metrics check. Warm-up requests bound the level's span but count nowhere else
+ * (besides the warmup check). Throughput means, roundCv and round spread cover the complete rounds only (all rounds
+ * when none completed, and the round-spread check says so); latency summaries cover every ok measured request.
+ * User-cancelled requests are counted in cancelled, not in failed. telemetry is left for the telemetry module to add.
  */
 export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   const all = input.records;
   const measured = all.filter(isMeasured);
   const ok = measured.filter((r) => r.ok);
+  const cancelled = measured.filter(isCancelled).length;
   const pooled = poolLatencies(measured);
-  const rounds = roundResults(measured);
-  const outputTokPerSec = mean(rounds.map((r) => r.outputTokPerSec));
+  const rounds = roundResults(measured, input.rounds);
+  const complete = rounds.filter((r) => r.partial !== true);
+  const partialRounds = rounds.length - complete.length;
+  // With no complete round, the partial one(s) are all there is; the round-spread check says so.
+  const basis = complete.length > 0 ? complete : rounds;
+  const outputTokPerSec = mean(basis.map((r) => r.outputTokPerSec));
+  const malformedLines = measured.reduce((a, r) => a + r.malformedLines, 0);
 
   const scheduleLags = measured.filter((r) => r.scheduledMs !== undefined).map((r) => r.sendMs - r.scheduledMs!);
   const scheduleLagMs = scheduleLags.length > 0 ? summarize(scheduleLags) : undefined;
 
   const errorsByReason: Record<string, number> = {};
   for (const r of measured) {
-    if (r.ok) continue;
+    if (r.ok || isCancelled(r)) continue;
     const kind = r.errorKind ?? 'unknown';
     errorsByReason[kind] = (errorsByReason[kind] ?? 0) + 1;
   }
@@ -81,8 +94,11 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     outputLengthCheck(measured),
     inputLengthCheck(measured),
     streamingCheck(measured),
-    warmupCheck(input.warmupRequests),
-    roundSpreadCheck(rounds.map((r) => r.outputTokPerSec)),
+    warmupCheck(all),
+    roundSpreadCheck(
+      complete.map((r) => r.outputTokPerSec),
+      partialRounds,
+    ),
     sampleSizeCheck(ttftMs),
     errorsCheck(measured),
     prefixCacheCheck({ uniquePrefix: input.uniquePrefix, prefixCacheHitsDelta: input.prefixCacheHitsDelta ?? null }),
@@ -111,11 +127,12 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     e2eMs: summarize(pooled.e2eMs),
     tokensPerChunk: summarize(pooled.tokensPerChunk),
     outputTokPerSec,
-    totalTokPerSec: mean(rounds.map((r) => r.totalTokPerSec)),
-    reqPerSec: mean(rounds.map((r) => r.reqPerSec)),
-    roundCv: roundCv(rounds),
+    totalTokPerSec: mean(basis.map((r) => r.totalTokPerSec)),
+    reqPerSec: mean(basis.map((r) => r.reqPerSec)),
+    roundCv: roundCv(complete),
     completed: ok.length,
-    failed: measured.length - ok.length,
+    failed: measured.length - ok.length - cancelled,
+    malformedLines,
     outputTokensSource: outputTokensSource(ok),
     errorsByReason,
     checks,
@@ -124,6 +141,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   if (input.serverVariant !== undefined) result.serverVariant = input.serverVariant;
   if (input.rate !== undefined) result.rate = input.rate;
   if (scheduleLagMs !== undefined) result.scheduleLagMs = scheduleLagMs;
+  if (cancelled > 0) result.cancelled = cancelled;
   if (input.gpuPricePerHour !== undefined) {
     // Peak: the GPU busy the whole hour at this level's throughput.
     const peak = costPerMillionOutputTokens(input.gpuPricePerHour, outputTokPerSec);

@@ -21,6 +21,11 @@ export function isMeasured(record: RequestRecord): boolean {
   return !record.warmup && record.round >= 0;
 }
 
+/** True for a request the user cancelled (errorKind 'cancelled'): not a server failure, so never counted as one. */
+export function isCancelled(record: RequestRecord): boolean {
+  return !record.ok && record.errorKind === 'cancelled';
+}
+
 /** Derives TTFT, E2E, TPOT, ITL and ITL per token from one record (DESIGN.md "Metric definitions"). */
 export function requestMetrics(record: RequestRecord): RequestMetrics {
   const ttftMs = record.firstTokenMs === null ? null : record.firstTokenMs - record.sendMs;

@@ -1,6 +1,6 @@
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { RoundResult } from '../../shared/run-record.js';
-import { isMeasured } from './request-metrics.js';
+import { isCancelled, isMeasured } from './request-metrics.js';
 
 /** Latest moment a request is known to have occupied the server: end, else last chunk, else send. */
 export function requestEndBound(record: RequestRecord): number {
@@ -12,7 +12,8 @@ export function requestEndBound(record: RequestRecord): number {
 /**
  * Throughput of one round: window = first send .. last end over all its requests (ok and failed bound it);
  * output tok/s = sum nOut of ok requests / window; total adds nIn (expectedIn where the server gave none);
- * req/s = completed / window. Null when the round has no requests.
+ * req/s = completed / window; failed counts server failures (a user-cancelled request bounds the window but is no
+ * failure). Null when the round has no requests.
  */
 export function roundResult(records: readonly RequestRecord[], round: number): RoundResult | null {
   const inRound = records.filter((r) => isMeasured(r) && r.round === round);
@@ -31,7 +32,7 @@ export function roundResult(records: readonly RequestRecord[], round: number): R
       outTokens += r.nOut;
       // Unknown prompt size: the requested length is the best estimate (the input-length check says so).
       totalTokens += r.nOut + (r.nIn ?? r.expectedIn);
-    } else {
+    } else if (!isCancelled(r)) {
       failed++;
     }
   }
@@ -51,10 +52,17 @@ export function roundResult(records: readonly RequestRecord[], round: number): R
   };
 }
 
-/** Per-round throughput for every round present among the measured records, in round order. */
-export function roundResults(records: readonly RequestRecord[]): RoundResult[] {
+/**
+ * Per-round throughput for every round present among the measured records, in round order. With completedRounds
+ * given (rounds are numbered from 0), a round numbered completedRounds or later was cut short (cancel, server
+ * died) and is flagged partial: true.
+ */
+export function roundResults(records: readonly RequestRecord[], completedRounds?: number): RoundResult[] {
   const rounds = [...new Set(records.filter(isMeasured).map((r) => r.round))].sort((a, b) => a - b);
-  return rounds.map((round) => roundResult(records, round)).filter((r): r is RoundResult => r !== null);
+  return rounds
+    .map((round) => roundResult(records, round))
+    .filter((r): r is RoundResult => r !== null)
+    .map((r) => (completedRounds !== undefined && r.round >= completedRounds ? { ...r, partial: true } : r));
 }
 
 /** Ok, measured requests whose prompt size the server did not report (total tok/s used expectedIn for them). */

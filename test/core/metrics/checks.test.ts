@@ -18,6 +18,8 @@ import type { RequestRecord } from '../../../src/shared/request-record.js';
 import { failed, makeRecord, streamed } from './make-record.js';
 
 const times = <T>(n: number, make: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => make(i));
+const warmOk = (): RequestRecord => streamed({ chunks: 4 }, { round: -1, warmup: true });
+const warmFailed = (kind = 'http-503'): RequestRecord => failed(0, 5, kind, { round: -1, warmup: true });
 const ok256 = (over: Partial<RequestRecord> = {}): RequestRecord =>
   streamed({ chunks: 256, gapMs: 10 }, { nIn: 512, expectedIn: 512, ...over });
 
@@ -78,12 +80,27 @@ describe('streaming', () => {
     expect(streamingCheck(blocks).status).toBe('pass');
   });
 
-  it('fails when most requests arrive in a single chunk', () => {
+  it('warns, not fails, when the whole output came in one chunk: streaming cannot be judged', () => {
+    // A block-diffusion model whose one block covers the 256 tokens, or a server that does not stream.
     const single = times(8, () => streamed({ ttftMs: 900, chunks: 1, tokensPerChunk: 256, tailMs: 1 }));
+    const all = streamingCheck(single);
+    expect(all.status).toBe('warn');
+    expect(all.detail).toMatch(/^cannot judge streaming: the whole output came in one chunk \(a block-diffusion/);
+    // Most in one chunk, the rest streamed: still nothing shows the buffered shape, so still a warning.
     const c = streamingCheck([...single, ...times(2, () => streamed({ chunks: 30 }))]);
+    expect(c.status).toBe('warn');
+    expect(c.detail).toContain('cannot judge streaming: for 8/10 multi-token requests the whole output came in one');
+    expect(c.detail).toContain('the other 2 streamed');
+  });
+
+  it('fails single-chunk requests when others show the buffered shape', () => {
+    const single = times(3, () => streamed({ ttftMs: 900, chunks: 1, tokensPerChunk: 256, tailMs: 1 }));
+    const buffered = times(2, () => streamed({ ttftMs: 980, gapMs: 10 / 255, chunks: 256, tailMs: 10 }));
+    const streamedOk = times(2, () => streamed({ chunks: 30 }));
+    const c = streamingCheck([...single, ...buffered, ...streamedOk]);
     expect(c.status).toBe('fail');
     expect(c.detail).toContain(
-      '8/10 multi-token requests arrived in one burst (8 in a single chunk, 0 buffered to the end)',
+      '5/7 multi-token requests arrived in one burst (3 in a single chunk, 2 buffered to the end)',
     );
   });
 
@@ -110,14 +127,29 @@ describe('streaming', () => {
 });
 
 describe('warmup', () => {
-  it('passes when warm-up requests were discarded, warns when off', () => {
-    expect(warmupCheck(4)).toEqual({
+  it('passes when warm-up requests succeeded and were discarded, warns when off', () => {
+    expect(warmupCheck([...times(4, warmOk), ok256()])).toEqual({
       id: 'warmup',
       status: 'pass',
-      detail: '4 warm-up requests sent and discarded before measuring',
+      detail: '4/4 warm-up requests succeeded; warm-up was discarded before measuring',
     });
-    expect(warmupCheck(0).status).toBe('warn');
-    expect(warmupCheck(0).detail).toContain('warm-up was off');
+    const off = warmupCheck([ok256(), ok256()]);
+    expect(off.status).toBe('warn');
+    expect(off.detail).toContain('warm-up was off');
+  });
+
+  it('passes when at least one warm-up request succeeded, counting only the successes', () => {
+    const c = warmupCheck([warmFailed(), warmOk(), warmFailed('timeout'), ok256()]);
+    expect(c.status).toBe('pass');
+    expect(c.detail).toBe('1/3 warm-up requests succeeded (2 failed); warm-up was discarded before measuring');
+  });
+
+  it('warns when every warm-up request failed: the server was not warm', () => {
+    const c = warmupCheck([warmFailed(), warmFailed(), warmFailed('timeout'), ok256()]);
+    expect(c.status).toBe('warn');
+    expect(c.detail).toMatch(
+      /^warm-up requests all failed: the server was not warm \(3\/3 failed: http-503 2, timeout 1\)/,
+    );
   });
 });
 
@@ -141,6 +173,21 @@ describe('round-spread', () => {
   it('warns with fewer than 2 rounds', () => {
     expect(roundSpreadCheck([1234.4]).status).toBe('warn');
     expect(roundSpreadCheck([1234.4]).detail).toContain('1 round (1234 tok/s)');
+  });
+
+  it('names partial rounds left out of the spread', () => {
+    const c = roundSpreadCheck([90, 100, 110], 1);
+    expect(c.status).toBe('pass');
+    expect(c.detail).toBe('CV 10.0 % over 3 rounds (90, 100, 110 tok/s); 1 partial round left out');
+    const one = roundSpreadCheck([100], 1);
+    expect(one.status).toBe('warn');
+    expect(one.detail).toContain('1 complete round (100 tok/s); 1 partial round left out');
+  });
+
+  it('warns when no round completed: throughput comes from the partial round', () => {
+    const c = roundSpreadCheck([], 1);
+    expect(c.status).toBe('warn');
+    expect(c.detail).toMatch(/^no round completed: throughput comes from the partial round/);
   });
 });
 
@@ -179,6 +226,21 @@ describe('errors', () => {
     ]);
     expect(fail.status).toBe('fail');
     expect(fail.detail).toBe('5/48 requests failed (10.4 %): http-500 3, timeout 2');
+  });
+
+  it('leaves user-cancelled requests out of the count and the share, naming them', () => {
+    const c = errorsCheck([...times(8, () => ok256()), ...times(4, () => failed(0, 5, 'cancelled'))]);
+    expect(c).toEqual({
+      id: 'errors',
+      status: 'pass',
+      detail: '0/8 requests failed; 4 cancelled by the user, not counted',
+    });
+  });
+
+  it('counts a dying server as a failure', () => {
+    const c = errorsCheck([...times(8, () => ok256()), failed(0, 5, 'server-died'), failed(0, 5, 'cancelled')]);
+    expect(c.status).toBe('fail');
+    expect(c.detail).toBe('1/9 requests failed (11.1 %): server-died 1; 1 cancelled by the user, not counted');
   });
 });
 
@@ -237,6 +299,58 @@ describe('token-agreement', () => {
     expect(c.detail).toContain('chunks are not tokens');
   });
 
+  it('warns on malformed SSE lines even when the counts agree', () => {
+    const records = [
+      streamed({ chunks: 8 }),
+      streamed({ chunks: 8 }, { malformedLines: 2 }),
+      streamed({ chunks: 8 }, { malformedLines: 1 }),
+    ];
+    expect(tokenAgreementCheck(records.slice(0, 1)).status).toBe('pass');
+    const c = tokenAgreementCheck(records);
+    expect(c.status).toBe('warn');
+    expect(c.detail).toMatch(/^3 SSE lines were not valid JSON; tokens they carried were absorbed by the next chunk/);
+    expect(c.detail).toContain('client and server agree on output tokens for all 3 requests');
+    // Malformed lines of a failed request count too; warm-up lines do not.
+    expect(
+      tokenAgreementCheck([streamed({ chunks: 8 }), failed(0, 5, 'midstream-error', { malformedLines: 1 })]).status,
+    ).toBe('warn');
+    expect(
+      tokenAgreementCheck([streamed({ chunks: 8 }), warmOk()].map((r) => ({ ...r, malformedLines: r.warmup ? 5 : 0 })))
+        .status,
+    ).toBe('pass');
+  });
+
+  it('warns on a server-counted chunk carrying more tokens than the usual chunk (a lost event)', () => {
+    // 1 token per chunk, but one event was lost: the next chunk carried 2. The sum still matches nOut.
+    const lost = streamed({ chunks: 8 });
+    lost.chunks.splice(3, 1);
+    lost.chunks[3] = [lost.chunks[3]![0], 2];
+    lost.clientChunkCount = 7;
+    const c = tokenAgreementCheck([streamed({ chunks: 8 }), lost]);
+    expect(c.status).toBe('warn');
+    expect(c.detail).toMatch(
+      /^1\/2 requests had a chunk carrying more tokens than their usual chunk \(e\.g\. 2 vs 1\)/,
+    );
+  });
+
+  it('keeps diffusion blocks clean, a smaller last block included', () => {
+    const blocks = streamed({ chunks: 8, tokensPerChunk: 32 });
+    expect(tokenAgreementCheck([blocks]).status).toBe('pass');
+    const shortLast = streamed({ chunks: 8, tokensPerChunk: 32 }, { nOut: 240, expectedOut: 240 });
+    shortLast.chunks[7] = [shortLast.chunks[7]![0], 16];
+    expect(tokenAgreementCheck([shortLast]).status).toBe('pass');
+    // Two blocks, the last one half: a tie in counts goes to the larger size, so it stays clean.
+    const two = streamed({ chunks: 2, tokensPerChunk: 32 }, { nOut: 48, expectedOut: 48 });
+    two.chunks[1] = [two.chunks[1]![0], 16];
+    expect(tokenAgreementCheck([two]).status).toBe('pass');
+  });
+
+  it('does not judge chunk sizes where they are estimated (one per chunk)', () => {
+    const est = streamed({ chunks: 4 }, { chunkTokensSource: 'estimated', nOut: 4 });
+    est.chunks[1] = [est.chunks[1]![0], 3]; // not a server figure: ignored
+    expect(tokenAgreementCheck([est]).status).toBe('pass');
+  });
+
   it('warns when the server gave no usage to compare', () => {
     const c = tokenAgreementCheck([
       streamed({ chunks: 4 }, { nOutSource: 'estimated', chunkTokensSource: 'estimated' }),
@@ -249,9 +363,9 @@ describe('token-agreement', () => {
 describe('combineChecks', () => {
   it('takes the worst status per id and names the levels', () => {
     const levels = [
-      [warmupCheck(2), roundSpreadCheck([100, 101])],
-      [warmupCheck(2), roundSpreadCheck([80, 100, 120])],
-      [warmupCheck(0), roundSpreadCheck([100])],
+      [warmupCheck([warmOk(), warmOk()]), roundSpreadCheck([100, 101])],
+      [warmupCheck([warmOk(), warmOk()]), roundSpreadCheck([80, 100, 120])],
+      [warmupCheck([]), roundSpreadCheck([100])],
     ];
     const run = combineChecks(levels, ['c=1', 'c=2', 'c=4']);
     expect(run.map((c) => [c.id, c.status])).toEqual([
@@ -260,7 +374,7 @@ describe('combineChecks', () => {
     ]);
     expect(run[0]!.detail).toMatch(/^warn at c=4 \(c=4: warm-up was off/);
     expect(run[1]!.detail).toMatch(/^fail at c=2; warn at c=4 \(c=2: CV 20\.0 %/);
-    const allPass = combineChecks([[warmupCheck(1)], [warmupCheck(1)]]);
+    const allPass = combineChecks([[warmupCheck([warmOk()])], [warmupCheck([warmOk()])]]);
     expect(allPass).toEqual([{ id: 'warmup', status: 'pass', detail: 'pass at all 2 levels' }]);
     expect(combineChecks([[errorsCheck([makeRecord()])]])[0]!.detail).toBe('0/1 requests failed');
   });

@@ -28,4 +28,10 @@ describe('goodput', () => {
     expect(goodput(records, { ttftMs: 200 })).toBe(0.5);
     expect(goodput([warm], { ttftMs: 200 })).toBeNull();
   });
+
+  it('leaves user-cancelled requests out; a dead server still counts against it', () => {
+    const records = [fast, slowStart, failed(0, 10, 'cancelled'), failed(0, 10, 'cancelled')];
+    expect(goodput(records, { ttftMs: 200 })).toBe(0.5); // 1 of 2, not 1 of 4
+    expect(goodput([fast, failed(0, 10, 'server-died')], { ttftMs: 200 })).toBe(0.5);
+  });
 });

@@ -67,6 +67,9 @@ describe('summarizeLevel', () => {
     expect(level.goodput).toBe(0.5); // TTFT 100 meets 150, TTFT 200 does not
     expect(level.outputTokensSource).toBe('server');
     expect(level.errorsByReason).toEqual({});
+    expect(level.malformedLines).toBe(0);
+    expect(level.cancelled).toBeUndefined();
+    expect(level.rounds.map((r) => r.partial)).toEqual([undefined, undefined]);
     expect(level.telemetry).toBeUndefined();
     expect(level.checks.map((c) => c.id)).toEqual([
       'output-length',
@@ -116,6 +119,75 @@ describe('summarizeLevel', () => {
     expect(level.roundCv).toBeNull();
     expect(level.checks.find((c) => c.id === 'errors')!.status).toBe('fail');
     expect(level.checks.find((c) => c.id === 'round-spread')!.status).toBe('warn');
+  });
+
+  it('leaves a partial round out of the throughput means and the spread, keeping it flagged and its latencies', () => {
+    // Rounds 0 and 1 complete (24.24 tok/s each); round 2 was cut short by a cancel: one fast request that got
+    // its 4 tokens out in 130 ms (30.77 tok/s) and one cancelled mid-stream.
+    const records = [
+      ...levelRecords(),
+      streamed({ sendMs: 3000, ttftMs: 100, chunks: 4, gapMs: 10 }, { round: 2, nIn: 8 }),
+      failed(3010, 3050, 'cancelled', { round: 2 }),
+    ];
+    const level = summarizeLevel({ ...base, records, rounds: 2 });
+    expect(level.rounds.map((r) => r.partial ?? false)).toEqual([false, false, true]);
+    expect(level.rounds[2]!.outputTokPerSec).toBeCloseTo(4 / 0.13, 9);
+    expect(level.outputTokPerSec).toBeCloseTo(8 / 0.33, 9);
+    expect(level.totalTokPerSec).toBeCloseTo(24 / 0.33, 9);
+    expect(level.reqPerSec).toBeCloseTo(2 / 0.33, 9);
+    expect(level.roundCv).toBe(0);
+    const spread = level.checks.find((c) => c.id === 'round-spread')!;
+    expect(spread.status).toBe('pass');
+    expect(spread.detail).toContain('over 2 rounds');
+    expect(spread.detail).toContain('1 partial round left out');
+    // Latency keeps every ok measured request, the partial round's included.
+    expect(level.ttftMs.n).toBe(5);
+    expect(level.completed).toBe(5);
+    // The cancelled request is no failure.
+    expect(level.failed).toBe(0);
+    expect(level.cancelled).toBe(1);
+    expect(level.errorsByReason).toEqual({});
+    expect(level.checks.find((c) => c.id === 'errors')!.status).toBe('pass');
+  });
+
+  it('uses the partial round when no round completed, and the round-spread check warns', () => {
+    const records = [
+      streamed({ sendMs: 0, ttftMs: 100, chunks: 4, gapMs: 10 }, { round: 0 }),
+      failed(10, 200, 'server-died', { round: 0 }),
+    ];
+    const level = summarizeLevel({ ...base, records, rounds: 0 });
+    expect(level.rounds).toHaveLength(1);
+    expect(level.rounds[0]!.partial).toBe(true);
+    expect(level.outputTokPerSec).toBe(20); // 4 tokens over 0..200 ms
+    expect(level.roundCv).toBeNull();
+    const spread = level.checks.find((c) => c.id === 'round-spread')!;
+    expect(spread.status).toBe('warn');
+    expect(spread.detail).toMatch(/^no round completed/);
+    // A dying server is a failure.
+    expect(level.failed).toBe(1);
+    expect(level.errorsByReason).toEqual({ 'server-died': 1 });
+    expect(level.cancelled).toBeUndefined();
+  });
+
+  it('sums malformed SSE lines of measured requests and warns in token-agreement', () => {
+    const records = levelRecords().map((r, i) => ({ ...r, malformedLines: r.warmup ? 7 : i }));
+    const level = summarizeLevel({ ...base, records });
+    expect(level.malformedLines).toBe(0 + 1 + 2 + 3); // the warm-up's 7 are not measured
+    const c = level.checks.find((x) => x.id === 'token-agreement')!;
+    expect(c.status).toBe('warn');
+    expect(c.detail).toContain('6 SSE lines were not valid JSON');
+  });
+
+  it('warns in the warmup check when every warm-up request failed', () => {
+    const records = [
+      ...levelRecords().filter((r) => !r.warmup),
+      failed(500, 600, 'http-503', { round: -1, warmup: true }),
+    ];
+    const level = summarizeLevel({ ...base, records });
+    expect(level.warmupRequests).toBe(1);
+    const c = level.checks.find((x) => x.id === 'warmup')!;
+    expect(c.status).toBe('warn');
+    expect(c.detail).toContain('warm-up requests all failed: the server was not warm');
   });
 
   it('gives an empty but well-formed level for no records', () => {

@@ -27,6 +27,14 @@ describe('roundResult', () => {
     expect(r.failed).toBe(1);
   });
 
+  it('lets a user-cancelled request bound the window without counting it as failed', () => {
+    const records = [makeRecord({ round: 0, sendMs: 0, endMs: 1000, nOut: 100 }), failed(500, 2000, 'cancelled')];
+    const r = roundResult(records, 0)!;
+    expect(r.windowMs).toBe(2000);
+    expect(r.failed).toBe(0);
+    expect(roundResult([...records, failed(0, 10, 'server-died')], 0)!.failed).toBe(1);
+  });
+
   it('counts expectedIn where the server gave no prompt_tokens, and says how many', () => {
     const records = [
       makeRecord({ round: 0, sendMs: 0, endMs: 500, nOut: 10, nIn: null, expectedIn: 90 }),
@@ -63,6 +71,18 @@ describe('roundResults and round spread', () => {
     expect(rounds.map((r) => r.outputTokPerSec)).toEqual([100, 300]);
     // mean 200, sample std sqrt(((-100)^2 + 100^2) / 1) = 141.42 -> CV 0.7071
     expect(roundCv(rounds)).toBeCloseTo(Math.SQRT1_2, 12);
+    expect(rounds.some((r) => r.partial !== undefined)).toBe(false);
+  });
+
+  it('flags rounds numbered completedRounds or later as partial', () => {
+    const records = [
+      makeRecord({ round: 0, sendMs: 0, endMs: 1000, nOut: 100 }),
+      makeRecord({ round: 1, sendMs: 2000, endMs: 3000, nOut: 100 }),
+      makeRecord({ round: 2, sendMs: 4000, endMs: 4100, nOut: 1 }),
+    ];
+    expect(roundResults(records, 2).map((r) => r.partial ?? false)).toEqual([false, false, true]);
+    expect(roundResults(records, 0).map((r) => r.partial ?? false)).toEqual([true, true, true]);
+    expect(roundResults(records, 3).map((r) => r.partial ?? false)).toEqual([false, false, false]);
   });
 
   it('computes CV = sample std / mean and null below 2 rounds', () => {
