@@ -37,6 +37,8 @@ export interface ProgressPattern {
   pattern: RegExp;
   message: (m: RegExpMatchArray) => string;
   value?: (m: RegExpMatchArray) => number | undefined;
+  /** max-concurrency: the request size (tokens) the value holds for (vLLM's N, its max model length). */
+  perRequestTokens?: (m: RegExpMatchArray) => number | undefined;
 }
 
 /** Prometheus metric names an engine exposes at /metrics (vLLM renamed some across versions: aliases follow). */
@@ -101,6 +103,7 @@ export const VLLM_PROGRESS: ProgressPattern[] = [
     pattern: /Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x/,
     message: (m) => `maximum concurrency at ${m[1]} tokens per request: ${m[2]}x`,
     value: (m) => num(m[2]),
+    perRequestTokens: (m) => num(m[1]),
   },
   {
     key: 'graphs',

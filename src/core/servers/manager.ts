@@ -101,11 +101,50 @@ async function getJson(fetchFn: typeof fetch, url: string, apiKey?: string): Pro
   }
 }
 
-async function discoverModels(fetchFn: typeof fetch, baseUrl: string, apiKey?: string): Promise<string[]> {
-  const json = (await getJson(fetchFn, `${baseUrl}/v1/models`, apiKey)) as
-    { data?: Array<{ id?: unknown }> } | undefined;
-  return (json?.data ?? []).map((m) => m.id).filter((id): id is string => typeof id === 'string');
+/** GET /v1/models: the HTTP status and the model ids listed (none when it did not answer 200 with JSON). */
+async function listModels(
+  fetchFn: typeof fetch,
+  baseUrl: string,
+  apiKey?: string,
+): Promise<{ status?: number; ids: string[] }> {
+  const res = await httpGet(fetchFn, `${baseUrl}/v1/models`, { body: true, apiKey, timeoutMs: 5_000 });
+  let json: { data?: Array<{ id?: unknown }> } | undefined;
+  try {
+    json = res.status === 200 && res.body !== undefined ? (JSON.parse(res.body) as typeof json) : undefined;
+  } catch {
+    json = undefined;
+  }
+  const data = Array.isArray(json?.data) ? json.data : [];
+  const ids = data.map((m) => m?.id).filter((id): id is string => typeof id === 'string');
+  return { status: res.status, ids };
 }
+
+async function discoverModels(fetchFn: typeof fetch, baseUrl: string, apiKey?: string): Promise<string[]> {
+  return (await listModels(fetchFn, baseUrl, apiKey)).ids;
+}
+
+const answer = (res: HttpResult): string => (res.status !== undefined ? String(res.status) : (res.code ?? 'no answer'));
+
+/** attach: the URL answers HTTP, but not as an OpenAI-compatible server (wrong port, or a path on another web server). */
+function notOpenAiFailure(baseUrl: string, health: HttpResult, models: HttpResult): ServerFailure {
+  const seen =
+    health.status === 404 && models.status === 404
+      ? '/health and /v1/models answer 404'
+      : `/health answers ${answer(health)}, /v1/models ${answer(models)}`;
+  return {
+    kind: 'not-openai',
+    message: `nothing OpenAI-compatible at ${baseUrl} (${seen})`,
+    fix: 'check --url (host, port, and no /v1 suffix)',
+    logTail: [],
+  };
+}
+
+const apiKeyFailure = (baseUrl: string, status: number): ServerFailure => ({
+  kind: 'unreachable',
+  message: `${baseUrl} refuses requests without a valid API key (HTTP ${status})`,
+  fix: 'pass the server API key (--api-key)',
+  logTail: [],
+});
 
 async function discoverVersion(fetchFn: typeof fetch, baseUrl: string, apiKey?: string): Promise<string | undefined> {
   const json = (await getJson(fetchFn, `${baseUrl}/version`, apiKey)) as { version?: unknown } | undefined;
@@ -160,15 +199,15 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
         // No /health (404: Ollama, many proxies) or one behind auth: /v1/models decides.
         const models = await httpGet(fetchFn, `${baseUrl}/v1/models`, { signal, apiKey: opts.apiKey });
         if (models.status === 200) break;
-        if (models.status === 401 || models.status === 403) {
-          fail(emit, {
-            kind: 'unreachable',
-            message: `${baseUrl} refuses requests without a valid API key (HTTP ${models.status})`,
-            fix: 'pass the server API key (--api-key)',
-            logTail: [],
-          });
+        if (signal?.aborted) throw abortError(signal);
+        if (models.status === 401 || models.status === 403) fail(emit, apiKeyFailure(baseUrl, models.status));
+        lastSeen = `/health answered ${health.status}, /v1/models ${answer(models)}`;
+        if (models.status === undefined || models.status < 500) {
+          // Not loading (that is 5xx): another web server, or a wrong path. Both 404: certainly; else after a grace.
+          if ((health.status === 404 && models.status === 404) || Date.now() >= connectDeadline) {
+            fail(emit, notOpenAiFailure(baseUrl, health, models));
+          }
         }
-        lastSeen = `/health answered ${health.status}, /v1/models ${models.status ?? models.code}`;
         emit({ type: 'server-state', state: 'loading', detail: lastSeen });
       }
       if (Date.now() >= deadline) {
@@ -181,7 +220,10 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
       }
       await delay(pollMs, signal);
     }
-    const models = await discoverModels(fetchFn, baseUrl, opts.apiKey);
+    const listed = await listModels(fetchFn, baseUrl, opts.apiKey);
+    // vLLM --api-key leaves /health open but guards /v1: without the key every request would fail.
+    if (listed.status === 401 || listed.status === 403) fail(emit, apiKeyFailure(baseUrl, listed.status));
+    const models = listed.ids;
     const model = config.servedModelName ?? config.model ?? models[0];
     if (!model) {
       fail(emit, {
@@ -212,6 +254,8 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
     return {
       info,
       died: new Promise<ServerFailure>(() => undefined),
+      exited: false,
+      hasDied: () => null,
       stop: async () => undefined,
       logTail: () => [],
     };
@@ -381,8 +425,15 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
         if (!m) continue;
         const value = p.value?.(m);
         if (p.key === 'kv-cache' && value !== undefined) info.kvCacheTokens = value;
-        if ((p.key === 'max-concurrency' || p.key === 'max-running-requests') && value !== undefined) {
-          if (p.key === 'max-concurrency' || info.maxConcurrency === undefined) info.maxConcurrency = value;
+        if (p.key === 'max-concurrency' && value !== undefined) {
+          info.maxConcurrency = value;
+          const tokens = p.perRequestTokens?.(m);
+          if (tokens !== undefined && tokens > 0) info.maxConcurrencyTokens = tokens;
+          else delete info.maxConcurrencyTokens;
+        }
+        if (p.key === 'max-running-requests' && value !== undefined) {
+          info.maxRunningRequests = value;
+          if (info.maxConcurrency === undefined) info.maxConcurrency = value;
         }
         emit({ type: 'server-progress', key: p.key, message: p.message(m), ...(value !== undefined ? { value } : {}) });
       }
@@ -394,37 +445,55 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
     createInterface({ input: child.stdout, crlfDelay: Infinity }).on('line', (l) => onLine(l, 'stdout'));
     createInterface({ input: child.stderr, crlfDelay: Infinity }).on('line', (l) => onLine(l, 'stderr'));
 
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.once('exit', (code, sig) => resolve({ code, signal: sig })),
-    );
+    // ---- exit: known at once. While serving, an exit nobody asked for is a death: `died` resolves there and then ----
+    type Exit = { code: number | null; signal: NodeJS.Signals | null };
+    let exitInfo: Exit | undefined;
+    let serving = false;
+    let stopping = false;
+    let failure: ServerFailure | null = null;
+    let deathSettled: Promise<void> | undefined;
+    let resolveExited: (exit: Exit) => void = () => undefined;
+    const exited = new Promise<Exit>((resolve) => {
+      resolveExited = resolve;
+    });
+    let resolveDied: (failure: ServerFailure) => void = () => undefined;
+    const died = new Promise<ServerFailure>((resolve) => {
+      resolveDied = resolve;
+    });
     const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-    let exitedAlready = false;
-    void exited.then(() => {
-      exitedAlready = true;
+    child.once('exit', (code, sig) => {
+      exitInfo = { code, signal: sig };
+      if (serving && !stopping) onDeath(exitInfo);
+      resolveExited(exitInfo);
     });
 
     // ---- stop: SIGINT, SIGTERM, SIGKILL on the whole group; idempotent ----
-    let stopping = false;
     let stopPromise: Promise<void> | undefined;
+    let reaping: Promise<void> | undefined;
     let untrack: () => void = () => undefined;
-    const reap = async (): Promise<void> => {
-      await stopGroup(pgid, grace, (sig, afterMs) =>
-        emit({
-          type: 'message',
-          severity: 'warn',
-          text: `${adapter.displayName} (process group ${pgid}) still running ${afterMs >= 1000 ? `${Math.round(afterMs / 1000)} s` : `${afterMs} ms`} after the previous signal: sending ${sig}`,
-        }),
-      );
-      // Output pipes close once every process holding them is gone; a process that left the group could hold them.
-      await Promise.race([closed, delay(2_000)]);
-      if (logOpen) {
-        logOpen = false;
-        await new Promise<void>((resolve) => log.end(resolve));
-      }
-      untrack();
-    };
+    const reap = (): Promise<void> =>
+      (reaping ??= (async () => {
+        await stopGroup(pgid, grace, (sig, afterMs) =>
+          emit({
+            type: 'message',
+            severity: 'warn',
+            text: `${adapter.displayName} (process group ${pgid}) still running ${afterMs >= 1000 ? `${Math.round(afterMs / 1000)} s` : `${afterMs} ms`} after the previous signal: sending ${sig}`,
+          }),
+        );
+        // Output pipes close once every process holding them is gone; a process that left the group could hold them.
+        const pipesGrace = new AbortController();
+        await Promise.race([closed, delay(2_000, pipesGrace.signal)]);
+        pipesGrace.abort();
+        if (logOpen) {
+          logOpen = false;
+          await new Promise<void>((resolve) => log.end(resolve));
+        }
+        untrack();
+      })());
     const stop = (): Promise<void> => {
       stopPromise ??= (async () => {
+        // Died while serving: the exit watch reaps and reports ('failed'); wait for it, there is nothing to stop.
+        if (deathSettled) return deathSettled;
         stopping = true;
         emit({ type: 'server-state', state: 'stopping' });
         await reap();
@@ -435,13 +504,27 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
     };
     untrack = trackGroup(pgid, stop);
 
-    let resolveDied: (failure: ServerFailure) => void = () => undefined;
-    const died = new Promise<ServerFailure>((resolve) => {
-      resolveDied = resolve;
-    });
+    /** The server exited while in use: resolve `died` now, reap and complete the failure (late log lines) after. */
+    function onDeath(exit: Exit): void {
+      stopping = true;
+      const early = failureFromExit(config.engine, tail, exit, 'run');
+      failure = early;
+      resolveDied(early);
+      deathSettled = (async () => {
+        await reap();
+        running.delete(server);
+        Object.assign(early, failureFromExit(config.engine, tail, exit, 'run'));
+        emit({ type: 'server-state', state: 'failed', detail: `${early.message}; fix: ${early.fix}` });
+      })();
+    }
+
     const server: RunningServer = {
       info,
       died,
+      get exited() {
+        return failure !== null;
+      },
+      hasDied: () => failure,
       stop,
       logTail: (lines = 50) => tail.slice(-lines),
     };
@@ -477,7 +560,7 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
     signal?.removeEventListener('abort', onAbort);
 
     // A ready verdict that raced with an exit is no verdict.
-    if (outcome.kind === 'ready' && exitedAlready) return startFailed({ kind: 'exit' });
+    if (outcome.kind === 'ready' && exitInfo) return startFailed({ kind: 'exit' });
     if (outcome.kind !== 'ready') return startFailed(outcome);
 
     async function startFailed(o: Exclude<Outcome, { kind: 'ready' }>): Promise<never> {
@@ -514,6 +597,9 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
       const version = await discoverVersion(fetchFn, baseUrl);
       if (version) info.engineVersion = version;
     }
+    // An exit up to here fails the start; from here on (no await in between) it is a death while serving.
+    if (exitInfo) return startFailed({ kind: 'exit' });
+    serving = true;
     emit({
       type: 'server-state',
       state: 'ready',
@@ -521,17 +607,6 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
         /\s+/g,
         ' ',
       ),
-    });
-
-    // ---- watch: a server that exits while in use is a failure of the run ----
-    void exited.then(async (exit) => {
-      if (stopping) return;
-      stopping = true;
-      await reap();
-      running.delete(server);
-      const failure = failureFromExit(config.engine, tail, exit, 'run');
-      emit({ type: 'server-state', state: 'failed', detail: `${failure.message}; fix: ${failure.fix}` });
-      resolveDied(failure);
     });
     return server;
   }

@@ -10,8 +10,16 @@ export interface ServerInfo {
   model: string;
   engineVersion?: string;
   simulated: boolean;
-  /** From the engine's log, when it says so (vLLM: "Maximum concurrency for N tokens per request"). */
+  /**
+   * From the engine's log, when it says so: vLLM "Maximum concurrency for N tokens per request: X" (X, valid for
+   * requests of N tokens: see maxConcurrencyTokens), else SGLang max_running_requests.
+   */
   maxConcurrency?: number;
+  /** N of vLLM's "Maximum concurrency for N tokens per request" (its max model length): what maxConcurrency is for. */
+  maxConcurrencyTokens?: number;
+  /** SGLang's max_running_requests from its log: at most this many requests run at once, whatever their size. */
+  maxRunningRequests?: number;
+  /** Tokens the KV cache holds (vLLM "GPU KV cache size", SGLang max_total_num_tokens). */
   kvCacheTokens?: number;
   /** Prometheus endpoint, when the engine has one. */
   metricsUrl?: string;
@@ -39,6 +47,7 @@ export interface ServerFailure {
     | 'timeout'
     | 'crashed'
     | 'unreachable'
+    | 'not-openai'
     | 'unknown';
   message: string;
   fix: string;
@@ -48,8 +57,16 @@ export interface ServerFailure {
 /** A server the benchmark can use; owns the child process (if any) and stops it. */
 export interface RunningServer {
   readonly info: ServerInfo;
-  /** Resolves when the server process exits unexpectedly (never for attach); used to fail a run. */
+  /**
+   * Resolves as soon as the server process exits unexpectedly (never after stop(), never for attach); used to fail
+   * a run. The failure is built from what is known at the exit; the same object is completed (log lines still in
+   * the pipes, their classification) once the process group is reaped: read it after `await stop()` for the full one.
+   */
   readonly died: Promise<ServerFailure>;
+  /** True from the moment the process exited unexpectedly (synchronously, with `died`); false after stop() and for attach. */
+  readonly exited: boolean;
+  /** The failure `died` resolves with once the process exited unexpectedly, else null (synchronous). */
+  hasDied(): ServerFailure | null;
   /** Stop: SIGINT, SIGTERM, SIGKILL to the whole process group, with grace periods. Idempotent. */
   stop(): Promise<void>;
   logTail(lines?: number): string[];

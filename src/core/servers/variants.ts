@@ -54,16 +54,66 @@ export function describeVariant(variant: Record<string, unknown>): string {
   return parts.length > 0 ? parts.join(', ') : 'base';
 }
 
+const fmt = (n: number): string => (Number.isInteger(n) ? String(n) : n.toFixed(1));
+const positive = (n: number | undefined): n is number => n !== undefined && Number.isFinite(n) && n > 0;
+
 /**
- * A warning when the sweep asks for more concurrent requests than the engine said it can hold
- * (vLLM: "Maximum concurrency for N tokens per request"; SGLang: max_running_requests); undefined otherwise.
+ * How many requests of up to `maxTokensPerRequest` tokens (prompt + output) the engine can hold at once, and why:
+ * the smallest of the KV cache (kvCacheTokens / maxTokensPerRequest), the configured max-num-seqs /
+ * max-running-requests (`maxSeqs`) and SGLang's logged max_running_requests. Without a KV cache size, vLLM's
+ * "Maximum concurrency for N tokens per request: X" is rescaled to this request size (X * N / maxTokensPerRequest),
+ * only when N was parsed. Undefined when nothing is known.
  */
-export function concurrencyWarning(info: ServerInfo, maxSweepConcurrency: number): string | undefined {
-  if (info.maxConcurrency === undefined || maxSweepConcurrency <= info.maxConcurrency) return undefined;
-  const held = Number.isInteger(info.maxConcurrency) ? String(info.maxConcurrency) : info.maxConcurrency.toFixed(2);
+export function engineCapacity(
+  info: ServerInfo,
+  maxTokensPerRequest: number,
+  maxSeqs?: number,
+): { requests: number; reason: string } | undefined {
+  const limits: Array<{ requests: number; reason: string }> = [];
+  if (positive(maxTokensPerRequest)) {
+    if (positive(info.kvCacheTokens)) {
+      limits.push({
+        requests: info.kvCacheTokens / maxTokensPerRequest,
+        reason: `its KV cache of ${info.kvCacheTokens} tokens holds ${fmt(info.kvCacheTokens / maxTokensPerRequest)} requests of ${maxTokensPerRequest} tokens`,
+      });
+    } else if (positive(info.maxConcurrency) && positive(info.maxConcurrencyTokens)) {
+      const requests = (info.maxConcurrency * info.maxConcurrencyTokens) / maxTokensPerRequest;
+      limits.push({
+        requests,
+        reason: `it reported room for ${fmt(info.maxConcurrency)} requests of ${info.maxConcurrencyTokens} tokens, i.e. ${fmt(requests)} of ${maxTokensPerRequest}`,
+      });
+    }
+  }
+  if (positive(maxSeqs)) {
+    limits.push({ requests: maxSeqs, reason: `it runs at most ${maxSeqs} sequences at once (--max-seqs)` });
+  }
+  if (positive(info.maxRunningRequests) && info.maxRunningRequests !== maxSeqs) {
+    limits.push({
+      requests: info.maxRunningRequests,
+      reason: `it runs at most ${info.maxRunningRequests} requests at once (max_running_requests)`,
+    });
+  }
+  if (limits.length === 0) return undefined;
+  return limits.reduce((a, b) => (b.requests < a.requests ? b : a));
+}
+
+/**
+ * A warning when the sweep asks for more concurrent requests than the engine can hold for THIS run's request size
+ * (see engineCapacity); undefined otherwise, or when nothing is known. `maxTokensPerRequest` is the largest
+ * prompt + output tokens of a request in the sweep; `maxSeqs` the configured max-num-seqs / max-running-requests.
+ */
+export function concurrencyWarning(
+  info: ServerInfo,
+  maxSweepConcurrency: number,
+  maxTokensPerRequest: number,
+  maxSeqs?: number,
+): string | undefined {
+  const capacity = engineCapacity(info, maxTokensPerRequest, maxSeqs);
+  if (!capacity || maxSweepConcurrency <= capacity.requests) return undefined;
+  const held = capacity.requests >= 1 ? String(Math.floor(capacity.requests)) : capacity.requests.toFixed(2);
   return (
-    `concurrency ${maxSweepConcurrency} exceeds the ${held} concurrent requests the engine reported it can hold` +
-    `${info.kvCacheTokens !== undefined ? ` (KV cache ${info.kvCacheTokens} tokens)` : ''}; ` +
-    'beyond that requests queue or are preempted, so those levels measure waiting as well as serving'
+    `concurrency ${maxSweepConcurrency} exceeds the ${held} concurrent requests of up to ${maxTokensPerRequest} tokens ` +
+    `the engine can hold (${capacity.reason}); beyond that requests queue or are preempted, ` +
+    'so those levels measure waiting as well as serving'
   );
 }

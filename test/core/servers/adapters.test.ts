@@ -18,7 +18,12 @@ import { findCliScript, findPackageRoot } from '../../../src/core/package-root.j
 import { listPresets, loadPreset } from '../../../src/core/servers/presets.js';
 import { createRedactor, isSecretName, redact, redactArgv, redactLine } from '../../../src/core/servers/redact.js';
 import { ServerConfigError } from '../../../src/core/servers/server-errors.js';
-import { applyVariant, concurrencyWarning, describeVariant } from '../../../src/core/servers/variants.js';
+import {
+  applyVariant,
+  concurrencyWarning,
+  describeVariant,
+  engineCapacity,
+} from '../../../src/core/servers/variants.js';
 
 const cfg = (input: Record<string, unknown>): ServerConfig => ServerConfigSchema.parse(input);
 const ctx = { host: '127.0.0.1', port: 8123, runDir: '/runs/r1' };
@@ -450,10 +455,56 @@ describe('server sweeps', () => {
 
 describe('concurrency warning', () => {
   const info = { engine: 'vllm' as const, baseUrl: 'http://x', model: 'm', simulated: false };
-  it('warns only above what the engine said it can hold', () => {
-    expect(concurrencyWarning({ ...info, maxConcurrency: 12.5 }, 8)).toBeUndefined();
-    expect(concurrencyWarning({ ...info, maxConcurrency: 12.5 }, 16)).toMatch(/concurrency 16 exceeds the 12.50/);
-    expect(concurrencyWarning(info, 1024)).toBeUndefined();
+  // What the fake vLLM logs: 51,200 KV tokens, "Maximum concurrency for 4096 tokens per request: 12.5x".
+  const vllm = { ...info, kvCacheTokens: 51_200, maxConcurrency: 12.5, maxConcurrencyTokens: 4096 };
+
+  it("sizes the KV cache for this run's requests, not for max-model-len requests", () => {
+    // 12.5 requests of 4096 tokens, but 50 of 1024: a sweep to 32 with short requests is fine.
+    expect(concurrencyWarning(vllm, 32, 1024)).toBeUndefined();
+    expect(concurrencyWarning(vllm, 50, 1024)).toBeUndefined();
+    expect(engineCapacity(vllm, 1024)?.requests).toBe(50);
+    const warning = concurrencyWarning(vllm, 64, 1024);
+    expect(warning).toBe(
+      'concurrency 64 exceeds the 50 concurrent requests of up to 1024 tokens the engine can hold ' +
+        '(its KV cache of 51200 tokens holds 50 requests of 1024 tokens); beyond that requests queue or are ' +
+        'preempted, so those levels measure waiting as well as serving',
+    );
+    // Longer requests than max-model-len's share: fewer fit.
+    expect(concurrencyWarning(vllm, 8, 8192)).toMatch(/^concurrency 8 exceeds the 6 concurrent requests of up to 8192/);
+  });
+
+  it('takes the smaller of the KV cache and max-num-seqs / max-running-requests', () => {
+    expect(concurrencyWarning(vllm, 32, 1024, 16)).toMatch(
+      /concurrency 32 exceeds the 16 concurrent requests .*at most 16 sequences at once \(--max-seqs\).*queue or are preempted/,
+    );
+    expect(concurrencyWarning(vllm, 16, 1024, 16)).toBeUndefined();
+    expect(concurrencyWarning(vllm, 40, 1024, 256)).toBeUndefined();
+    expect(concurrencyWarning(vllm, 64, 1024, 256)).toMatch(/exceeds the 50 .*KV cache/);
+    // SGLang logs its max_running_requests even when nobody configured it.
+    const sglang = {
+      ...info,
+      engine: 'sglang' as const,
+      kvCacheTokens: 409_600,
+      maxConcurrency: 48,
+      maxRunningRequests: 48,
+    };
+    expect(concurrencyWarning(sglang, 48, 2048)).toBeUndefined();
+    expect(concurrencyWarning(sglang, 64, 2048)).toMatch(/exceeds the 48 .*max_running_requests/);
+  });
+
+  it("rescales vLLM's maximum concurrency only when it knows the request size it was for", () => {
+    const noKv = { ...info, maxConcurrency: 12.5, maxConcurrencyTokens: 4096 };
+    expect(engineCapacity(noKv, 1024)?.requests).toBe(50);
+    expect(concurrencyWarning(noKv, 50, 1024)).toBeUndefined();
+    expect(concurrencyWarning(noKv, 51, 1024)).toMatch(
+      /exceeds the 50 .*reported room for 12\.5 requests of 4096 tokens, i\.e\. 50 of 1024/,
+    );
+    // A bare X without its N says nothing about this run's requests: no warning, however large the sweep.
+    expect(concurrencyWarning({ ...info, maxConcurrency: 12.5 }, 1024, 1024)).toBeUndefined();
+    expect(concurrencyWarning(info, 1024, 1024)).toBeUndefined();
+    expect(engineCapacity(info, 1024)).toBeUndefined();
+    // Only max-seqs known.
+    expect(concurrencyWarning(info, 300, 1024, 256)).toMatch(/exceeds the 256 /);
   });
 });
 

@@ -112,6 +112,110 @@ describe('attach', () => {
     expect(server.info.model).toBe('m');
   });
 
+  it('fails at once when /health and /v1/models both answer 404 (another web server)', async () => {
+    const seen: string[] = [];
+    const url = await serve((req, res) => {
+      seen.push(req.url ?? '');
+      res.writeHead(404).end('<html>Not Found</html>');
+    });
+    const { runDir } = await makeRun();
+    // Neither the connect grace nor the start time-out can be what ends it.
+    const patient = createServerManager({ pollMs: 20, attachConnectTimeoutMs: 600_000 });
+    const log = eventLog();
+    const error = await patient
+      .start(ServerConfigSchema.parse({ engine: 'attach', url: `${url}/v1`, startTimeoutMs: 3_600_000 }), {
+        runDir,
+        onEvent: log.onEvent,
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(ServerStartError);
+    const failure = (error as ServerStartError).failure;
+    expect(failure.kind).toBe('not-openai');
+    expect(`${failure.message}: ${failure.fix}`).toBe(
+      `nothing OpenAI-compatible at ${url} (/health and /v1/models answer 404): check --url (host, port, and no /v1 suffix)`,
+    );
+    expect((error as Error).message.split('\n')).toHaveLength(1);
+    expect(seen).toEqual(['/health', '/v1/models']); // one look, no polling
+    expect(log.events.at(-1)).toMatchObject({ type: 'server-state', state: 'failed' });
+  });
+
+  it('gives up on other non-OpenAI answers after the connect grace, not the start time-out', async () => {
+    const url = await serve((req, res) => {
+      if (req.url === '/v1/models') return void res.writeHead(405).end();
+      res.writeHead(404).end();
+    });
+    const { runDir } = await makeRun();
+    const error = await manager
+      .start(ServerConfigSchema.parse({ engine: 'attach', url, startTimeoutMs: 3_600_000 }), { runDir })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect((error as ServerStartError).failure).toMatchObject({
+      kind: 'not-openai',
+      message: `nothing OpenAI-compatible at ${url} (/health answers 404, /v1/models 405)`,
+      fix: 'check --url (host, port, and no /v1 suffix)',
+    });
+  });
+
+  it('keeps waiting while /v1/models answers 5xx (still loading), past the connect grace', async () => {
+    let modelCalls = 0;
+    const url = await serve((req, res) => {
+      if (req.url === '/v1/models') {
+        if (++modelCalls < 4) return void res.writeHead(503).end();
+        return json(res, 200, { data: [{ id: 'late' }] });
+      }
+      res.writeHead(404).end();
+    });
+    const { runDir } = await makeRun();
+    const noGrace = createServerManager({ pollMs: 10, attachConnectTimeoutMs: 0 });
+    const server = await noGrace.start(ServerConfigSchema.parse({ engine: 'attach', url }), { runDir });
+    expect(modelCalls).toBe(5); // 3 x 503 while polling, the 200 that ended it, the model discovery
+    expect(server.info.model).toBe('late');
+  });
+
+  it('asks for the API key at once when /health is open but /v1 is not (vLLM --api-key)', async () => {
+    const seen: string[] = [];
+    const url = await serve((req, res) => {
+      seen.push(req.url ?? '');
+      if (req.url === '/health') return void res.writeHead(200).end();
+      if (req.headers.authorization !== 'Bearer k-9') return json(res, 401, { error: 'Unauthorized' });
+      if (req.url === '/v1/models') return json(res, 200, { data: [{ id: 'm' }] });
+      res.writeHead(404).end();
+    });
+    const { runDir } = await makeRun();
+    const config = ServerConfigSchema.parse({ engine: 'attach', url, model: 'm' });
+    const error = await manager.start(config, { runDir }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((error as ServerStartError).failure).toMatchObject({
+      kind: 'unreachable',
+      message: `${url} refuses requests without a valid API key (HTTP 401)`,
+      fix: 'pass the server API key (--api-key)',
+    });
+    expect(seen).toEqual(['/health', '/v1/models']);
+    const server = await manager.start(config, { runDir, apiKey: 'k-9' });
+    expect(server.info.model).toBe('m');
+  });
+
+  it('asks for the API key at once on 403 from /v1/models, whatever /health says', async () => {
+    const seen: string[] = [];
+    const url = await serve((req, res) => {
+      seen.push(req.url ?? '');
+      res.writeHead(req.url === '/v1/models' ? 403 : 401).end();
+    });
+    const { runDir } = await makeRun();
+    const patient = createServerManager({ pollMs: 20, attachConnectTimeoutMs: 600_000 });
+    await expect(patient.start(ServerConfigSchema.parse({ engine: 'attach', url }), { runDir })).rejects.toThrow(
+      /\(HTTP 403\); fix: pass the server API key \(--api-key\)$/,
+    );
+    expect(seen).toEqual(['/health', '/v1/models']);
+  });
+
   it('can be cancelled while the server is still loading', async () => {
     const url = await serve((_req, res) => void res.writeHead(503).end());
     const { runDir } = await makeRun();

@@ -60,6 +60,7 @@ describe('launching vLLM (fake python)', () => {
       engineVersion: '0.10.1',
       simulated: false,
       maxConcurrency: 12.5,
+      maxConcurrencyTokens: 4096,
       kvCacheTokens: 51200,
       logFile: join(runDir, 'server.log'),
     });
@@ -182,14 +183,63 @@ describe('launching vLLM (fake python)', () => {
     const log = eventLog();
     const server = await newManager().start(fakeConfig('vllm', recordFile, 'ok'), { runDir, onEvent: log.onEvent });
     const pids = launchedPids(recordFile);
+    expect(server.exited).toBe(false);
+    expect(server.hasDied()).toBeNull();
     await fetch(`${server.info.baseUrl}/fake/crash`);
     const failure = await server.died;
+    expect(server.exited).toBe(true);
+    expect(server.hasDied()).toBe(failure);
+    await server.stop(); // waits for the reaping the exit started; completes the same failure object
     expect(failure.kind).toBe('crashed');
     expect(failure.message).toMatch(/exited with code 1 while serving/);
     expect(failure.logTail.some((l) => l.includes('illegal memory access'))).toBe(true);
     expect(alivePids(pids)).toEqual([]); // the orphaned worker was stopped too
     expect(log.events.at(-1)).toMatchObject({ type: 'server-state', state: 'failed' });
+    const states = log.events.flatMap((e) => (e.type === 'server-state' ? [e.state] : []));
+    expect(states).toEqual(['checking', 'launching', 'loading', 'ready', 'failed']); // no stopping/stopped
+    expect(manager.running.has(server)).toBe(false);
+  });
+
+  it('makes the exit known at once: died and exited before the process group is reaped', async () => {
+    const { runDir, recordFile } = await makeRun();
+    const log = eventLog();
+    // The worker ignores SIGINT, so reaping cannot end before the SIGTERM that follows the interrupt grace.
+    const server = await newManager({ grace: { interruptMs: 200, terminateMs: 5_000, killMs: 5_000 } }).start(
+      fakeConfig('vllm', recordFile, 'ok', { fakeEnv: { FAKE_ENGINE_IGNORE: 'SIGINT' } }),
+      { runDir, onEvent: log.onEvent },
+    );
+    const worker = readRecord(recordFile).find((e) => e.kind === 'worker')?.pid as number;
+    let exitedWhenDiedResolved: boolean | undefined;
+    const died = server.died.then((f) => {
+      exitedWhenDiedResolved = server.exited;
+      return { failure: f, workerAlive: alivePids([worker]).length === 1, running: manager.running.has(server) };
+    });
+    await fetch(`${server.info.baseUrl}/fake/crash`);
+    const atDeath = await died;
+    expect(exitedWhenDiedResolved).toBe(true);
+    expect(atDeath.workerAlive).toBe(true); // not reaped yet: died did not wait for it
+    expect(atDeath.running).toBe(true);
+    expect(atDeath.failure.kind).toBe('crashed');
+    expect(log.events.some((e) => e.type === 'server-state' && e.state === 'failed')).toBe(false);
+
     await server.stop();
+    expect(alivePids([worker])).toEqual([]);
+    expect(server.hasDied()).toBe(atDeath.failure); // same object, completed
+    expect(atDeath.failure.logTail.some((l) => l.includes('illegal memory access'))).toBe(true);
+    expect(log.events.at(-1)).toMatchObject({ type: 'server-state', state: 'failed' });
+  });
+
+  it('does not count a stop() the caller asked for as a death', async () => {
+    const { runDir, recordFile } = await makeRun();
+    const server = await newManager().start(fakeConfig('vllm', recordFile, 'ok'), { runDir });
+    let resolved = false;
+    void server.died.then(() => {
+      resolved = true;
+    });
+    await server.stop();
+    expect(server.exited).toBe(false);
+    expect(server.hasDied()).toBeNull();
+    expect(resolved).toBe(false);
   });
 
   it('cancels start-up through the AbortSignal and kills the process group', async () => {
@@ -348,7 +398,9 @@ describe('launching SGLang (fake python)', () => {
       engineVersion: '0.5.2',
       kvCacheTokens: 409600,
       maxConcurrency: 48,
+      maxRunningRequests: 48,
     });
+    expect(server.info.maxConcurrencyTokens).toBeUndefined();
     const pids = launchedPids(recordFile);
     await server.stop();
     expect(alivePids(pids)).toEqual([]);
