@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { ParseArgsConfig } from 'node:util';
 import { parse as parseYaml } from 'yaml';
-import { BenchConfigSchema } from '../shared/config.js';
+import { BenchConfigSchema, ServerConfigSchema } from '../shared/config.js';
 import type { BenchConfig, BenchConfigInput } from '../shared/config.js';
 import { UserError } from '../core/errors.js';
 import { serverConfigFromFlags, serverOptions } from './server-options.js';
@@ -154,8 +154,35 @@ export function parseVary(specs: string[]): Array<Record<string, unknown>> | und
   return variants;
 }
 
+// A misspelt key must not silently run the default sweep.
+const TOP_KEYS = [...Object.keys(BenchConfigSchema.shape), 'url'];
+const SERVER_KEYS = Object.keys(ServerConfigSchema.shape);
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0] as number;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cur = row[j] as number;
+      row[j] = Math.min(cur + 1, (row[j - 1] as number) + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = cur;
+    }
+  }
+  return row[b.length] as number;
+}
+
+function checkKnown(key: string, shown: string, known: string[], path: string): void {
+  if (known.includes(key)) return;
+  const near = known
+    .map((k) => [k, distance(key.toLowerCase(), k.toLowerCase())] as const)
+    .sort((x, y) => x[1] - y[1])[0];
+  const hint = near && near[1] <= 3 ? ` (did you mean '${near[0]}'?)` : '';
+  throw new UserError(`--config ${path}: unknown field '${shown}'${hint}`);
+}
+
 function camel(key: string): string {
-  return key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+  return key.replace(/[-_]([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
 /** Reads a YAML config: keys in camelCase or as flag names; `concurrency: "1,2,4"` or a list. */
@@ -178,6 +205,10 @@ export function readConfigFile(path: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(data as Record<string, unknown>)) {
     const key = camel(k);
+    checkKnown(key, k, TOP_KEYS, path);
+    if (key === 'server' && v && typeof v === 'object' && !Array.isArray(v)) {
+      for (const sk of Object.keys(v)) checkKnown(camel(sk), `server.${sk}`, SERVER_KEYS, path);
+    }
     if (['concurrency', 'inputLen', 'outputLen', 'rate'].includes(key)) {
       out[key] = typeof v === 'string' ? numberList(v, k, key !== 'rate') : typeof v === 'number' ? [v] : v;
     } else {

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { cpus, hostname, platform, release, totalmem } from 'node:os';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { BenchConfig, ServerConfig } from '../shared/config.js';
 import type { RunEvent } from '../shared/events.js';
 import type { RequestRecord } from '../shared/request-record.js';
@@ -22,6 +21,7 @@ import { combineChecks, summarizeLevel } from './metrics/index.js';
 import { summaryCsv } from './report/summary-csv.js';
 import { RUN_FILES, RunWriter, createRunDir } from './runs/run-store.js';
 import type { RunningServer, ServerFailure, StartServer } from './servers/types.js';
+import type { AbortReason } from './load/stream-client.js';
 import { applyVariant, concurrencyWarning } from './servers/variants.js';
 import type { TelemetryChecks, TelemetryRecorder } from './telemetry/types.js';
 import type { GpuSample, EngineSample } from '../shared/telemetry.js';
@@ -110,12 +110,17 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
   const emit = (event: RunEvent): void => deps.onEvent?.(event);
   const now = deps.now ?? (() => new Date());
   const clock = deps.clock ?? createMonoClock();
+  // Everything a user can get wrong is checked before a run folder exists.
+  const plans = planLevels(config);
+  const variants = config.serverVariants && config.serverVariants.length > 0 ? config.serverVariants : [{}];
+  const serverConfigs = variants.map((variant) => {
+    const server = Object.keys(variant).length === 0 ? config.server : applyVariant(config.server, variant);
+    return !server.model && config.model ? { ...server, model: config.model } : server;
+  });
   const startedAt = now();
   const dir = await createRunDir(config.out, config.label, startedAt);
   const writer = new RunWriter(dir);
   const runId = dir.split('/').pop() as string;
-  const plans = planLevels(config);
-  const variants = config.serverVariants && config.serverVariants.length > 0 ? config.serverVariants : [{}];
   const simulated = config.server.engine === 'sim' && !config.server.url;
   const hostExtra = deps.hostInfo ? await deps.hostInfo().catch(() => ({})) : {};
   const record: RunRecord = {
@@ -161,15 +166,14 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
   outer: for (let vi = 0; vi < variants.length; vi++) {
     if (userSignal.aborted) break;
     const variant = variants[vi] as Record<string, unknown>;
-    const serverConfig =
-      vi === 0 && Object.keys(variant).length === 0 ? config.server : applyVariant(config.server, variant);
-    if (!serverConfig.model && config.model) serverConfig.model = config.model;
+    const serverConfig = serverConfigs[vi] as ServerConfig;
     const flatVariant = variants.length > 1 ? flattenVariant(variant) : undefined;
     let server: RunningServer | null = null;
     let telemetry: TelemetryRecorder | null = null;
     let executor: RequestExecutor | null = null;
     const levelAbort = new AbortController();
-    const onUserAbort = (): void => levelAbort.abort();
+    const onUserAbort = (): void =>
+      levelAbort.abort({ message: 'cancelled by the user', kind: 'cancelled' } satisfies AbortReason);
     userSignal.addEventListener('abort', onUserAbort, { once: true });
     try {
       server = await deps.startServer(serverConfig, {
@@ -177,11 +181,12 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
         onEvent: emit,
         signal: userSignal,
         maxConcurrency: maxPlannedConcurrency(plans),
+        apiKey: config.apiKey,
       });
       const info = server.info;
       void server.died.then((f) => {
         serverFailure = f;
-        levelAbort.abort();
+        levelAbort.abort({ message: `the server died: ${f.message}`, kind: 'server-died' } satisfies AbortReason);
       });
       record.environment.engine = {
         kind: info.engine,
@@ -193,7 +198,8 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
       };
       record.simulated = info.simulated;
       const maxConc = maxPlannedConcurrency(plans);
-      const tooMany = concurrencyWarning(info, maxConc);
+      const maxTokensPerRequest = Math.max(...config.inputLen) + Math.max(...config.outputLen);
+      const tooMany = concurrencyWarning(info, maxConc, maxTokensPerRequest, serverConfig.maxSeqs);
       if (tooMany) emit({ type: 'message', severity: 'warn', text: tooMany });
       const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey });
       const { compat, note } = await api.probeCompat(config.api, info.model);
@@ -243,7 +249,9 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
           ? createWorkerExecutor({ baseUrl: info.baseUrl, apiKey: config.apiKey, clock, workers })
           : createInThreadExecutor({ baseUrl: info.baseUrl, apiKey: config.apiKey, clock });
       const exec = executor;
-      levelAbort.signal.addEventListener('abort', () => exec.abortAll(), { once: true });
+      levelAbort.signal.addEventListener('abort', () => exec.abortAll(levelAbort.signal.reason as AbortReason), {
+        once: true,
+      });
 
       for (const plan of plans) {
         if (levelAbort.signal.aborted) break;
@@ -280,20 +288,17 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
         await writer.appendLines(RUN_FILES.telemetry, telemetryLines.splice(0));
         await writer.writeRecord(record);
       }
-      if (serverFailure) {
-        const f = serverFailure as ServerFailure;
-        failure = `server died during the run: ${f.message} — ${f.fix}`;
-        break outer;
-      }
+      // The exit is known synchronously: a death just before the last level ended still fails the run.
+      serverFailure ??= server.hasDied();
+      if (serverFailure) break outer;
     } catch (error) {
-      if (serverFailure) {
-        const f = serverFailure as ServerFailure;
-        failure = `server died during the run: ${f.message} — ${f.fix}`;
-      } else {
+      serverFailure ??= server?.hasDied() ?? null;
+      if (!serverFailure && !userSignal.aborted) {
         failure = error instanceof Error ? error.message : String(error);
         if (error instanceof UserError) failureExitCode = error.exitCode;
         else failure = `internal error: ${failure}`;
       }
+      // A cancel during start-up or cool-down rejects with an AbortError: that is a cancelled run, not a failure.
       break outer;
     } finally {
       userSignal.removeEventListener('abort', onUserAbort);
@@ -304,6 +309,11 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     }
   }
 
+  // Read after stop(): the failure then carries the server's last log lines.
+  if (serverFailure) {
+    const f = serverFailure as ServerFailure;
+    failure = `server died during the run: ${f.message} — ${f.fix}`;
+  }
   record.status = failure ? 'failed' : userSignal.aborted ? 'cancelled' : 'completed';
   if (failure) record.error = failure;
   else if (userSignal.aborted) record.error = 'cancelled by the user; levels measured so far are kept';
@@ -313,6 +323,8 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
   await writer.writeRecord(record);
   await writer.writeText(RUN_FILES.summary, summaryCsv(record));
   await writer.flush();
+  for (const error of writer.errors)
+    emit({ type: 'message', severity: 'error', text: `could not write to ${dir}: ${error}` });
   emit({ type: 'run-finished', runId, dir, status: record.status, record });
   return { record, dir, failure, exitCode: failure ? (failureExitCode ?? 1) : undefined };
 }
@@ -368,15 +380,23 @@ async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
   if (config.coolDownToC !== undefined && input.telemetry?.waitCool) {
     if (input.telemetry.gpuStatus.available) {
       emit({ type: 'phase', levelIndex, phase: 'cooldown' });
-      // A GPU that never cools (or stops reporting) must not hang the run: give up after 10 minutes.
-      await input.telemetry.waitCool(config.coolDownToC, AbortSignal.any([signal, AbortSignal.timeout(600_000)]));
+      // A GPU that never cools (or stops reporting) must not hang the run: after 10 minutes go on, and say so.
+      try {
+        await input.telemetry.waitCool(config.coolDownToC, AbortSignal.any([signal, AbortSignal.timeout(600_000)]));
+      } catch (error) {
+        if (signal.aborted) throw error;
+        emit({
+          type: 'message',
+          severity: 'warn',
+          text: `the GPU did not cool to ${config.coolDownToC} °C within 10 minutes; level ${levelIndex + 1} starts warm`,
+        });
+      }
     } else {
       emit({ type: 'message', severity: 'warn', text: 'cannot wait for the GPU to cool down: no GPU telemetry' });
     }
   }
   const startMs = input.clock.nowMs();
-  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-  loopDelay.enable();
+  input.executor.startLagWindow();
   const run = await runLevel({
     plan,
     levelIndex,
@@ -396,7 +416,7 @@ async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
     onEvent: emit,
     onRecords: (records: RequestRecord[]) => void input.writer.appendRequests(records),
   });
-  loopDelay.disable();
+  const loopLagP99Ms = await input.executor.endLagWindow();
   const endMs = input.clock.nowMs();
   if (run.measured.length === 0) return null;
   const measuredOk = run.measured.filter((r) => r.ok);
@@ -412,7 +432,7 @@ async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
     rate: plan.rate,
     inputLen: plan.inputLen,
     outputLen: plan.outputLen,
-    rounds: run.roundsCompleted || 1,
+    rounds: run.roundsCompleted,
     warmupRequests: run.warmup.length,
     serverConfigIndex: input.serverConfigIndex,
     serverVariant: input.serverVariant,
@@ -421,10 +441,16 @@ async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
     slo: config.slo,
     uniquePrefix: config.uniquePrefix,
     prefixCacheHitsDelta: telemetry?.prefixCacheHits ?? null,
-    loopLagP99Ms: loopDelay.count > 0 ? loopDelay.percentile(99) / 1e6 : null,
+    loopLagP99Ms,
     extraChecks,
   });
-  const explanation = level.roundCv !== null ? input.telemetry?.explainSpread?.(level.rounds, level.roundCv) : null;
+  const explanation =
+    level.roundCv !== null
+      ? input.telemetry?.explainSpread?.(
+          level.rounds.filter((r) => !r.partial),
+          level.roundCv,
+        )
+      : null;
   const spread = level.checks.find((c) => c.id === 'round-spread');
   if (explanation && spread && spread.status !== 'pass') spread.detail += `; ${explanation}`;
   level.startMs = startMs;

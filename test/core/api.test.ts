@@ -25,6 +25,8 @@ const attach: StartServer = async () => ({
   died: new Promise(() => undefined),
   stop: async () => undefined,
   logTail: () => [],
+  exited: false,
+  hasDied: () => null,
 });
 
 const small = { concurrency: [1, 2], inputLen: [16], outputLen: [4], rounds: 1, requestsPerRound: 4, warmup: 0 };

@@ -29,13 +29,21 @@ function attachTo(
 ): { start: StartServer; die: (f: ServerFailure) => void; stopped: () => number } {
   let kill: (f: ServerFailure) => void = () => undefined;
   let stops = 0;
+  let dead: ServerFailure | null = null;
   const start: StartServer = async () => {
     const died = new Promise<ServerFailure>((resolve) => {
-      kill = resolve;
+      kill = (f) => {
+        dead = f;
+        resolve(f);
+      };
     });
     const server: RunningServer = {
       info: { engine: 'attach', baseUrl: url, model, simulated: false },
       died,
+      get exited() {
+        return dead !== null;
+      },
+      hasDied: () => dead,
       stop: async () => {
         stops++;
       },
@@ -206,5 +214,57 @@ describe('runBenchmark', () => {
         .every((q) => typeof q.scheduledMs === 'number' && q.sendMs >= (q.scheduledMs as number)),
     ).toBe(true);
     expect(level?.scheduleLagMs?.n).toBe(10);
+  });
+});
+
+describe('runBenchmark: failures a user can cause, and cancels', () => {
+  it('refuses a level that could never reach its concurrency, before any run folder exists', async () => {
+    const config = BenchConfigSchema.parse({ out, concurrency: [8], requestsPerRound: 4 });
+    await expect(runBenchmark(config, { startServer: attachTo('http://127.0.0.1:9').start })).rejects.toThrow(
+      /--requests-per-round 4 is below --concurrency 8/,
+    );
+    const { readdir } = await import('node:fs/promises');
+    expect(await readdir(out)).toEqual([]);
+  });
+
+  it('refuses an invalid server variant before any run folder exists', async () => {
+    const config = BenchConfigSchema.parse({ out, serverVariants: [{ diffusion: { threshold: 7 } }] });
+    await expect(runBenchmark(config, { startServer: attachTo('http://127.0.0.1:9').start })).rejects.toThrow(
+      /threshold/,
+    );
+    const { readdir } = await import('node:fs/promises');
+    expect(await readdir(out)).toEqual([]);
+  });
+
+  it('a cancel while the server is starting ends the run cancelled, not failed', async () => {
+    const controller = new AbortController();
+    const start: StartServer = (_config, options) =>
+      new Promise((_resolve, reject) => {
+        options.signal?.addEventListener('abort', () =>
+          reject(new DOMException('This operation was aborted', 'AbortError')),
+        );
+        controller.abort();
+      });
+    const result = await runBenchmark(BenchConfigSchema.parse({ out, concurrency: [1] }), {
+      startServer: start,
+      signal: controller.signal,
+    });
+    expect(result.record.status).toBe('cancelled');
+    expect(result.failure).toBeUndefined();
+  });
+
+  it('labels requests cut off by a dying server server-died, and requests cut off by a cancel cancelled', async () => {
+    const r = await run(
+      { tokenize: true },
+      { concurrency: [2], inputLen: [20], outputLen: [4], rounds: 3, requestsPerRound: 40, warmup: 0 },
+      (e, die) => {
+        if (e.type === 'request-done' && e.done === 5) {
+          die({ kind: 'crashed', message: 'exit 1', fix: 'read server.log', logTail: [] });
+        }
+      },
+    );
+    expect(r.record.status).toBe('failed');
+    const kinds = new Set(r.requests.filter((q) => !q.ok).map((q) => q.errorKind));
+    expect([...kinds].every((k) => k === 'server-died')).toBe(true);
   });
 });

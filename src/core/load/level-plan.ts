@@ -1,4 +1,5 @@
 import type { BenchConfig } from '../../shared/config.js';
+import { UserError } from '../errors.js';
 
 /** One level of a sweep: a load shape at fixed input and output lengths. */
 export interface LevelPlan {
@@ -15,6 +16,15 @@ export interface LevelPlan {
 
 /** Expands a config into its levels: input length x output length x (concurrency or rate), in that nesting. */
 export function planLevels(config: BenchConfig): LevelPlan[] {
+  const tooFew =
+    config.requestsPerRound !== undefined && !config.rate?.length
+      ? config.concurrency.find((c) => c > config.requestsPerRound!)
+      : undefined;
+  if (tooFew !== undefined) {
+    throw new UserError(
+      `--requests-per-round ${config.requestsPerRound} is below --concurrency ${tooFew}: that level could never have ${tooFew} requests in flight; raise --requests-per-round to at least ${tooFew}`,
+    );
+  }
   const plans: LevelPlan[] = [];
   for (const inputLen of config.inputLen) {
     for (const outputLen of config.outputLen) {

@@ -31,7 +31,8 @@ export function buildRequestBody(o: BodyOptions): string {
   else body.prompt = o.prompt;
   body.max_tokens = o.outputLen;
   if (o.compat.fixedLength) {
-    body.min_tokens = o.outputLen;
+    // min_tokens would forbid the early stop that --allow-eos asks for.
+    if (o.ignoreEos) body.min_tokens = o.outputLen;
     body.ignore_eos = o.ignoreEos;
   }
   body.temperature = o.temperature;

@@ -43,6 +43,19 @@ export interface StreamClient {
 
 const MAX_ERROR_BODY = 64 * 1024;
 
+/** Why in-flight requests were ended: the user cancelled, or the server died under them. */
+export interface AbortReason {
+  message: string;
+  kind: 'cancelled' | 'server-died';
+}
+
+function abortReasonOf(signal: AbortSignal | undefined): AbortReason {
+  const reason = signal?.reason as Partial<AbortReason> | undefined;
+  return reason && typeof reason.message === 'string' && (reason.kind === 'cancelled' || reason.kind === 'server-died')
+    ? { message: reason.message, kind: reason.kind }
+    : { message: 'cancelled', kind: 'cancelled' };
+}
+
 function httpErrorMessage(status: number, body: string): string {
   let message = body.trim().slice(0, 300);
   try {
@@ -117,9 +130,13 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
         const tMs = clock.nowMs();
         acc.fail(message, kind);
         controller?.abort(new Error(message));
-        finish(tMs);
+        // Settle after the reads already queued for this stream are parsed, so none is lost or lands late.
+        queue.push(() => finish(tMs));
       };
-      const onAbort = (): void => abortWith('cancelled', 'cancelled');
+      const onAbort = (): void => {
+        const reason = abortReasonOf(signal);
+        abortWith(reason.message, reason.kind);
+      };
 
       const handler: Dispatcher.DispatchHandler = {
         onRequestStart(ctrl) {
@@ -153,7 +170,8 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
 
       if (signal?.aborted) {
         sendMs = clock.nowMs();
-        acc.fail('cancelled', 'cancelled');
+        const reason = abortReasonOf(signal);
+        acc.fail(reason.message, reason.kind);
         finish(sendMs);
         return;
       }

@@ -24,7 +24,15 @@ port.on('message', (message: ToWorker) => {
         .then((outcome) => port.postMessage({ type: 'done', outcome } satisfies FromWorker));
       break;
     case 'abort':
-      executor?.abortAll();
+      executor?.abortAll(message.reason);
+      break;
+    case 'lag-start':
+      executor?.startLagWindow();
+      break;
+    case 'lag-end':
+      void (executor?.endLagWindow() ?? Promise.resolve(null)).then((p99Ms) =>
+        port.postMessage({ type: 'lag', p99Ms } satisfies FromWorker),
+      );
       break;
     case 'close':
       void (executor?.close() ?? Promise.resolve()).then(() => {

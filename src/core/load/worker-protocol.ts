@@ -1,11 +1,14 @@
-import type { RequestOutcome, RequestSpec } from './stream-client.js';
+import type { AbortReason, RequestOutcome, RequestSpec } from './stream-client.js';
 
 /** Messages from the scheduler's thread to a load worker. */
 export type ToWorker =
   | { type: 'init'; baseUrl: string; apiKey?: string; originMonoNs: string }
   | { type: 'exec'; spec: RequestSpec }
-  | { type: 'abort' }
+  | { type: 'abort'; reason?: AbortReason }
+  | { type: 'lag-start' }
+  | { type: 'lag-end' }
   | { type: 'close' };
 
 /** Messages from a load worker back. */
-export type FromWorker = { type: 'done'; outcome: RequestOutcome } | { type: 'closed' };
+export type FromWorker =
+  { type: 'done'; outcome: RequestOutcome } | { type: 'lag'; p99Ms: number | null } | { type: 'closed' };

@@ -76,8 +76,14 @@ export class RunWriter {
     return this.queue;
   }
 
+  /** Writes that failed (disk full, folder removed): one line each; later writes still run. */
+  readonly errors: string[] = [];
+
   private enqueue(task: () => Promise<void>): Promise<void> {
-    this.queue = this.queue.then(task);
+    // One failed write must not stop the ones after it (the final run.json above all).
+    this.queue = this.queue.then(task).catch((error: unknown) => {
+      this.errors.push(error instanceof Error ? error.message : String(error));
+    });
     return this.queue;
   }
 }
