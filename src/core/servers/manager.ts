@@ -414,6 +414,7 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
       if (readyLineSeen) resolve();
       onReadyLine = resolve;
     });
+    let lastProgress = '';
     const onLine = (raw: string, stream: 'stdout' | 'stderr'): void => {
       const line = redactLine(raw);
       if (logOpen) log.write(`${line}\n`);
@@ -435,7 +436,11 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
           info.maxRunningRequests = value;
           if (info.maxConcurrency === undefined) info.maxConcurrency = value;
         }
-        emit({ type: 'server-progress', key: p.key, message: p.message(m), ...(value !== undefined ? { value } : {}) });
+        const message = p.message(m);
+        // Engines print some milestones twice (uvicorn and the app both announce the HTTP server): say it once.
+        if (message === lastProgress) continue;
+        lastProgress = message;
+        emit({ type: 'server-progress', key: p.key, message, ...(value !== undefined ? { value } : {}) });
       }
       if (!readyLineSeen && adapter.readyLine?.test(line)) {
         readyLineSeen = true;
