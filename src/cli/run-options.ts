@@ -75,7 +75,8 @@ Telemetry:
   --nvidia-smi PATH            nvidia-smi to use (or env SERVEBENCH_NVIDIA_SMI)
   --dcgm-url URL               DCGM exporter of a remote GPU (attach mode)
   --cool-down-to C             before each level wait until the GPU is idle and at or below C degrees
-  --client-workers N           load-generator worker threads (default: 2 at concurrency >= 64, else 0)
+  --client-workers N           load-generator worker threads (default: 0; cores/4, at most 4, when a level
+                               reaches 128 concurrent requests on a machine with 8 or more cores)
 Output:
   --out DIR                    parent folder of run folders (default ./runs)
   --label NAME                 run label (part of the folder name)
