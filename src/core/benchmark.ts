@@ -244,7 +244,8 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
         if (gpus && gpus.length > 0) record.environment.gpus = gpus.map((g) => ({ ...g }));
       }
       // Worker threads pay off only with cores to spare: on a small machine they add GC pauses and hops.
-      const workers = config.clientWorkers ?? (maxConc >= 128 && cpus().length >= 8 ? Math.min(4, Math.floor(cpus().length / 4)) : 0);
+      const workers =
+        config.clientWorkers ?? (maxConc >= 128 && cpus().length >= 8 ? Math.min(4, Math.floor(cpus().length / 4)) : 0);
       executor =
         workers > 0
           ? createWorkerExecutor({ baseUrl: info.baseUrl, apiKey: config.apiKey, clock, workers })
