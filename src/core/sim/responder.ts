@@ -209,16 +209,20 @@ export class Responder {
     this.finish(o.finishReason);
   }
 
-  private writeBuffer(body: Buffer, tokens: number, marks: number[] | null): void {
-    if (tokens > 0) {
-      if (!this.started) this.noteFirstToken();
-      const truth = this.o.truth;
-      if (truth && marks) {
-        const ns = process.hrtime.bigint().toString();
-        truth.firstTokenNs ??= ns;
-        for (const m of marks) truth.chunks.push([ns, m]);
-      }
+  /** Notes the first token and, with a truth log, stamps the chunks right before they are written. */
+  private stampTokens(tokens: number, marks: number[] | null): void {
+    if (tokens <= 0) return;
+    if (!this.started) this.noteFirstToken();
+    const truth = this.o.truth;
+    if (truth && marks) {
+      const ns = process.hrtime.bigint().toString();
+      truth.firstTokenNs ??= ns;
+      for (const m of marks) truth.chunks.push([ns, m]);
     }
+  }
+
+  private writeBuffer(body: Buffer, tokens: number, marks: number[] | null): void {
+    this.stampTokens(tokens, marks);
     this.res.end(body);
   }
 
@@ -266,15 +270,7 @@ export class Responder {
       tokens = this.bufferedTokens;
       marks = this.bufferedMarks;
     }
-    if (tokens > 0) {
-      if (!this.started) this.noteFirstToken();
-      const truth = this.o.truth;
-      if (truth && marks) {
-        const ns = process.hrtime.bigint().toString();
-        truth.firstTokenNs ??= ns;
-        for (const m of marks) truth.chunks.push([ns, m]);
-      }
-    }
+    this.stampTokens(tokens, marks);
     if (ending) this.res.end(out, this.encoding);
     else this.res.write(out, this.encoding);
     // Node corks a response's socket until the next tick: flush now, so the chunk leaves when the truth says.
