@@ -25,6 +25,15 @@ function pad(cells: string[][]): string {
 export function formatLevelTable(record: RunRecord): string {
   const variants = new Set(record.levels.map((l) => l.serverConfigIndex)).size > 1;
   const priced = record.levels.some((l) => l.costPerMOutputTokUsd !== undefined);
+  const atUtil = record.levels.some((l) => l.costPerMOutputTokAtUtilizationUsd !== undefined);
+  const slo = record.levels.some((l) => l.goodput !== undefined);
+  const cost = (l: LevelResult): string => {
+    if (l.costPerMOutputTokUsd === undefined) return '—';
+    const peak = l.costPerMOutputTokUsd.toFixed(3);
+    return l.costPerMOutputTokAtUtilizationUsd !== undefined
+      ? `${peak} / ${l.costPerMOutputTokAtUtilizationUsd.toFixed(3)}`
+      : peak;
+  };
   const lengths = new Set(record.levels.map((l) => `${l.inputLen}/${l.outputLen}`)).size > 1;
   const head = [
     ...(variants ? ['server'] : []),
@@ -37,7 +46,8 @@ export function formatLevelTable(record: RunRecord): string {
     'p95',
     'E2E p50',
     'p95',
-    ...(priced ? ['$/1M out'] : []),
+    ...(priced ? [atUtil ? '$/1M out (peak/at util.)' : '$/1M out'] : []),
+    ...(slo ? ['goodput'] : []),
     'checks',
   ];
   const rows = record.levels.map((l) => [
@@ -59,7 +69,8 @@ export function formatLevelTable(record: RunRecord): string {
     ms(l.tpotMs.p95),
     ms(l.e2eMs.p50),
     ms(l.e2eMs.p95),
-    ...(priced ? [l.costPerMOutputTokUsd !== undefined ? l.costPerMOutputTokUsd.toFixed(3) : '—'] : []),
+    ...(priced ? [cost(l)] : []),
+    ...(slo ? [l.goodput !== undefined && l.goodput !== null ? `${(l.goodput * 100).toFixed(0)} %` : '—'] : []),
     checksCell(l),
   ]);
   return pad([head, ...rows]);

@@ -20,7 +20,9 @@ export function createProgressRenderer(stream: NodeJS.WriteStream, verbose: bool
         );
         break;
       case 'server-state':
-        line(`server: ${event.state}${event.detail ? ` — ${event.detail}` : ''}`);
+        // A failed start is said once, by the command's own last line.
+        if (event.state !== 'failed' || verbose)
+          line(`server: ${event.state}${event.detail ? ` — ${event.detail}` : ''}`);
         break;
       case 'server-progress':
         line(`server: ${event.message}`);

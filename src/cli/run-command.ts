@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { runBenchmark } from '../core/benchmark.js';
+import { runBenchmark, saveActiveRunsSync } from '../core/benchmark.js';
 import { defaultBenchmarkDeps } from '../core/default-deps.js';
 import { UserError } from '../core/errors.js';
 import { formatLevelTable, formatProblems } from './format-table.js';
@@ -20,13 +20,25 @@ ${BENCH_OPTIONS_HELP}
 
 ${SERVER_OPTIONS_HELP}`;
 
+/** node:util's parse errors, reworded to name the fix. */
+export function parseArgsMessage(error: Error): string {
+  const first = error.message.split('\n')[0] ?? '';
+  const ambiguous = first.match(/^Option '(--[^']+)' argument is ambiguous/);
+  if (ambiguous) {
+    return `${ambiguous[1]} got no value, or one that starts with '-': write ${ambiguous[1]}=VALUE (negative values are never valid here)`;
+  }
+  const missing = first.match(/^Option '(--[^' ]+)[^']*' argument missing/);
+  if (missing) return `${missing[1]} needs a value (see 'servebench run --help')`;
+  return `${first.replace(/\.$/, '')} (see 'servebench run --help')`;
+}
+
 /** `servebench run`: one sweep, a table, a run folder, an exit code that scripts can use. */
 export async function runCommand(argv: string[]): Promise<number> {
   let values: Record<string, unknown>;
   try {
     ({ values } = parseArgs({ args: argv, options: runOptions, strict: true, allowPositionals: false }));
   } catch (error) {
-    throw new UserError(`${(error as Error).message.split('\n')[0]} (see 'servebench run --help')`);
+    throw new UserError(parseArgsMessage(error as Error));
   }
   if (values.help) {
     console.log(RUN_HELP);
@@ -43,6 +55,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       );
       controller.abort();
     } else {
+      saveActiveRunsSync('forced exit (second Ctrl-C): the level in progress is in requests.jsonl only');
       process.exit(130);
     }
   };
@@ -68,7 +81,10 @@ export async function runCommand(argv: string[]): Promise<number> {
       console.error(`servebench run: ${record.status}: ${result.failure}`);
       return result.exitCode ?? 1;
     }
-    if (record.status === 'cancelled') return 130;
+    if (record.status === 'cancelled') {
+      console.log('run cancelled: the levels above were measured before the cancel (* = cut short)');
+      return 130;
+    }
     return record.checks.some((c) => c.status === 'fail') ? 1 : 0;
   } finally {
     process.off('SIGINT', onSigint);

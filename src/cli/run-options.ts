@@ -4,6 +4,8 @@ import { parse as parseYaml } from 'yaml';
 import { BenchConfigSchema, ServerConfigSchema } from '../shared/config.js';
 import type { BenchConfig, BenchConfigInput } from '../shared/config.js';
 import { UserError } from '../core/errors.js';
+import { listProfiles } from '../core/sim/profile.js';
+import { loadPreset } from '../core/servers/presets.js';
 import { serverConfigFromFlags, serverOptions } from './server-options.js';
 
 /** `servebench run` flags for the load and the report (server flags come from server-options). */
@@ -311,7 +313,13 @@ export function benchConfigFromFlags(values: Values, env: NodeJS.ProcessEnv = pr
   if (typeof file.model === 'string' && fileServer.model === undefined) fileServer.model = file.model;
   const simProfile = s('sim-profile');
   if (simProfile !== undefined) fileServer.simProfile = simProfile;
-  const server = serverConfigFromFlags(values, fileServer as never);
+  if (simProfile !== undefined && !listProfiles().includes(simProfile)) {
+    throw new UserError(`unknown --sim-profile '${simProfile}'; available: ${listProfiles().join(', ')}`);
+  }
+  // A preset is the base; the config file's server section, then flags, go over it.
+  const presetName = typeof values.preset === 'string' ? values.preset : undefined;
+  const base = presetName ? { ...loadPreset(presetName), ...fileServer } : fileServer;
+  const server = serverConfigFromFlags({ ...values, preset: undefined }, base as never);
   input.server = server;
   if (server.model !== undefined) input.model = server.model;
   if (input.seed === undefined && typeof server.seed === 'number') input.seed = server.seed;

@@ -22,9 +22,10 @@ import { summaryCsv } from './report/summary-csv.js';
 import { RUN_FILES, RunWriter, createRunDir } from './runs/run-store.js';
 import type { RunningServer, ServerFailure, StartServer } from './servers/types.js';
 import type { AbortReason } from './load/stream-client.js';
+import { redact } from './servers/redact.js';
 import { applyVariant, concurrencyWarning } from './servers/variants.js';
 import type { TelemetryChecks, TelemetryRecorder } from './telemetry/types.js';
-import type { GpuSample, EngineSample } from '../shared/telemetry.js';
+import type { ClientSample, EngineSample, GpuSample } from '../shared/telemetry.js';
 import { SERVEBENCH_VERSION } from './version.js';
 
 /** Options for creating the telemetry recorder of one server configuration. */
@@ -41,6 +42,7 @@ export interface TelemetryFactoryOptions {
   ownPids?: () => Iterable<number>;
   onGpuSample?: (sample: GpuSample) => void;
   onEngineSample?: (sample: EngineSample) => void;
+  onClientSample?: (sample: ClientSample) => void;
 }
 
 /** Collaborators of a benchmark run, passed in so tests can use fakes. */
@@ -78,6 +80,17 @@ function basicHost(): RunEnvironment['host'] {
   };
 }
 
+/** How a level is named in run-level check details: its load and, in a server sweep, its configuration. */
+function levelLabel(level: LevelResult): string {
+  const load = level.rate !== undefined ? `${level.rate} req/s` : `c=${level.concurrency}`;
+  const variant = level.serverVariant
+    ? ` ${Object.entries(level.serverVariant)
+        .map(([k, v]) => `${k.split('.').pop()}=${String(v)}`)
+        .join(',')}`
+    : '';
+  return `${load} ${level.inputLen}/${level.outputLen}${variant}`;
+}
+
 function flattenVariant(variant: Record<string, unknown>): ServerVariant {
   const out: ServerVariant = {};
   for (const [key, value] of Object.entries(variant)) {
@@ -90,8 +103,9 @@ function flattenVariant(variant: Record<string, unknown>): ServerVariant {
   return out;
 }
 
-function serverCheck(failure: ServerFailure | null, simulated: boolean): Check {
+function serverCheck(failure: ServerFailure | null, simulated: boolean, started: boolean, why?: string): Check | null {
   if (failure) return { id: 'server', status: 'fail', detail: `${failure.message} — ${failure.fix}` };
+  if (!started) return why ? { id: 'server', status: 'fail', detail: `the server never became ready: ${why}` } : null;
   return {
     id: 'server',
     status: simulated ? 'warn' : 'pass',
@@ -99,6 +113,25 @@ function serverCheck(failure: ServerFailure | null, simulated: boolean): Check {
       ? 'SIMULATED engine: these numbers come from the built-in simulator, not a GPU'
       : 'server stayed up for the whole run',
   };
+}
+
+const activeRuns = new Set<{ record: RunRecord; writer: RunWriter }>();
+
+/**
+ * For a process that must exit now (a second Ctrl-C): marks every run in progress cancelled and writes its
+ * run.json synchronously, so the folder never says "running" for a run that is gone.
+ */
+export function saveActiveRunsSync(reason: string): void {
+  for (const { record, writer } of activeRuns) {
+    record.status = 'cancelled';
+    record.error = reason;
+    record.finishedAt = new Date().toISOString();
+    try {
+      writer.writeRecordSync(record);
+    } catch {
+      // Nothing more can be done on the way out.
+    }
+  }
 }
 
 /**
@@ -131,7 +164,13 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     finishedAt: null,
     status: 'running',
     simulated,
-    config: { ...config, apiKey: config.apiKey ? '<redacted>' : undefined },
+    // Secrets (API key, HF_TOKEN and the like in env or arguments) never reach the record.
+    config: {
+      ...config,
+      apiKey: config.apiKey ? '<redacted>' : undefined,
+      server: redact(config.server),
+      serverVariants: config.serverVariants?.map((v) => redact(v as Partial<ServerConfig>) as Record<string, unknown>),
+    },
     environment: {
       host: { ...basicHost(), ...hostExtra },
       servebenchVersion: SERVEBENCH_VERSION,
@@ -150,6 +189,8 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     checks: [],
   };
   await writer.writeRecord(record);
+  const active = { record, writer };
+  activeRuns.add(active);
   emit({ type: 'run-started', runId, dir, simulated, totalLevels: plans.length * variants.length });
 
   const userSignal = deps.signal ?? new AbortController().signal;
@@ -158,6 +199,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
   let failure: string | undefined;
   let failureExitCode: number | undefined;
   let serverFailure: ServerFailure | null = null;
+  let serversStarted = 0;
   let nextRequestId = 0;
   let nextPromptIndex = 0;
   let levelIndex = 0;
@@ -184,6 +226,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
         apiKey: config.apiKey,
       });
       const info = server.info;
+      serversStarted++;
       void server.died.then((f) => {
         serverFailure = f;
         levelAbort.abort({ message: `the server died: ${f.message}`, kind: 'server-died' } satisfies AbortReason);
@@ -229,6 +272,9 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
           onEngineSample: (sample) => {
             telemetryLines.push(JSON.stringify({ kind: 'engine', serverConfigIndex: vi, ...sample }));
             emit({ type: 'engine-sample', sample });
+          },
+          onClientSample: (sample) => {
+            telemetryLines.push(JSON.stringify({ kind: 'client', serverConfigIndex: vi, ...sample }));
           },
         });
         await telemetry.start();
@@ -320,11 +366,16 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
   if (failure) record.error = failure;
   else if (userSignal.aborted) record.error = 'cancelled by the user; levels measured so far are kept';
   record.finishedAt = now().toISOString();
-  record.checks = combineChecks(record.levels.map((l) => l.checks));
-  record.checks.push(serverCheck(serverFailure, record.simulated));
+  record.checks = combineChecks(
+    record.levels.map((l) => l.checks),
+    record.levels.map((l) => levelLabel(l)),
+  );
+  const server = serverCheck(serverFailure, record.simulated, serversStarted > 0, failure);
+  if (server) record.checks.push(server);
   await writer.writeRecord(record);
   await writer.writeText(RUN_FILES.summary, summaryCsv(record));
   await writer.flush();
+  activeRuns.delete(active);
   for (const error of writer.errors)
     emit({ type: 'message', severity: 'error', text: `could not write to ${dir}: ${error}` });
   emit({ type: 'run-finished', runId, dir, status: record.status, record });

@@ -23,6 +23,7 @@ export function defaultBenchmarkDeps(): Omit<BenchmarkDeps, 'onEvent' | 'signal'
         intervalMs: o.intervalMs,
         onGpuSample: o.onGpuSample,
         onEngineSample: o.onEngineSample,
+        onClientSample: o.onClientSample,
         ownPids: o.ownPids,
         // Demo mode: the simulator's fake GPU, read by the fake nvidia-smi, stands in for a card.
         nvidiaSmiPath: o.gpuStateFile ? resourcePath('fake-nvidia-smi') : o.nvidiaSmiPath,

@@ -47,6 +47,22 @@ describe('servebench run flags and config', () => {
     expect(c.server.url).toBe('http://10.0.0.5:8000');
   });
 
+  it('loads a --preset as the base of the server config, flags over it', () => {
+    const c = benchConfigFromFlags({ preset: 'llama-3.1-8b-vllm-bf16', 'max-seqs': '32' }, {});
+    expect(c.server.engine).toBe('vllm');
+    expect(c.server.model).toMatch(/Llama-3\.1-8B/i);
+    expect(c.server.maxSeqs).toBe(32);
+  });
+
+  it('refuses an unknown --preset or --sim-profile in one line listing the real names', () => {
+    expect(() => benchConfigFromFlags({ preset: 'nope' }, {})).toThrow(
+      /unknown --preset 'nope'; available: .*sim-demo/,
+    );
+    expect(() => benchConfigFromFlags({ 'sim-profile': 'nope' }, {})).toThrow(
+      /unknown --sim-profile 'nope'; available: .*instant/,
+    );
+  });
+
   it('expands --vary into a server sweep', () => {
     expect(parseVary(['threshold=0.95,0.9', 'quantization=fp8,awq'])).toEqual([
       { diffusion: { threshold: 0.95 }, quantization: 'fp8' },
@@ -78,6 +94,31 @@ describe('servebench run flags and config', () => {
     const [dir] = await readdir(out);
     const record = JSON.parse(await readFile(join(out, dir as string, 'run.json'), 'utf8')) as RunRecord;
     expect(record.status).toBe('failed');
+  });
+
+  it('keeps secrets out of the run folder and the output', async () => {
+    const res = run([
+      '--concurrency',
+      '1',
+      '--input-len',
+      '32',
+      '--output-len',
+      '8',
+      '--rounds',
+      '1',
+      '--out',
+      out,
+      '--api-key',
+      'sk-secret123',
+      '--env',
+      'HF_TOKEN=hf_secret456',
+    ]);
+    expect(res.status).toBe(0);
+    expect(res.stdout + res.stderr).not.toMatch(/sk-secret123|hf_secret456/);
+    const [dir] = await readdir(out);
+    for (const file of await readdir(join(out, dir as string))) {
+      expect(await readFile(join(out, dir as string, file), 'utf8'), file).not.toMatch(/sk-secret123|hf_secret456/);
+    }
   });
 
   it('runs a small sweep on the simulator and prints the table and the run folder', async () => {

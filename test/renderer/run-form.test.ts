@@ -97,6 +97,11 @@ describe('new-run form -> run config', () => {
       diffusion: { algorithm: 'LowConfidence', blockSize: 32, threshold: 0.9 },
       extraArgs: ['--trust-remote-code'],
     });
-    expect(applyPreset(form, undefined).preset).toBe('');
+    const cleared = applyPreset({ ...form, concurrency: '1,8' }, undefined);
+    expect(cleared.preset).toBe('');
+    // "None" clears the preset's server fields but keeps the sweep the user typed.
+    expect(cleared.model).toBe(defaultForm().model);
+    expect(cleared.diffusion).toBe(false);
+    expect(cleared.concurrency).toBe('1,8');
   });
 });

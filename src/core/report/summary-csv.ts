@@ -22,6 +22,8 @@ const COLUMNS = [
   'e2e_p50_ms',
   'e2e_p95_ms',
   'cost_per_m_output_usd',
+  'cost_per_m_output_at_utilization_usd',
+  'goodput',
   'checks_failed',
   'checks_warned',
   'simulated',
@@ -66,6 +68,8 @@ function row(level: LevelResult, simulated: boolean): string[] {
     p(level.e2eMs, 'p50'),
     p(level.e2eMs, 'p95'),
     num(level.costPerMOutputTokUsd, 4),
+    num(level.costPerMOutputTokAtUtilizationUsd, 4),
+    num(level.goodput, 4),
     level.checks
       .filter((c) => c.status === 'fail')
       .map((c) => c.id)

@@ -1,3 +1,4 @@
+import { renameSync, writeFileSync } from 'node:fs';
 import { appendFile, mkdir, readFile, readdir, rename, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { RequestRecord } from '../../shared/request-record.js';
@@ -45,6 +46,13 @@ export class RunWriter {
 
   constructor(dir: string) {
     this.dir = dir;
+  }
+
+  /** run.json written synchronously: the last act of a process that is being forced to exit. */
+  writeRecordSync(record: RunRecord): void {
+    const file = join(this.dir, RUN_FILES.record);
+    writeFileSync(`${file}.tmp`, `${JSON.stringify(record, null, 2)}\n`);
+    renameSync(`${file}.tmp`, file);
   }
 
   /** run.json, replaced atomically (a reader never sees half a file). */

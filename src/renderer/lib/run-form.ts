@@ -149,7 +149,24 @@ export function buildConfig(form: RunForm, presetServer: PresetServer = {}): Bui
 
 /** The form with a preset's server settings filled in (fields the preset leaves out are cleared). */
 export function applyPreset(form: RunForm, preset: PresetSummary | undefined): RunForm {
-  if (!preset) return { ...form, preset: '' };
+  if (!preset) {
+    // "None" clears what a preset filled in (server fields), and keeps the sweep the user typed.
+    const d = defaultForm();
+    return {
+      ...form,
+      preset: '',
+      model: d.model,
+      url: d.url,
+      quantization: d.quantization,
+      dtype: d.dtype,
+      maxSeqs: d.maxSeqs,
+      python: d.python,
+      simProfile: d.simProfile,
+      diffusion: d.diffusion,
+      blockSize: d.blockSize,
+      threshold: d.threshold,
+    };
+  }
   const s: PresetServer = preset.server ?? {};
   const str = (v: unknown): string => (v === undefined || v === null ? '' : String(v));
   const diffusion = s.diffusion;
