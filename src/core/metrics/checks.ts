@@ -142,6 +142,15 @@ export function streamingCheck(records: readonly RequestRecord[]): Check {
   const spanText = spans.length > 0 ? `; median first-to-last-chunk span ${fmtPct(median(spans))} of E2E` : '';
   const chunksText = `median ${fmtNum(median(multi.map((r) => r.chunks.length)))} chunks per request`;
   if (bursts === 0) {
+    const stalls = stalledRequests(multi);
+    if (stalls.count > 0) {
+      return check(
+        'streaming',
+        'warn',
+        `${stalls.count}/${multi.length} requests paused mid-stream for up to ${fmtNum(stalls.maxGapMs)} ms ` +
+          `(median chunk gap ${fmtNum(stalls.medianGapMs)} ms): a stall in the server or the network inflates E2E and TPOT`,
+      );
+    }
     return check(
       'streaming',
       'pass',
@@ -170,6 +179,33 @@ export function streamingCheck(records: readonly RequestRecord[]): Check {
     );
   }
   return check('streaming', 'warn', `${what}${spanText}`);
+}
+
+/** A gap between chunks this many times the median gap (and at least STALL_MIN_MS) is a stall, not decoding. */
+export const STALL_FACTOR = 10;
+export const STALL_MIN_MS = 100;
+
+/** Requests with a mid-stream pause far longer than the typical chunk gap (diffusion blocks are regular, so pass). */
+export function stalledRequests(records: readonly RequestRecord[]): {
+  count: number;
+  maxGapMs: number;
+  medianGapMs: number;
+} {
+  const gapsOf = (r: RequestRecord): number[] => r.chunks.slice(1).map((c, i) => c[0] - r.chunks[i]![0]);
+  const all = records.flatMap(gapsOf);
+  if (all.length === 0) return { count: 0, maxGapMs: 0, medianGapMs: 0 };
+  const medianGapMs = median(all);
+  const limit = Math.max(STALL_MIN_MS, STALL_FACTOR * medianGapMs);
+  let count = 0;
+  let maxGapMs = 0;
+  for (const r of records) {
+    const worst = Math.max(0, ...gapsOf(r));
+    if (worst > limit) {
+      count++;
+      maxGapMs = Math.max(maxGapMs, worst);
+    }
+  }
+  return { count, maxGapMs, medianGapMs };
 }
 
 /**

@@ -80,6 +80,18 @@ describe('streaming', () => {
     expect(streamingCheck(blocks).status).toBe('pass');
   });
 
+  it('warns when a request pauses mid-stream far longer than the typical chunk gap', () => {
+    const stalled = streamed({ ttftMs: 100, gapMs: 10, chunks: 40 });
+    // Shift the second half of the chunks by a 300 ms stall.
+    stalled.chunks = stalled.chunks.map(([t, n], i) => [i >= 20 ? t + 300 : t, n]);
+    stalled.endMs = (stalled.endMs as number) + 300;
+    const c = streamingCheck([...times(9, () => streamed({ ttftMs: 100, gapMs: 10, chunks: 40 })), stalled]);
+    expect(c.status).toBe('warn');
+    expect(c.detail).toBe(
+      '1/10 requests paused mid-stream for up to 310 ms (median chunk gap 10 ms): a stall in the server or the network inflates E2E and TPOT',
+    );
+  });
+
   it('warns, not fails, when the whole output came in one chunk: streaming cannot be judged', () => {
     // A block-diffusion model whose one block covers the 256 tokens, or a server that does not stream.
     const single = times(8, () => streamed({ ttftMs: 900, chunks: 1, tokensPerChunk: 256, tailMs: 1 }));
