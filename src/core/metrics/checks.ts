@@ -148,7 +148,7 @@ export function streamingCheck(records: readonly RequestRecord[]): Check {
         'streaming',
         'warn',
         `${stalls.count}/${multi.length} requests paused mid-stream for up to ${fmtNum(stalls.maxGapMs)} ms ` +
-          `(median chunk gap ${fmtNum(stalls.medianGapMs)} ms): a stall in the server or the network inflates E2E and TPOT`,
+          `(median chunk gap ${fmtNum(stalls.medianGapMs)} ms): the server stalled (a long prefill of other requests, a preemption) or the network did; it inflates E2E and TPOT`,
       );
     }
     return check(

@@ -88,7 +88,7 @@ describe('streaming', () => {
     const c = streamingCheck([...times(9, () => streamed({ ttftMs: 100, gapMs: 10, chunks: 40 })), stalled]);
     expect(c.status).toBe('warn');
     expect(c.detail).toBe(
-      '1/10 requests paused mid-stream for up to 310 ms (median chunk gap 10 ms): a stall in the server or the network inflates E2E and TPOT',
+      '1/10 requests paused mid-stream for up to 310 ms (median chunk gap 10 ms): the server stalled (a long prefill of other requests, a preemption) or the network did; it inflates E2E and TPOT',
     );
   });
 
