@@ -181,9 +181,9 @@ export function streamingCheck(records: readonly RequestRecord[]): Check {
   return check('streaming', 'warn', `${what}${spanText}`);
 }
 
-/** A gap between chunks this many times the median gap (and at least STALL_MIN_MS) is a stall, not decoding. */
-export const STALL_FACTOR = 10;
-export const STALL_MIN_MS = 100;
+/** A gap 20x the median chunk gap and over 250 ms is a stall, not decoding (a batched prefill stays under it). */
+export const STALL_FACTOR = 20;
+export const STALL_MIN_MS = 250;
 
 /** Requests with a mid-stream pause far longer than the typical chunk gap (diffusion blocks are regular, so pass). */
 export function stalledRequests(records: readonly RequestRecord[]): {
