@@ -75,7 +75,8 @@ export async function runCommand(argv: string[]): Promise<number> {
       console.log(formatLevelTable(record));
       console.log('latencies in ms (s where marked); * = level cut short');
     }
-    for (const line of formatProblems(record)) console.log(line);
+    // With nothing measured, the failure line below says all there is to say.
+    if (record.levels.length > 0) for (const line of formatProblems(record)) console.log(line);
     console.log(`\nrun folder: ${dir}`);
     if (result.failure) {
       console.error(`servebench run: ${record.status}: ${result.failure}`);
