@@ -85,8 +85,10 @@ async function httpGet(
     if (!options.body) await res.body?.cancel().catch(() => undefined);
     return { status: res.status, body };
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause;
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     const name = (error as { name?: string }).name;
+    // fetch refuses the "bad ports" of the Fetch standard (e.g. 9, 6000) without trying to connect.
+    if (cause?.message === 'bad port') return { code: 'a port that fetch refuses to connect to: serve on another port' };
     return { code: cause?.code ?? (name === 'TimeoutError' || name === 'AbortError' ? 'ETIMEDOUT' : 'EFETCH') };
   }
 }
