@@ -88,7 +88,8 @@ async function httpGet(
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     const name = (error as { name?: string }).name;
     // fetch refuses the "bad ports" of the Fetch standard (e.g. 9, 6000) without trying to connect.
-    if (cause?.message === 'bad port') return { code: 'a port that fetch refuses to connect to: serve on another port' };
+    if (cause?.message === 'bad port')
+      return { code: 'a port that fetch refuses to connect to: serve on another port' };
     return { code: cause?.code ?? (name === 'TimeoutError' || name === 'AbortError' ? 'ETIMEDOUT' : 'EFETCH') };
   }
 }
