@@ -58,25 +58,6 @@ export class ServerApi {
     return { status: res.statusCode, json, text };
   }
 
-  /** Model ids served, from /v1/models (empty when the server does not list them). */
-  async models(): Promise<string[]> {
-    const res = await this.call('GET', '/v1/models');
-    if (res.status !== 200) return [];
-    const data = (res.json as { data?: Array<{ id?: unknown }> } | null)?.data;
-    return Array.isArray(data) ? data.map((m) => String(m.id)).filter((id) => id.length > 0) : [];
-  }
-
-  /** Engine version from vLLM's /version, when present. */
-  async version(): Promise<string | undefined> {
-    try {
-      const res = await this.call('GET', '/version');
-      const v = (res.json as { version?: unknown } | null)?.version;
-      return res.status === 200 && typeof v === 'string' ? v : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
   /**
    * A token counter: vLLM-style POST /tokenize when the server has it (exact, no side effects), otherwise
    * a one-token request whose usage.prompt_tokens tells the count (`exact` false: it fills the prefix cache).
