@@ -40,14 +40,14 @@ export function createManualClock(): ManualClock {
       });
     },
     async run<T>(work: Promise<T>): Promise<T> {
-      let end: { ok: true; value: T } | { ok: false; error: unknown } | null = null;
+      const state: { end: { ok: true; value: T } | { ok: false; error: unknown } | null } = { end: null };
       void work.then(
-        (value) => (end = { ok: true, value }),
-        (error: unknown) => (end = { ok: false, error }),
+        (value) => (state.end = { ok: true, value }),
+        (error: unknown) => (state.end = { ok: false, error }),
       );
       for (;;) {
         await settle();
-        const e = end as typeof end;
+        const e = state.end;
         if (e) {
           if (e.ok) return e.value;
           throw e.error;
