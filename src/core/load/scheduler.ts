@@ -38,7 +38,8 @@ export function poissonSchedule(count: number, ratePerSec: number, rng: () => nu
   return times;
 }
 
-async function waitUntil(clock: Clock, tMs: number, signal?: AbortSignal): Promise<void> {
+/** Resolves once `clock` reads at least `tMs` (or the signal fires); the real-time wait of the open loop. */
+export async function waitUntil(clock: Clock, tMs: number, signal?: AbortSignal): Promise<void> {
   // Timers run on a millisecond loop clock and can fire a little early: finish the last stretch with setImmediate.
   for (;;) {
     const delay = tMs - clock.nowMs();
@@ -56,6 +57,9 @@ async function waitUntil(clock: Clock, tMs: number, signal?: AbortSignal): Promi
   }
 }
 
+/** Waits until a time on the open loop's clock; tests pass one that advances a virtual clock. */
+export type WaitUntil = (tMs: number, signal?: AbortSignal) => Promise<void>;
+
 /**
  * Open loop: requests leave on an absolute Poisson schedule (not "gap after the last send", which would drift),
  * optionally capped at `maxConcurrency` in flight; send - scheduled is the schedule lag.
@@ -68,13 +72,14 @@ export async function runOpenLoop(
   clock: Clock,
   onOutcome: (outcome: ScheduledOutcome) => void,
   signal?: AbortSignal,
+  wait: WaitUntil = (tMs, s) => waitUntil(clock, tMs, s),
 ): Promise<ScheduledOutcome[]> {
   const start = clock.nowMs() + 5;
   const outcomes: ScheduledOutcome[] = [];
   const running = new Set<Promise<void>>();
   for (let i = 0; i < specs.length && !signal?.aborted; i++) {
     const scheduledMs = start + (offsetsMs[i] ?? 0);
-    await waitUntil(clock, scheduledMs, signal);
+    await wait(scheduledMs, signal);
     if (signal?.aborted) break;
     while (maxConcurrency !== undefined && running.size >= maxConcurrency) await Promise.race(running);
     if (signal?.aborted) break;
