@@ -35,7 +35,7 @@ export interface EngineStats {
 }
 
 /** If the loop falls this far behind its schedule (a blocked event loop), it stops trying to catch up. */
-const MAX_LAG_MS = 200;
+export const MAX_LAG_MS = 200;
 
 /**
  * Continuous batching with a step-time model, driven by one timer for the whole engine (never a

@@ -244,6 +244,17 @@ describe('sim continuous batching', () => {
 });
 
 describe('sim diffusion block mode', () => {
+  it('names its denoising steps per block in its first log line', async () => {
+    const lines: string[] = [];
+    await startSim({ profile: testProfile({ 'block-size': 32, threshold: 0.95 }), log: (l) => lines.push(l) });
+    expect(lines[0]).toMatch(
+      /^servebench sim: SIMULATED .*; block diffusion: 32-token blocks at threshold 0\.95 take 18 denoising steps each$/,
+    );
+    const plain: string[] = [];
+    await startSim({ profile: testProfile(), log: (l) => plain.push(l) });
+    expect(plain[0]).toMatch(/^servebench sim: SIMULATED .*seed-deterministic$/);
+  });
+
   it('sends a whole block per chunk; continuous usage jumps by the block size', async () => {
     const s = await startSim({ profile: testProfile({ 'block-size': 8, threshold: 0.9, 'step-base-ms': 1 }) });
     const text = await (

@@ -135,7 +135,12 @@ describe('fake GPU model', () => {
 /** A sim on a virtual clock under one long stream; the state file read after every 100 ms GPU tick, 3 s long. */
 async function thermalRun(file: string): Promise<{ readings: FakeGpuReading[]; released: FakeGpuState }> {
   const clock = new VirtualClock();
-  const s = await startSim({ profile: loadProfile('thermal-throttle-demo'), gpuStateFile: file, gpuTickMs: 100, clock });
+  const s = await startSim({
+    profile: loadProfile('thermal-throttle-demo'),
+    gpuStateFile: file,
+    gpuTickMs: 100,
+    clock,
+  });
   const read = (): FakeGpuState => JSON.parse(readFileSync(file, 'utf8')) as FakeGpuState;
   const readings = [read().gpus[0]!];
   const stream = postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 2000, ignore_eos: true, stream: true });
