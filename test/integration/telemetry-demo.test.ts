@@ -65,7 +65,9 @@ describe('demo mode: the simulator fake GPU read through the fake nvidia-smi', (
 
   it('a cool card passes the throttling check and the samples lie on the requests clock', () => {
     const { status, record, samples } = runs['h200-llama8b-bf16']!;
-    expect(status).toBe(0);
+    // 0 or 1: timing checks (round spread, client lag) may rightly fail on a loaded machine; not this test's subject
+    expect([0, 1]).toContain(status);
+    expect(record.status).toBe('completed');
     expect(throttling(record)?.status).toBe('pass');
     const level = record.levels[0]!;
     expect(level.telemetry?.source).toBe('nvidia-smi');

@@ -1,5 +1,13 @@
 /** The simulated engine: a real HTTP server that behaves like vLLM or SGLang on a GPU (docs/simulator.md). */
-export { startSimServer, SimOomError, DEFAULT_SIM_MODEL, type SimOptions, type SimServer } from './server.js';
+export {
+  startSimServer,
+  SimOomError,
+  DEFAULT_SIM_MODEL,
+  type SimOptions,
+  type SimServer,
+  type SimEngineCounts,
+} from './server.js';
+export { realSimClock, type SimClock, type SimTimer } from './sim-clock.js';
 export {
   loadProfile,
   listProfiles,

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { SimClock } from './sim-clock.js';
 import { OUTPUT_WORDS } from './tokenizer.js';
 import type { TruthRecord } from './truth-log.js';
 
@@ -28,8 +29,10 @@ export interface ResponderOptions {
   closeAfterStream: boolean;
   echoRequestId: string | null;
   truth: TruthRecord | null;
-  /** receive time (performance.now() ms) for the engine's TTFT histogram. */
+  /** receive time (clock.nowMs()) for the engine's TTFT histogram. */
   receivedMs: number;
+  /** The engine's clock: truth timestamps and TTFT. */
+  clock: SimClock;
   onFirstToken?: (ttftMs: number) => void;
   onEnd?: (record: TruthRecord | null) => void;
   /** Ends the sequence in the engine (midstream error). */
@@ -215,7 +218,7 @@ export class Responder {
     if (!this.started) this.noteFirstToken();
     const truth = this.o.truth;
     if (truth && marks) {
-      const ns = process.hrtime.bigint().toString();
+      const ns = this.o.clock.nowNs().toString();
       truth.firstTokenNs ??= ns;
       for (const m of marks) truth.chunks.push([ns, m]);
     }
@@ -283,7 +286,7 @@ export class Responder {
 
   private noteFirstToken(): void {
     this.started = true;
-    this.o.onFirstToken?.(performance.now() - this.o.receivedMs);
+    this.o.onFirstToken?.(this.o.clock.nowMs() - this.o.receivedMs);
   }
 
   private endNonStream(): void {
@@ -338,7 +341,7 @@ export class Responder {
     if (o.echoRequestId) headers['x-request-id'] = o.echoRequestId;
     this.noteFirstToken();
     if (o.truth) {
-      const ns = process.hrtime.bigint().toString();
+      const ns = this.o.clock.nowNs().toString();
       o.truth.firstTokenNs = ns;
       o.truth.chunks.push([ns, this.generated]);
     }
@@ -355,7 +358,7 @@ export class Responder {
   private endTruth(reason: string): void {
     const truth = this.o.truth;
     if (truth) {
-      truth.endNs = process.hrtime.bigint().toString();
+      truth.endNs = this.o.clock.nowNs().toString();
       truth.completionTokens = this.generated;
       truth.finishReason = reason;
     }

@@ -1,6 +1,7 @@
 import type { FakeGpu } from './fake-gpu.js';
 import { denoiseSteps, type SimProfile } from './profile.js';
 import type { Rng } from '../rng.js';
+import { realSimClock, type SimClock, type SimTimer } from './sim-clock.js';
 
 /** One request as the engine sees it. The scheduler calls onTokens as its tokens are produced. */
 export interface Seq {
@@ -34,7 +35,7 @@ export interface EngineStats {
 }
 
 /** If the loop falls this far behind its schedule (a blocked event loop), it stops trying to catch up. */
-const MAX_LAG_MS = 200;
+export const MAX_LAG_MS = 200;
 
 /**
  * Continuous batching with a step-time model, driven by one timer for the whole engine (never a
@@ -56,7 +57,7 @@ export class Scheduler {
   };
   kvUsed = 0;
   private inStep: Seq[] = [];
-  private timer: NodeJS.Timeout | null = null;
+  private timer: SimTimer | null = null;
   private nextDueMs = 0;
   private stopped = false;
   private readonly tokensPerStep: number;
@@ -66,7 +67,7 @@ export class Scheduler {
     private readonly p: SimProfile,
     private readonly rng: Rng,
     private readonly gpu: FakeGpu | null,
-    private readonly now: () => number = () => performance.now(),
+    private readonly clock: SimClock = realSimClock,
   ) {
     this.tokensPerStep = p.blockSize > 0 ? p.blockSize : 1;
     this.stepsPerBlock = p.blockSize > 0 ? denoiseSteps(p.blockSize, p.threshold, p.denoiseExponent) : 1;
@@ -95,8 +96,8 @@ export class Scheduler {
     seq.pendingPrefill = seq.promptTokens - seq.cachedTokens;
     seq.queued = true;
     this.waiting.push(seq);
-    if (!this.timer) {
-      this.nextDueMs = this.now();
+    if (this.timer === null) {
+      this.nextDueMs = this.clock.nowMs();
       this.planStep();
     }
   }
@@ -117,7 +118,7 @@ export class Scheduler {
   /** Stops the loop; nothing is emitted afterwards. */
   stop(): void {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer !== null) this.clock.clearTimer(this.timer);
     this.timer = null;
   }
 
@@ -130,7 +131,7 @@ export class Scheduler {
     if (seq.stallAt > 0 && seq.stallAt < seq.target) {
       seq.generated = seq.stallAt;
       seq.onTokens(seq.stallAt, false, chunk);
-      setTimeout(() => {
+      this.clock.setTimer(() => {
         if (seq.cancelled || this.stopped) return;
         seq.generated = seq.target;
         finish();
@@ -183,7 +184,7 @@ export class Scheduler {
   private planStep(): void {
     this.timer = null;
     if (this.stopped) return;
-    const now = this.now();
+    const now = this.clock.nowMs();
     const prefillTokens = this.admit();
     let active = this.running.filter((s) => !s.stalledUntil || s.stalledUntil <= now);
     if (active.length === 0) {
@@ -191,7 +192,7 @@ export class Scheduler {
       // Every running sequence is stalled: sleep until the first one resumes.
       const wake = Math.min(...this.running.map((s) => s.stalledUntil ?? now));
       this.nextDueMs = wake;
-      this.timer = setTimeout(() => this.planStep(), Math.max(0, wake - now));
+      this.timer = this.clock.setTimer(() => this.planStep(), Math.max(0, wake - now));
       return;
     }
     active = this.preemptIfFull(active);
@@ -205,13 +206,13 @@ export class Scheduler {
     this.inStep = active;
     if (this.nextDueMs < now - MAX_LAG_MS) this.nextDueMs = now;
     this.nextDueMs += durMs;
-    this.timer = setTimeout(() => this.endStep(), Math.max(0, this.nextDueMs - now));
+    this.timer = this.clock.setTimer(() => this.endStep(), Math.max(0, this.nextDueMs - now));
   }
 
   private endStep(): void {
     const step = this.inStep;
     this.inStep = [];
-    const now = this.now();
+    const now = this.clock.nowMs();
     for (const seq of step) {
       if (seq.cancelled || seq.queued) continue;
       const n = Math.min(this.tokensPerStep, seq.target - seq.generated);

@@ -8,6 +8,7 @@ import { Histogram, sglangMetrics, vllmMetrics, type MetricsSnapshot } from './p
 import { Responder, type ApiKind } from './responder.js';
 import { createRng } from '../rng.js';
 import { Scheduler, type Seq } from './scheduler.js';
+import { realSimClock, type SimClock, type SimTimer } from './sim-clock.js';
 import {
   loadLines,
   MIMIC_VERSION,
@@ -48,6 +49,15 @@ export interface SimOptions {
   onCrash?: () => void;
   /** How often the fake GPU advances and its state file is rewritten (ms); default 200. */
   gpuTickMs?: number;
+  /** Time and timers of the engine (steps, stalls, GPU ticks, slow-start, truth log); default the real clock. */
+  clock?: SimClock;
+}
+
+/** What the engine holds right now, and what it has finished. */
+export interface SimEngineCounts {
+  running: number;
+  waiting: number;
+  finished: number;
 }
 
 /** A running simulated engine. */
@@ -55,6 +65,8 @@ export interface SimServer {
   /** http://HOST:PORT, without /v1. */
   url: string;
   port: number;
+  /** The engine's queues now: lets a test step a virtual clock once every expected request has arrived. */
+  engineCounts(): SimEngineCounts;
   /** Stops the engine: open streams are cut, the truth log is flushed. Idempotent. */
   close(): Promise<void>;
 }
@@ -147,6 +159,7 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
   const seed = options.seed ?? 0;
   const faults: FaultSet = foldFaults(options.faults);
   const log = options.log ?? (() => undefined);
+  const clock = options.clock ?? realSimClock;
   const ctx: StartupContext = { mimic, model, host, port: options.port ?? 0, profile, pid: process.pid };
 
   log(simBanner(ctx));
@@ -162,12 +175,12 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
 
   const eosRng = createRng(seed ^ 0x9e3779b9);
   const faultRng = createRng(seed ^ 0x5f3759df);
-  const gpu = new FakeGpu(profile, performance.now());
-  const scheduler = new Scheduler(profile, createRng(seed ^ 0x2545f491), gpu);
+  const gpu = new FakeGpu(profile, clock.nowMs());
+  const scheduler = new Scheduler(profile, createRng(seed ^ 0x2545f491), gpu, clock);
   const prefixCache = profile.prefixCaching ? new PrefixCache(Math.floor(profile.kvCacheTokens / PREFIX_BLOCK)) : null;
   const truthLog = options.truthFile ? new TruthLog(options.truthFile) : null;
   const ttft = new Histogram();
-  const startedMs = performance.now();
+  const startedMs = clock.nowMs();
   const created = Math.floor(Date.now() / 1000);
   let requestCounter = 0;
   let finishedRequests = 0;
@@ -374,7 +387,7 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
     if (faults.errorRate > 0 && faultRng() < faults.errorRate) {
       sendJson(res, 500, errorBody(500, 'simulated internal server error (error-rate fault)', 'InternalServerError'));
       if (truth) {
-        truth.endNs = process.hrtime.bigint().toString();
+        truth.endNs = clock.nowNs().toString();
         truth.finishReason = 'http-500';
         onRequestEnd(truth);
       }
@@ -420,6 +433,7 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
       echoRequestId: requestId,
       truth,
       receivedMs,
+      clock,
       onFirstToken: (ms) => ttft.observe(ms / 1000),
       onEnd: onRequestEnd,
       abort: () => {
@@ -440,7 +454,7 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
   }
 
   function health(res: ServerResponse): void {
-    if (performance.now() - startedMs < faults.slowStartMs) {
+    if (clock.nowMs() - startedMs < faults.slowStartMs) {
       sendJson(res, 503, errorBody(503, 'engine is still loading (slow-start fault)', 'ServiceUnavailableError'));
       return;
     }
@@ -541,8 +555,8 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
   }
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const receivedNs = process.hrtime.bigint();
-    const receivedMs = performance.now();
+    const receivedNs = clock.nowNs();
+    const receivedMs = clock.nowMs();
     const q = req.url?.indexOf('?') ?? -1;
     const path = q >= 0 ? req.url!.slice(0, q) : (req.url ?? '/');
     const route = routes.get(`${req.method} ${path}`);
@@ -584,19 +598,23 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
       log(`servebench sim: cannot write GPU state file ${options.gpuStateFile}: ${(error as Error).message}`);
     }
   };
-  const gpuTimer = setInterval(() => {
-    const now = performance.now();
+  let gpuTimer: SimTimer | null = null;
+  const gpuTick = (): void => {
+    const now = clock.nowMs();
     gpu.tick(now);
     const gen = scheduler.stats.generationTokens;
     genThroughput = ((gen - lastGenTokens) * 1000) / Math.max(1, now - lastTickMs);
     lastGenTokens = gen;
     lastTickMs = now;
     writeState();
-  }, tickMs);
-  gpuTimer.unref();
+    // Unref'd, as the interval it replaces: the GPU ticker alone never keeps the process alive.
+    gpuTimer = clock.setTimer(gpuTick, tickMs, true);
+  };
+  gpuTimer = clock.setTimer(gpuTick, tickMs, true);
   writeState();
   function stopTimers(): void {
-    clearInterval(gpuTimer);
+    if (gpuTimer !== null) clock.clearTimer(gpuTimer);
+    gpuTimer = null;
   }
 
   for (const line of readyLines(ctx)) log(line);
@@ -605,6 +623,11 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
   return {
     url,
     port,
+    engineCounts: () => ({
+      running: scheduler.running.length,
+      waiting: scheduler.waiting.length,
+      finished: scheduler.stats.finished,
+    }),
     close: async () => {
       if (closed) return;
       closed = true;

@@ -1,4 +1,4 @@
-import type { SimProfile } from './profile.js';
+import { denoiseSteps, type SimProfile } from './profile.js';
 
 /** Which engine the sim imitates: endpoints, log lines and /metrics names. */
 export type Mimic = 'vllm' | 'sglang' | 'openai';
@@ -30,7 +30,13 @@ export interface StartupContext {
 
 /** The first line, always: the user must never mistake the sim for a real engine. */
 export function simBanner(c: StartupContext): string {
-  return `servebench sim: SIMULATED ${c.mimic} engine, profile '${c.profile.name}' (illustrative, not a measurement); seed-deterministic`;
+  const p = c.profile;
+  // Block mode names its step count, so a sweep's log shows which denoising cost each server ran with.
+  const block =
+    p.blockSize > 0
+      ? `; block diffusion: ${p.blockSize}-token blocks at threshold ${p.threshold} take ${denoiseSteps(p.blockSize, p.threshold, p.denoiseExponent)} denoising steps each`
+      : '';
+  return `servebench sim: SIMULATED ${c.mimic} engine, profile '${p.name}' (illustrative, not a measurement); seed-deterministic${block}`;
 }
 
 /** Log lines before the port opens (model load, KV cache sizing), in the engine's own format. */

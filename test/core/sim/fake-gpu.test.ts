@@ -10,9 +10,11 @@ import {
   REASON_IDLE,
   REASON_SW_POWER_CAP,
   REASON_SW_THERMAL,
+  type FakeGpuReading,
   type FakeGpuState,
 } from '../../../src/core/sim/index.js';
 import { closeAll, postJson, startSim, tempDir, waitFor } from './helpers.js';
+import { VirtualClock } from './virtual-clock.js';
 
 afterAll(closeAll);
 const dir = tempDir();
@@ -72,29 +74,88 @@ describe('fake GPU model', () => {
     expect(gpu.tempC).toBeLessThan(p.gpuThermalLimitC);
   });
 
-  it('keeps the state file up to date under load (thermal demo profile)', async () => {
+  it('keeps the state file up to date under load, tick by tick in virtual time (thermal demo profile)', async () => {
+    const p = loadProfile('thermal-throttle-demo');
+    const a = await thermalRun(join(dir, 'virtual-gpu-a.json'));
+    // the same inputs give the same states: a second run reads exactly the same
+    expect(await thermalRun(join(dir, 'virtual-gpu-b.json'))).toEqual(a);
+    const { readings, released } = a;
+    expect(readings[0]!.throttleMask).toBe(REASON_IDLE);
+    const k = readings.findIndex((g) => (g.throttleMask & REASON_SW_THERMAL) !== 0);
+    expect(k).toBeGreaterThan(1);
+    for (const g of readings.slice(1, k)) {
+      expect(g.tempC).toBeLessThanOrEqual(p.gpuThermalLimitC);
+      expect(g.smClockMhz).toBe(p.gpuMaxSmClockMhz);
+    }
+    // The bit is set once the limit is passed; the file rounds, so that reading can show the limit itself.
+    expect(readings[k]!.tempC).toBeGreaterThanOrEqual(p.gpuThermalLimitC);
+    expect(readings[k]!.smClockMhz).toBeLessThan(p.gpuMaxSmClockMhz);
+    const hot = readings.slice(k);
+    for (let i = 1; i < hot.length; i++) {
+      expect(hot[i]!.throttleMask & REASON_SW_THERMAL).toBe(REASON_SW_THERMAL);
+      expect(hot[i]!.smClockMhz).toBeLessThanOrEqual(hot[i - 1]!.smClockMhz);
+    }
+    expect(hot.at(-1)!.smClockMhz).toBe(Math.round(p.gpuMaxSmClockMhz * p.gpuMinClockRatio));
+    const hw = readings.filter((g) => (g.throttleMask & REASON_HW_THERMAL) !== 0);
+    expect(hw.length).toBeGreaterThan(0);
+    for (const g of hw) expect(g.tempC).toBeGreaterThanOrEqual(p.gpuThermalLimitC + 5);
+    expect(released.processes).toEqual([]);
+    expect(released.gpus[0]!.throttleMask).toBe(REASON_IDLE);
+  });
+
+  it('keeps the state file up to date under load on the real clock', async () => {
+    const p = loadProfile('thermal-throttle-demo');
     const gpuStateFile = join(dir, 'live-gpu.json');
-    const s = await startSim({ profile: loadProfile('thermal-throttle-demo'), gpuStateFile, gpuTickMs: 100 });
+    const s = await startSim({ profile: p, gpuStateFile, gpuTickMs: 100 });
     const read = (): FakeGpuState => JSON.parse(readFileSync(gpuStateFile, 'utf8')) as FakeGpuState;
-    expect(read().gpus[0]!.throttleMask).toBe(REASON_IDLE);
+    const cool = read();
+    expect(cool.gpus[0]!.throttleMask).toBe(REASON_IDLE);
     let stop = false;
     const load = (async () => {
       while (!stop)
         await (await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 40, ignore_eos: true })).json();
     })();
+    // However fast or slow the machine, steady load takes the card past its limit sooner or later.
     const hot = await waitFor(() => {
-      const g = read().gpus[0]!;
-      // The thermal bit comes first; the clock then falls at the throttle rate over the next ticks.
-      return (g.throttleMask & REASON_SW_THERMAL) !== 0 && g.smClockMhz < g.maxSmClockMhz ? g : undefined;
+      const state = read();
+      const g = state.gpus[0]!;
+      return (g.throttleMask & REASON_SW_THERMAL) !== 0 && g.smClockMhz < g.maxSmClockMhz ? { state, g } : undefined;
     }, 'thermal throttling with a lowered clock in the state file');
     stop = true;
     await load;
-    expect(hot.smClockMhz).toBeLessThan(hot.maxSmClockMhz);
-    expect(hot.tempC).toBeGreaterThan(40);
+    expect(hot.state.updatedAtMs).toBeGreaterThan(cool.updatedAtMs);
+    // At the limit is throttling too: the file rounds, and a fast poll catches the first hot tick.
+    expect(hot.g.tempC).toBeGreaterThanOrEqual(p.gpuThermalLimitC);
     await s.close();
     expect(read().processes).toEqual([]);
+    expect(read().gpus[0]!.throttleMask).toBe(REASON_IDLE);
   });
 });
+
+/** A sim on a virtual clock under one long stream; the state file read after every 100 ms GPU tick, 3 s long. */
+async function thermalRun(file: string): Promise<{ readings: FakeGpuReading[]; released: FakeGpuState }> {
+  const clock = new VirtualClock();
+  const s = await startSim({
+    profile: loadProfile('thermal-throttle-demo'),
+    gpuStateFile: file,
+    gpuTickMs: 100,
+    clock,
+  });
+  const read = (): FakeGpuState => JSON.parse(readFileSync(file, 'utf8')) as FakeGpuState;
+  const readings = [read().gpus[0]!];
+  const stream = postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 2000, ignore_eos: true, stream: true });
+  const body = stream.then((r) => r.text()).catch(() => 'cut');
+  await waitFor(() => s.engineCounts().running + s.engineCounts().waiting === 1, 'the request in the engine');
+  for (let i = 0; i < 30; i++) {
+    clock.advance(100);
+    readings.push(read().gpus[0]!);
+  }
+  expect(s.engineCounts().finished).toBe(0); // still under load at the end
+  await s.close();
+  await body;
+  // updatedAtMs is the file's wall-clock write time, the one thing here not on the sim's clock
+  return { readings, released: { ...read(), updatedAtMs: 0 } };
+}
 
 function smi(
   args: string[],

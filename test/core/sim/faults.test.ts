@@ -2,7 +2,19 @@ import { request as httpRequest, Agent } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { countTokens, loadProfile, parseFault, SimOomError, startSimServer } from '../../../src/core/sim/index.js';
-import { CHAT, closeAll, postJson, readTruth, sseEvents, startSim, tempDir, testProfile, waitFor } from './helpers.js';
+import {
+  CHAT,
+  closeAll,
+  postJson,
+  readTruth,
+  sseEvents,
+  startSim,
+  stepUntil,
+  tempDir,
+  testProfile,
+  waitFor,
+} from './helpers.js';
+import { VirtualClock } from './virtual-clock.js';
 
 afterAll(closeAll);
 
@@ -64,24 +76,37 @@ describe('sim faults', () => {
     expect(t!.firstTokenNs).toBe(t!.chunks[0]![0]);
   });
 
-  it('stall-ms: a pause mid-stream at least that long', async () => {
+  it('stall-ms: a pause mid-stream that long, after half the tokens (virtual time)', async () => {
     const truthFile = join(dir, 'stall.jsonl');
-    const s = await startSim({ profile: testProfile(), truthFile, faults: [parseFault('stall-ms=300')] });
-    await (await postJson(`${s.url}/v1/completions`, { prompt: 'x', ...STREAM })).text();
+    const clock = new VirtualClock();
+    const s = await startSim({ profile: testProfile(), truthFile, faults: [parseFault('stall-ms=300')], clock });
+    const text = postJson(`${s.url}/v1/completions`, { prompt: 'x', ...STREAM }).then((r) => r.text());
+    await stepUntil(
+      clock,
+      s,
+      (c) => c.finished === 1,
+      (c) => c.running + c.waiting === 1 - c.finished,
+    );
+    await text;
     await s.close();
     const [t] = readTruth(truthFile);
     const times = t!.chunks.map((c) => BigInt(c[0]));
     const gaps = times.slice(1).map((ns, i) => Number(ns - times[i]!) / 1e6);
-    const biggest = Math.max(...gaps);
-    expect(biggest).toBeGreaterThanOrEqual(290);
-    expect(gaps.indexOf(biggest)).toBe(4); // after 5 of the 10 tokens
+    // one 5.5 ms step per token (5 ms + 0.5 ms per sequence); after 5 of the 10 tokens, 300 ms more
+    const step = 5.5;
+    expect(gaps).toHaveLength(9);
+    gaps.forEach((g, i) => expect(g).toBeCloseTo(i === 4 ? 300 + step : step, 6));
     expect(t!.completionTokens).toBe(10);
   });
 
-  it('slow-start: /health is 503 until the time has passed, then 200', async () => {
-    const s = await startSim({ profile: instant, faults: [parseFault('slow-start=400')] });
+  it('slow-start: /health is 503 until the time has passed, then 200 (virtual time)', async () => {
+    const clock = new VirtualClock();
+    const s = await startSim({ profile: instant, faults: [parseFault('slow-start=400')], clock });
     expect((await fetch(`${s.url}/health`)).status).toBe(503);
-    await waitFor(async () => (await fetch(`${s.url}/health`)).status === 200, 'health 200');
+    clock.advance(399);
+    expect((await fetch(`${s.url}/health`)).status).toBe(503);
+    clock.advance(1);
+    expect((await fetch(`${s.url}/health`)).status).toBe(200);
   });
 
   it("oom-on-start: logs the engine's own OOM line and fails to start", async () => {
@@ -123,22 +148,38 @@ describe('sim faults', () => {
     expect(result).toEqual({ connection: 'close', closed: true });
   });
 
-  it('crash-after: the engine dies after N requests (onCrash), cutting requests in flight', async () => {
+  it('crash-after: the engine dies after N requests (onCrash), cutting requests in flight (virtual time)', async () => {
     let crashed = 0;
+    const clock = new VirtualClock();
     const s = await startSimServer({
       profile: testProfile(),
       faults: [parseFault('crash-after=2')],
       onCrash: () => crashed++,
+      clock,
     });
     try {
-      await (await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 2, ignore_eos: true })).json();
-      const slow = postJson(`${s.url}/v1/completions`, {
-        prompt: 'x',
-        max_tokens: 400,
-        ignore_eos: true,
-        stream: true,
-      }).then((r) => r.text());
-      await (await postJson(`${s.url}/v1/completions`, { prompt: 'x', max_tokens: 2, ignore_eos: true })).json();
+      const short = { prompt: 'x', max_tokens: 2, ignore_eos: true };
+      const first = postJson(`${s.url}/v1/completions`, short).then((r) => r.json());
+      await stepUntil(
+        clock,
+        s,
+        (c) => c.finished === 1,
+        (c) => c.running + c.waiting === 1 - c.finished,
+      );
+      await first;
+      // A long stream and a short request in the engine together; the long one cannot finish
+      // before the crash, whatever the machine's speed, since virtual time stops once the short one is done.
+      const slow = postJson(`${s.url}/v1/completions`, { ...short, max_tokens: 400, stream: true }).then((r) =>
+        r.text(),
+      );
+      const third = postJson(`${s.url}/v1/completions`, short).then((r) => r.json());
+      await stepUntil(
+        clock,
+        s,
+        (c) => c.finished === 2,
+        (c) => c.running + c.waiting === 3 - c.finished,
+      );
+      await third;
       await expect(slow).rejects.toThrow();
       await waitFor(() => crashed === 1, 'onCrash');
       await expect(fetch(`${s.url}/v1/models`)).rejects.toThrow();

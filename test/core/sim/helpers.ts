@@ -5,11 +5,13 @@ import {
   applyOverrides,
   BASE_PROFILE,
   startSimServer,
+  type SimEngineCounts,
   type SimOptions,
   type SimProfile,
   type SimServer,
   type TruthRecord,
 } from '../../../src/core/sim/index.js';
+import type { VirtualClock } from './virtual-clock.js';
 
 /** A fresh temp folder for one test file. */
 export function tempDir(): string {
@@ -78,19 +80,44 @@ export function readTruth(file: string): TruthRecord[] {
     .map((l) => JSON.parse(l) as TruthRecord);
 }
 
-/** Polls a condition with a bounded number of tries (no fixed sleeps as a way to wait for an event). */
+/**
+ * Polls a condition until it holds, bounded by generous wall time rather than a try count, so a
+ * loaded machine (which polls less often) gets as long as a fast one. Never a way to wait out time.
+ */
 export async function waitFor<T>(
   fn: () => T | undefined | false | Promise<T | undefined | false>,
   what: string,
-  tries = 400,
-  everyMs = 25,
+  timeoutMs = 30_000,
+  everyMs = 10,
 ): Promise<T> {
-  for (let i = 0; i < tries; i++) {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
     const v = await fn();
     if (v) return v;
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
-  throw new Error(`timed out waiting for ${what}`);
+}
+
+/**
+ * Steps a sim's virtual clock one timer at a time until done() holds. Before each step it waits
+ * (bounded by wall time) until settled(): every request the clients are due to send at this
+ * virtual instant has reached the engine. Virtual time never moves while real I/O is in flight,
+ * so every run, on any machine, goes through the same states.
+ */
+export async function stepUntil(
+  clock: VirtualClock,
+  s: SimServer,
+  done: (c: SimEngineCounts) => boolean,
+  settled: (c: SimEngineCounts) => boolean,
+  maxSteps = 1_000_000,
+): Promise<void> {
+  for (let i = 0; i < maxSteps; i++) {
+    if (done(s.engineCounts())) return;
+    await waitFor(() => settled(s.engineCounts()), `the engine to settle (now ${JSON.stringify(s.engineCounts())})`);
+    if (!clock.runNext()) throw new Error('stepUntil: no timer left, and not done');
+  }
+  throw new Error(`stepUntil: not done after ${maxSteps} timers`);
 }
 
 export const CHAT = (content: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
