@@ -2,8 +2,12 @@ import type { RequestRecord } from '../../shared/request-record.js';
 import type { Check, CheckId, CheckStatus, Summary } from '../../shared/run-record.js';
 import { fmtCounts, fmtNum, fmtPct, fmtRange } from './format.js';
 import { DEFAULT_CONFIDENCE, minSamplesForCi, percentile } from './percentiles.js';
-import { isCancelled, isMeasured, requestMetrics } from './request-metrics.js';
+import { isCancelled, isMeasured } from './request-metrics.js';
+import { burstReason, levelOutputRate, streamArrival, streamingShape } from './stream-shape.js';
+import type { BurstReason } from './stream-shape.js';
 import { coefficientOfVariation } from './throughput.js';
+
+export { BUFFERED_SPAN_SHARE, burstReason, levelOutputRate, streamArrival, streamingShape } from './stream-shape.js';
 
 /** Round-spread limit: a CV above this means the environment is wrong (DESIGN.md, the article's 15 %). */
 export const ROUND_CV_LIMIT = 0.15;
@@ -11,8 +15,6 @@ export const ROUND_CV_LIMIT = 0.15;
 export const ERROR_WARN_LIMIT = 0.01;
 /** Client limits (ms): loop lag p99 and schedule lag p99 above these warn; either above the fail limit fails. */
 export const CLIENT_LIMITS = { loopLagWarnMs: 20, scheduleLagWarnMs: 10, failMs: 100 } as const;
-/** Streaming: a first-to-last-chunk span under this share of E2E, with TTFT over half of E2E, is "buffered". */
-export const BUFFERED_SPAN_SHARE = 0.05;
 
 const SEVERITY: Record<CheckStatus, number> = { pass: 0, warn: 1, fail: 2 };
 
@@ -110,37 +112,31 @@ export function inputLengthCheck(records: readonly RequestRecord[]): Check {
   );
 }
 
-/** How a request's tokens arrived: over time, all in one chunk, or crammed at the end behind a long TTFT. */
-export function streamingShape(record: RequestRecord): 'streamed' | 'single-chunk' | 'buffered' {
-  if (record.chunks.length <= 1) return 'single-chunk';
-  const m = requestMetrics(record);
-  if (m.e2eMs === null || m.ttftMs === null || m.e2eMs <= 0) return 'streamed';
-  const span = record.chunks[record.chunks.length - 1]![0] - record.chunks[0]![0];
-  // A proxy that buffers releases everything at once: a tiny span after a TTFT that is most of E2E.
-  return span / m.e2eMs < BUFFERED_SPAN_SHARE && m.ttftMs / m.e2eMs > 0.5 ? 'buffered' : 'streamed';
-}
-
 /**
- * streaming: tokens arrived over time. Fails when most multi-token requests came in one burst and at least one of
- * them shows the buffered shape (many chunks crammed at the end behind a TTFT that is most of E2E: TTFT is really
+ * streaming: tokens arrived over time. Judged per request by how its chunks arrived (distinct network reads, and
+ * their pace against the level's output rate; see burstReason), not by the chunk span's share of E2E, which under
+ * queueing is mostly wait. Fails when most multi-token requests came in one burst and at least one of them shows the
+ * buffered shape (chunks crammed into one read, or replayed faster than the server produces output: TTFT is really
  * E2E); warns when some did. A request whose whole output came in a single chunk cannot be judged on its own (a
  * block-diffusion model whose block covers the output, or a server that does not stream), so single chunks alone
- * only warn. Block-wise (diffusion) streams spread over time pass.
+ * only warn. Block-wise (diffusion) streams, one chunk per block over time, pass.
  */
 export function streamingCheck(records: readonly RequestRecord[]): Check {
   const multi = okMeasured(records).filter((r) => r.nOut > 1);
   if (multi.length === 0) {
     return check('streaming', 'warn', 'no completed multi-token requests: streaming could not be verified');
   }
-  const shapes = multi.map(streamingShape);
+  const rate = levelOutputRate(multi);
+  const shapes = multi.map((r) => streamingShape(r, rate));
   const single = shapes.filter((s) => s === 'single-chunk').length;
   const buffered = shapes.filter((s) => s === 'buffered').length;
   const bursts = single + buffered;
-  const spans = multi
-    .filter((r) => r.chunks.length > 1 && r.endMs !== null && r.endMs > r.sendMs)
-    .map((r) => (r.chunks[r.chunks.length - 1]![0] - r.chunks[0]![0]) / (r.endMs! - r.sendMs));
-  const spanText = spans.length > 0 ? `; median first-to-last-chunk span ${fmtPct(median(spans))} of E2E` : '';
-  const chunksText = `median ${fmtNum(median(multi.map((r) => r.chunks.length)))} chunks per request`;
+  const arrivals = multi.filter((r) => r.chunks.length > 1).map(streamArrival);
+  const readsText =
+    arrivals.length > 0
+      ? ` in ${fmtNum(median(arrivals.map((a) => a.reads)))} distinct network reads over ${fmtNum(median(arrivals.map((a) => a.spanMs)))} ms`
+      : '';
+  const chunksText = `median ${fmtNum(median(multi.map((r) => r.chunks.length)))} chunks per request${readsText}`;
   if (bursts === 0) {
     const stalls = stalledRequests(multi);
     if (stalls.count > 0) {
@@ -154,7 +150,7 @@ export function streamingCheck(records: readonly RequestRecord[]): Check {
     return check(
       'streaming',
       'pass',
-      `tokens arrived over time in all ${multi.length} multi-token requests (${chunksText}${spanText})`,
+      `tokens arrived over time in all ${multi.length} multi-token requests (${chunksText})`,
     );
   }
   if (buffered === 0) {
@@ -167,19 +163,31 @@ export function streamingCheck(records: readonly RequestRecord[]): Check {
       'warn',
       `cannot judge streaming: ${which} came in one chunk (a block-diffusion model whose block covers the output, ` +
         `or a server that does not stream), so TTFT is E2E and ITL is not measured for ${single === 1 ? 'it' : 'them'}` +
-        (single < multi.length ? `; the other ${multi.length - single} streamed (${chunksText}${spanText})` : ''),
+        (single < multi.length ? `; the other ${multi.length - single} streamed (${chunksText})` : ''),
     );
   }
-  const what = `${bursts}/${multi.length} multi-token requests arrived in one burst (${single} in a single chunk, ${buffered} buffered to the end)`;
+  const reasons = countBy(
+    multi.map((r) => burstReason(r, rate)).filter((x): x is NonNullable<typeof x> => x !== null),
+    (x) => BURST_TEXT[x],
+  );
+  const what =
+    `${bursts}/${multi.length} multi-token requests arrived in one burst (${single} in a single chunk, ${buffered} buffered to the end)` +
+    ` — ${fmtCounts(reasons)}`;
   if (bursts * 2 > multi.length) {
     return check(
       'streaming',
       'fail',
-      `${what}${spanText}: the server or a proxy is not streaming, so TTFT and ITL are not measurable`,
+      `${what}; ${chunksText}: the server or a proxy is not streaming, so TTFT and ITL are not measurable`,
     );
   }
-  return check('streaming', 'warn', `${what}${spanText}`);
+  return check('streaming', 'warn', `${what}; ${chunksText}`);
 }
+
+const BURST_TEXT: Record<BurstReason, string> = {
+  'one-read': 'all chunks in one network read',
+  'most-in-one-read': 'most chunks in one network read',
+  'faster-than-server': 'replayed faster than the server produces output',
+};
 
 /** A gap 20x the median chunk gap and over 250 ms is a stall, not decoding (a batched prefill stays under it). */
 export const STALL_FACTOR = 20;
