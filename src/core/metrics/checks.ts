@@ -1,13 +1,14 @@
 import type { RequestRecord } from '../../shared/request-record.js';
-import type { Check, CheckId, CheckStatus, Summary } from '../../shared/run-record.js';
+import type { Check, CheckId, CheckStatus, RoundResult, Summary } from '../../shared/run-record.js';
+import { commonestError, serverSaid } from './error-summary.js';
 import { fmtCounts, fmtNum, fmtPct, fmtRange } from './format.js';
 import { DEFAULT_CONFIDENCE, minSamplesForCi, percentile } from './percentiles.js';
 import { isCancelled, isMeasured } from './request-metrics.js';
-import { burstReason, levelOutputRate, streamArrival, streamingShape } from './stream-shape.js';
+import { burstReason, streamArrival, streamingShape } from './stream-shape.js';
 import type { BurstReason } from './stream-shape.js';
 import { coefficientOfVariation } from './throughput.js';
 
-export { BUFFERED_SPAN_SHARE, burstReason, levelOutputRate, streamArrival, streamingShape } from './stream-shape.js';
+export { burstReason, streamArrival, streamingShape } from './stream-shape.js';
 
 /** Round-spread limit: a CV above this means the environment is wrong (DESIGN.md, the article's 15 %). */
 export const ROUND_CV_LIMIT = 0.15;
@@ -113,21 +114,19 @@ export function inputLengthCheck(records: readonly RequestRecord[]): Check {
 }
 
 /**
- * streaming: tokens arrived over time. Judged per request by how its chunks arrived (distinct network reads, and
- * their pace against the level's output rate; see burstReason), not by the chunk span's share of E2E, which under
- * queueing is mostly wait. Fails when most multi-token requests came in one burst and at least one of them shows the
- * buffered shape (chunks crammed into one read, or replayed faster than the server produces output: TTFT is really
- * E2E); warns when some did. A request whose whole output came in a single chunk cannot be judged on its own (a
- * block-diffusion model whose block covers the output, or a server that does not stream), so single chunks alone
- * only warn. Block-wise (diffusion) streams, one chunk per block over time, pass.
+ * streaming: tokens arrived over time. Judged per request by how its chunks arrived in network reads (see
+ * burstReason), not by the chunk span's share of E2E, which under queueing is mostly wait. Fails when most
+ * multi-token requests came in one burst and at least one of them shows the buffered shape (chunks crammed into one
+ * read: TTFT is really E2E); warns when some did. A request whose whole output came in a single chunk cannot be
+ * judged on its own (a block-diffusion model whose block covers the output, or a server that does not stream), so
+ * single chunks alone only warn. Block-wise (diffusion) streams, one chunk per block, pass.
  */
 export function streamingCheck(records: readonly RequestRecord[]): Check {
   const multi = okMeasured(records).filter((r) => r.nOut > 1);
   if (multi.length === 0) {
     return check('streaming', 'warn', 'no completed multi-token requests: streaming could not be verified');
   }
-  const rate = levelOutputRate(multi);
-  const shapes = multi.map((r) => streamingShape(r, rate));
+  const shapes = multi.map(streamingShape);
   const single = shapes.filter((s) => s === 'single-chunk').length;
   const buffered = shapes.filter((s) => s === 'buffered').length;
   const bursts = single + buffered;
@@ -167,7 +166,7 @@ export function streamingCheck(records: readonly RequestRecord[]): Check {
     );
   }
   const reasons = countBy(
-    multi.map((r) => burstReason(r, rate)).filter((x): x is NonNullable<typeof x> => x !== null),
+    multi.map(burstReason).filter((x): x is NonNullable<typeof x> => x !== null),
     (x) => BURST_TEXT[x],
   );
   const what =
@@ -186,7 +185,6 @@ export function streamingCheck(records: readonly RequestRecord[]): Check {
 const BURST_TEXT: Record<BurstReason, string> = {
   'one-read': 'all chunks in one network read',
   'most-in-one-read': 'most chunks in one network read',
-  'faster-than-server': 'replayed faster than the server produces output',
 };
 
 /** A gap 20x the median chunk gap and over 250 ms is a stall, not decoding (a batched prefill stays under it). */
@@ -251,7 +249,7 @@ export function warmupCheck(records: readonly RequestRecord[]): Check {
 /**
  * round-spread: CV of per-round output tok/s of the COMPLETE rounds at most 15 %; fewer than 2 complete rounds cannot
  * show a spread. partialRounds (rounds cut short by a cancel or a dying server) are left out and named; with no
- * complete round at all the level's throughput comes from the partial round(s), which the check warns about.
+ * complete round at all the level has no throughput, which the check warns about.
  */
 export function roundSpreadCheck(perRoundOutputTokPerSec: readonly number[], partialRounds: number = 0): Check {
   const rounds = perRoundOutputTokPerSec.length;
@@ -261,8 +259,8 @@ export function roundSpreadCheck(perRoundOutputTokPerSec: readonly number[], par
     return check(
       'round-spread',
       'warn',
-      `no round completed: throughput comes from ${partialRounds === 1 ? 'the partial round' : `${partialRounds} partial rounds`} ` +
-        '(cut short by a cancel or a server failure), so it is rough and its spread unknown',
+      `no round completed: ${partialRounds === 1 ? 'the partial round' : `${partialRounds} partial rounds`} ` +
+        '(cut short by a cancel or a server failure) give no throughput, cost or spread',
     );
   }
   if (rounds < 2) {
@@ -281,6 +279,37 @@ export function roundSpreadCheck(perRoundOutputTokPerSec: readonly number[], par
     'round-spread',
     'fail',
     `CV ${fmtPct(cv)} over ${rounds} rounds (${list})${leftOut} exceeds ${fmtPct(ROUND_CV_LIMIT)}: look for throttling or other load on the GPU`,
+  );
+}
+
+/** Why a level was cut short, as summarizeLevel is told it. */
+export interface CutShort {
+  /** One line, e.g. "the server died: CUDA out of memory" or "cancelled by the user". */
+  reason: string;
+  /** True when the server failed (a crash), false for a user cancel. */
+  byServer: boolean;
+}
+
+/**
+ * cut-short: the level ended before its rounds were done. Fails when the server ended it, warns on a user cancel;
+ * says whether throughput, cost and round spread come from the complete rounds or, with none, do not exist (a partial
+ * round's rate counts the requests that finished before the crash over a window they did not fill).
+ */
+export function cutShortCheck(cut: CutShort, rounds: readonly RoundResult[]): Check {
+  const complete = rounds.filter((r) => r.partial !== true).length;
+  const partial = rounds.filter((r) => r.partial === true);
+  const done = partial.reduce((a, r) => a + r.completed, 0);
+  const failedInPartial = partial.reduce((a, r) => a + r.failed, 0);
+  const partialText =
+    partial.length > 0 ? `the partial round (${done} completed, ${failedInPartial} failed)` : 'no partial round';
+  const figures =
+    complete === 0
+      ? `${partialText} gives no throughput, cost or round spread`
+      : `throughput, cost and round spread come from the ${plural(complete, 'complete round')} only; ${partialText} is left out`;
+  return check(
+    'cut-short',
+    cut.byServer ? 'fail' : 'warn',
+    `level cut short after ${plural(complete, 'complete round')}: ${cut.reason}; ${figures}`,
   );
 }
 
@@ -309,7 +338,8 @@ export function sampleSizeCheck(
 }
 
 /**
- * errors: failed requests are counted, never dropped; warns up to 1 % failed, fails above, counting by error kind.
+ * errors: failed requests are counted, never dropped; warns up to 1 % failed, fails above, counting by error kind and
+ * quoting the server's commonest message.
  * Requests the user cancelled (errorKind 'cancelled') are no server failure: left out of the count and the share,
  * and only named. A dying server ('server-died') is a failure.
  */
@@ -321,9 +351,12 @@ export function errorsCheck(records: readonly RequestRecord[]): Check {
   const cancelledText = cancelled > 0 ? `; ${cancelled} cancelled by the user, not counted` : '';
   if (failed.length === 0) return check('errors', 'pass', `0/${measured.length} requests failed${cancelledText}`);
   const share = failed.length / measured.length;
+  const top = commonestError(failed);
+  const said = top ? serverSaid(top) : '';
   const detail =
     `${failed.length}/${measured.length} requests failed (${fmtPct(share)}): ` +
-    `${fmtCounts(countBy(failed, (r) => r.errorKind ?? 'unknown'))}${cancelledText}`;
+    `${fmtCounts(countBy(failed, (r) => r.errorKind ?? 'unknown'))}${cancelledText}` +
+    (said ? `; ${said}` : '');
   return check('errors', share <= ERROR_WARN_LIMIT ? 'warn' : 'fail', detail);
 }
 

@@ -17,11 +17,6 @@ export interface StreamArrival {
   tokensAfterFirstRead: number;
 }
 
-/** A proxy replaying a buffered response: its tokens came this many times faster than the server's whole output. */
-export const REPLAY_RATE_FACTOR = 10;
-/** ... and within this share of E2E (a streamed request at c=1 behind a long prefill keeps a larger share). */
-export const BUFFERED_SPAN_SHARE = 0.05;
-
 /** Reads, span and tokens of one request's token-bearing chunks (chunks are in arrival order). */
 export function streamArrival(record: RequestRecord): StreamArrival {
   const chunks = record.chunks;
@@ -43,65 +38,29 @@ export function streamArrival(record: RequestRecord): StreamArrival {
   return { chunks: chunks.length, reads, largestRead, spanMs, tokensAfterFirstRead };
 }
 
-/**
- * The level's output rate while it had requests in flight (tokens/ms): output tokens of the ok requests over the
- * union of their send..end intervals (idle time between requests, as in a slow open loop, does not dilute it). No
- * single request can receive tokens faster than the server produces them for everyone, so this bounds a real
- * stream's pace from above. Null when nothing was produced.
- */
-export function levelOutputRate(records: readonly RequestRecord[]): number | null {
-  const spans = records
-    .filter((r) => r.ok && r.endMs !== null && r.endMs > r.sendMs)
-    .map((r) => ({ start: r.sendMs, end: r.endMs!, tokens: r.nOut }))
-    .sort((a, b) => a.start - b.start);
-  let busyMs = 0;
-  let tokens = 0;
-  let curStart = -Infinity;
-  let curEnd = -Infinity;
-  for (const s of spans) {
-    tokens += s.tokens;
-    if (s.start > curEnd) {
-      if (curEnd > curStart) busyMs += curEnd - curStart;
-      curStart = s.start;
-      curEnd = s.end;
-    } else {
-      curEnd = Math.max(curEnd, s.end);
-    }
-  }
-  if (curEnd > curStart) busyMs += curEnd - curStart;
-  return busyMs > 0 && tokens > 0 ? tokens / busyMs : null;
-}
-
 /** Why a request counts as one burst rather than a stream (null: it streamed). */
-export type BurstReason = 'one-read' | 'most-in-one-read' | 'faster-than-server';
+export type BurstReason = 'one-read' | 'most-in-one-read';
 
 /**
- * Why one request's tokens count as a burst, judged by how they arrived, never by their share of E2E alone (under
- * queueing E2E is mostly wait, and a fast server streams its whole output in a small share of it):
- * - 'one-read': several chunks, all in one network read;
- * - 'most-in-one-read': one read carried more than half of 3 or more chunks (a proxy flushing its buffer at the
- *   end; a client that merely lags merges a few chunks, and a diffusion model sends one chunk per block);
- * - 'faster-than-server': the tokens after the first read came over 10x faster than the server's whole output rate
- *   (levelRate, tokens/ms) and within 5 % of E2E: a proxy replaying a buffered response event by event.
- * levelRate defaults to the record's own rate (as if it were alone on the server).
+ * Why one request's tokens count as a burst, judged by how they arrived (network reads), never by time: not by the
+ * chunk span's share of E2E (under queueing E2E is mostly wait, and a fast server streams its whole output in a sliver
+ * of it), nor by pace against the level's output rate (a server whose prefill or queue dominates decodes in bursts far
+ * faster than its average, exactly like a proxy replaying a buffer; only the reads tell them apart):
+ * - 'one-read': several chunks, all in one network read (a buffering proxy, or a server that writes the response once);
+ * - 'most-in-one-read': one read carried more than half of 3 or more chunks (a proxy flushing its buffer at the end
+ *   after passing the first token). A client that merely lags merges a few chunks into a read; a diffusion model
+ *   sends one chunk per block, each in its own read, so both pass.
  */
-export function burstReason(record: RequestRecord, levelRate?: number | null): BurstReason | null {
+export function burstReason(record: RequestRecord): BurstReason | null {
   const a = streamArrival(record);
   if (a.chunks <= 1) return null;
   if (a.reads === 1) return 'one-read';
   if (a.chunks >= 3 && a.largestRead * 2 > a.chunks) return 'most-in-one-read';
-  const rate = levelRate === undefined ? levelOutputRate([record]) : levelRate;
-  const e2e = record.endMs !== null ? record.endMs - record.sendMs : null;
-  if (rate === null || e2e === null || e2e <= 0 || a.spanMs <= 0) return null;
-  const pace = a.tokensAfterFirstRead / a.spanMs;
-  return pace > REPLAY_RATE_FACTOR * rate && a.spanMs / e2e < BUFFERED_SPAN_SHARE ? 'faster-than-server' : null;
+  return null;
 }
 
 /** How a request's tokens arrived: over time, all in one chunk, or in one burst (see burstReason). */
-export function streamingShape(
-  record: RequestRecord,
-  levelRate?: number | null,
-): 'streamed' | 'single-chunk' | 'buffered' {
+export function streamingShape(record: RequestRecord): 'streamed' | 'single-chunk' | 'buffered' {
   if (record.chunks.length <= 1) return 'single-chunk';
-  return burstReason(record, levelRate) === null ? 'streamed' : 'buffered';
+  return burstReason(record) === null ? 'streamed' : 'buffered';
 }

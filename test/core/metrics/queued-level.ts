@@ -79,5 +79,5 @@ export const oneReadAtEnd = (times: number[]): number[] => times.map(() => times
 export const firstThenRest = (times: number[]): number[] =>
   times.map((t, i) => (i === 0 ? t : times[times.length - 1]! + 1));
 
-/** A proxy that replays a buffered response event by event, each in its own read, 0.02 ms apart. */
+/** Every chunk in its own read, 0.02 ms apart, after the last one was produced (a replay of a buffer). */
 export const replayAtEnd = (times: number[]): number[] => times.map((_, i) => times[times.length - 1]! + 1 + i * 0.02);

@@ -1,17 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import {
-  BUFFERED_SPAN_SHARE,
-  burstReason,
-  levelOutputRate,
-  streamArrival,
-  streamingCheck,
-  streamingShape,
-} from '../../../src/core/metrics/checks.js';
+import { burstReason, streamArrival, streamingCheck, streamingShape } from '../../../src/core/metrics/checks.js';
 import { requestMetrics } from '../../../src/core/metrics/request-metrics.js';
 import { firstThenRest, oneReadAtEnd, queuedLevel, replayAtEnd } from './queued-level.js';
 
 // A fast server with 4 slots behind a deep queue: 300 ms prefill, then 128 tokens every 0.3 ms, one write each;
 // every 8th token shares a network read with the one before (the client read two writes at once).
+// The old rule: a chunk span under this share of E2E, after a TTFT over half of it, was called buffered.
+const OLD_SPAN_SHARE = 0.05;
+
 const fastQueued = { slots: 4, requests: 320, tokens: 128, prefillMs: 300, chunkGapMs: 0.3, mergeEvery: 8 };
 
 describe('streaming verdict under queueing', () => {
@@ -20,7 +16,7 @@ describe('streaming verdict under queueing', () => {
     // The shape that fooled the old rule (chunk span under 5 % of E2E after a TTFT over half of it) in most requests.
     const spanRuleBuffered = records.filter((r) => {
       const m = requestMetrics(r);
-      return streamArrival(r).spanMs / m.e2eMs! < BUFFERED_SPAN_SHARE && m.ttftMs! / m.e2eMs! > 0.5;
+      return streamArrival(r).spanMs / m.e2eMs! < OLD_SPAN_SHARE && m.ttftMs! / m.e2eMs! > 0.5;
     });
     expect(spanRuleBuffered.length * 2).toBeGreaterThan(records.length);
     expect(streamArrival(records[0]!).reads).toBe(113);
@@ -71,7 +67,7 @@ describe('streaming verdict under queueing', () => {
 describe('streaming verdict on buffering proxies', () => {
   it('buffering proxy (every chunk in one read at the end) at c=64: fails', () => {
     const records = queuedLevel({ ...fastQueued, clients: 64, deliver: oneReadAtEnd });
-    expect(burstReason(records[0]!, levelOutputRate(records))).toBe('one-read');
+    expect(burstReason(records[0]!)).toBe('one-read');
     const c = streamingCheck(records);
     expect(c.status).toBe('fail');
     expect(c.detail).toContain('320/320 multi-token requests arrived in one burst (0 in a single chunk, 320 buffered');
@@ -84,11 +80,13 @@ describe('streaming verdict on buffering proxies', () => {
     expect(streamingCheck(records).status).toBe('fail');
   });
 
-  it('proxy replaying the buffered response event by event, each in its own read: fails', () => {
+  it('whole output within a millisecond after a long wait, each token its own read: passes (reads decide, not pace)', () => {
+    // A server whose prefill or queue dominates decodes in bursts far faster than its average output rate; a proxy
+    // replaying a buffer event by event would look the same, and only the network reads could tell them apart.
     const records = queuedLevel({ ...fastQueued, clients: 64, deliver: replayAtEnd });
     expect(streamArrival(records[0]!).reads).toBe(128);
-    expect(burstReason(records[0]!, levelOutputRate(records))).toBe('faster-than-server');
-    expect(streamingCheck(records).status).toBe('fail');
+    expect(burstReason(records[0]!)).toBeNull();
+    expect(streamingCheck(records).status).toBe('pass');
   });
 
   it('buffering proxy in front of a diffusion model (its blocks in one read): fails', () => {
