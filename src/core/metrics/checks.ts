@@ -131,12 +131,23 @@ export function streamingCheck(records: readonly RequestRecord[]): Check {
   const buffered = shapes.filter((s) => s === 'buffered').length;
   const bursts = single + buffered;
   const arrivals = multi.filter((r) => r.chunks.length > 1).map(streamArrival);
+  const medianReads = arrivals.length > 0 ? median(arrivals.map((a) => a.reads)) : 0;
   const readsText =
     arrivals.length > 0
-      ? ` in ${fmtNum(median(arrivals.map((a) => a.reads)))} distinct network reads over ${fmtNum(median(arrivals.map((a) => a.spanMs)))} ms`
+      ? ` in ${fmtNum(medianReads)} distinct network read${medianReads === 1 ? '' : 's'} over ` +
+        `${fmtNum(median(arrivals.map((a) => a.spanMs)))} ms`
       : '';
   const chunksText = `median ${fmtNum(median(multi.map((r) => r.chunks.length)))} chunks per request${readsText}`;
   if (bursts === 0) {
+    const perRead = median(arrivals.map((a) => a.chunks / a.reads));
+    if (perRead >= CLUMP_CHUNKS_PER_READ) {
+      return check(
+        'streaming',
+        'warn',
+        `tokens arrived over time but in clumps of ${fmtNum(perRead)} chunks per network read (${chunksText}): ` +
+          'a proxy that buffers part of the stream, or a client far behind the server; TTFT and ITL are coarse',
+      );
+    }
     const stalls = stalledRequests(multi);
     if (stalls.count > 0) {
       return check(
@@ -171,7 +182,10 @@ export function streamingCheck(records: readonly RequestRecord[]): Check {
   );
   const what =
     `${bursts}/${multi.length} multi-token requests arrived in one burst (${single} in a single chunk, ${buffered} buffered to the end)` +
-    ` — ${fmtCounts(reasons)}`;
+    ` — ${Object.entries(reasons)
+      .sort((a, b) => b[1] - a[1])
+      .map(([text, n]) => `${n} with ${text}`)
+      .join(', ')}`;
   if (bursts * 2 > multi.length) {
     return check(
       'streaming',
@@ -181,6 +195,9 @@ export function streamingCheck(records: readonly RequestRecord[]): Check {
   }
   return check('streaming', 'warn', `${what}; ${chunksText}`);
 }
+
+/** Median chunks per network read from which a stream counts as clumped (a client merely behind merges one or two). */
+export const CLUMP_CHUNKS_PER_READ = 4;
 
 const BURST_TEXT: Record<BurstReason, string> = {
   'one-read': 'all chunks in one network read',
@@ -198,7 +215,8 @@ export function stalledRequests(records: readonly RequestRecord[]): {
   medianGapMs: number;
 } {
   const gapsOf = (r: RequestRecord): number[] => r.chunks.slice(1).map((c, i) => c[0] - r.chunks[i]![0]);
-  const all = records.flatMap(gapsOf);
+  // Gaps between distinct network reads: chunks merged into one read (gap 0) say nothing of the decode pace.
+  const all = records.flatMap(gapsOf).filter((g) => g > 0);
   if (all.length === 0) return { count: 0, maxGapMs: 0, medianGapMs: 0 };
   const medianGapMs = median(all);
   const limit = Math.max(STALL_MIN_MS, STALL_FACTOR * medianGapMs);

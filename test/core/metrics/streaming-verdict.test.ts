@@ -71,7 +71,9 @@ describe('streaming verdict on buffering proxies', () => {
     const c = streamingCheck(records);
     expect(c.status).toBe('fail');
     expect(c.detail).toContain('320/320 multi-token requests arrived in one burst (0 in a single chunk, 320 buffered');
-    expect(c.detail).toContain('all chunks in one network read 320');
+    expect(c.detail).toContain(
+      '— 320 with all chunks in one network read; median 128 chunks per request in 1 distinct network read over 0 ms: the server or a proxy is not streaming',
+    );
   });
 
   it('proxy flushing one token early, the rest in one read at the end: fails', () => {
@@ -100,6 +102,16 @@ describe('streaming verdict on buffering proxies', () => {
     });
     expect(streamingShape(records[0]!)).toBe('buffered');
     expect(streamingCheck(records).status).toBe('fail');
+  });
+
+  it('proxy passing the stream on in 8 KB buffers (about 40 chunks per read, over time): warns as clumped', () => {
+    const pages = (times: number[]): number[] =>
+      times.map((_, i) => times[Math.min(times.length - 1, i - (i % 40) + 39)]!);
+    const records = queuedLevel({ ...fastQueued, clients: 64, chunkGapMs: 10, mergeEvery: 0, deliver: pages });
+    expect(streamArrival(records[0]!)).toMatchObject({ chunks: 128, reads: 4, largestRead: 40 });
+    const c = streamingCheck(records);
+    expect(c.status).toBe('warn');
+    expect(c.detail).toMatch(/^tokens arrived over time but in clumps of 32 chunks per network read/);
   });
 
   it('a queued server whose stream stalls mid-way in one request: warns as a stall, not a burst', () => {
