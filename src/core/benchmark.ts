@@ -117,18 +117,20 @@ function serverCheck(failure: ServerFailure | null, simulated: boolean, started:
 }
 
 /**
- * When every warm-up request of the first level got the same client error (4xx, not 408/429, which pass with
- * time), no measurement can succeed: the reason to stop, quoting the server and naming the fix. Null otherwise.
+ * When every request of the first level's first batch (its warm-up, or its first round when warm-up is off) got the
+ * same client error (4xx, not 408/429, which pass with time), no measurement can succeed: the reason to stop, quoting
+ * the server and naming the fix. Null otherwise.
  */
-export function warmupClientError(warmup: readonly RequestRecord[], plan: LevelPlan): string | null {
-  if (warmup.length === 0 || warmup.some((r) => r.ok || !r.warmup)) return null;
-  const status = warmup[0]!.httpStatus;
+export function firstBatchClientError(batch: readonly RequestRecord[], plan: LevelPlan): string | null {
+  if (batch.length === 0 || batch.some((r) => r.ok || r.round !== batch[0]!.round)) return null;
+  const status = batch[0]!.httpStatus;
   if (status === undefined || status < 400 || status > 499 || status === 408 || status === 429) return null;
-  if (warmup.some((r) => r.httpStatus !== status)) return null;
-  const top = commonestError(warmup);
+  if (batch.some((r) => r.httpStatus !== status)) return null;
+  const top = commonestError(batch);
   const message = top?.message ?? `HTTP ${status}`;
   const fix = clientErrorFix(status, message, plan.inputLen, plan.outputLen);
-  return `the server rejected all ${warmup.length} warm-up requests: "${message}" — ${fix}`;
+  const which = batch[0]!.warmup ? 'warm-up requests' : 'requests of the first round';
+  return `the server rejected all ${batch.length} ${which}: "${message}" — ${fix}`;
 }
 
 const activeRuns = new Set<{ record: RunRecord; writer: RunWriter }>();
@@ -496,8 +498,9 @@ async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
     onEvent: emit,
     onRecords: (records: RequestRecord[]) => {
       void input.writer.appendRequests(records);
-      // Called before the first round starts, so an abort here sends no measured request.
-      const stop = levelIndex === 0 ? warmupClientError(records, plan) : null;
+      // Called before the next round starts, so an abort here sends no further request.
+      const first = records[0]?.warmup === true || (plan.warmup === 0 && records[0]?.round === 0);
+      const stop = levelIndex === 0 && first ? firstBatchClientError(records, plan) : null;
       if (stop) input.stopRun(stop);
     },
   });

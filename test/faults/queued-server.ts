@@ -13,6 +13,8 @@ export interface QueuedServerOptions {
   prefillMs: number;
   /** Context size in tokens (llama.cpp -c); prompt + max_tokens beyond it is refused. */
   contextSize?: number;
+  /** Answer every Nth streamed completion with vLLM's HTTP 500 error object. */
+  failEvery?: number;
   model?: string;
 }
 
@@ -45,6 +47,7 @@ export async function startQueuedServer(options: QueuedServerOptions): Promise<Q
   const waiting: Array<() => void> = [];
   let busy = 0;
   const state = { peakBusy: 0, streamed: 0 };
+  let streamedAsked = 0;
   const acquire = (): Promise<void> =>
     new Promise((resolve) => {
       if (busy < options.slots) {
@@ -102,6 +105,19 @@ export async function startQueuedServer(options: QueuedServerOptions): Promise<Q
             n_prompt_tokens: promptTokens,
             n_ctx: options.contextSize,
           },
+        }),
+      );
+      return;
+    }
+    if (body.stream && options.failEvery !== undefined && ++streamedAsked % options.failEvery === 0) {
+      res.statusCode = 500;
+      res.setHeader('content-type', 'application/json');
+      res.end(
+        JSON.stringify({
+          object: 'error',
+          message: 'CUDA error: an illegal memory access',
+          type: 'InternalServerError',
+          code: 500,
         }),
       );
       return;

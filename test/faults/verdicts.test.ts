@@ -148,27 +148,34 @@ describe('verdicts against real-server behaviour', () => {
     expect(record.finishedAt).not.toBeNull();
   });
 
-  it('some requests refused with HTTP 400: the errors check, the CLI lines and the level quote the server', async () => {
-    // Context fits the warm-up's prompt but not every measured one: prompts of 16 tokens + 80 out = 96.
+  it('first round refused with HTTP 400, warm-up off: exit 2 at once, the level kept, quoting the server', async () => {
     server = await startQueuedServer({ slots: 4, prefillMs: 0, contextSize: 95 });
     const res = await runCli([
       '--url',
       server.url,
       '--concurrency',
-      '2',
+      '2,4',
       '--input-len',
       '16',
       '--output-len',
       '80',
       '--rounds',
-      '1',
+      '3',
       '--requests-per-round',
       '4',
       '--no-warmup',
       '--out',
       out,
     ]);
-    const { record } = await readRun(out);
+    expect(res.status).toBe(2);
+    expect(res.stderr.trim().split('\n').pop()).toMatch(
+      /the server rejected all 4 requests of the first round: "HTTP 400: request \(\d+ tokens\) exceeds the available context size \(95 tokens\), try increasing it" — each request needs 16 \+ 80 tokens of context/,
+    );
+    const { record, requests } = await readRun(out);
+    expect(record.status).toBe('failed');
+    // Nothing after the first round was sent; what was measured is kept.
+    expect(requests).toHaveLength(4);
+    expect(record.levels).toHaveLength(1);
     const level = record.levels[0]!;
     expect(level.failed).toBe(4);
     expect(level.topError).toEqual({
@@ -181,6 +188,43 @@ describe('verdicts against real-server behaviour', () => {
     const errors = level.checks.find((c) => c.id === 'errors')!;
     expect(errors.detail).toMatch(/http-400 4; the server said \(4×\): "HTTP 400: request \(\d+ tokens\) exceeds/);
     expect(res.stdout).toMatch(/c=2: 4 failed; server said \(4×\): "HTTP 400: request \(\d+ tokens\) exceeds/);
+  });
+
+  it('every 3rd request fails with HTTP 500: the run goes on; errors check, level and CLI last lines quote the server', async () => {
+    server = await startQueuedServer({ slots: 4, prefillMs: 0, failEvery: 3 });
+    const res = await runCli([
+      '--url',
+      server.url,
+      '--concurrency',
+      '2',
+      '--input-len',
+      '16',
+      '--output-len',
+      '8',
+      '--rounds',
+      '1',
+      '--requests-per-round',
+      '9',
+      '--warmup',
+      '2',
+      '--out',
+      out,
+    ]);
+    expect(res.status).toBe(1);
+    const { record } = await readRun(out);
+    expect(record.status).toBe('completed');
+    const level = record.levels[0]!;
+    expect(level.failed).toBe(3);
+    expect(level.topError).toEqual({
+      kind: 'http-500',
+      message: 'HTTP 500: CUDA error: an illegal memory access',
+      count: 3,
+    });
+    const quote = 'the server said (3×): "HTTP 500: CUDA error: an illegal memory access"';
+    expect(level.checks.find((c) => c.id === 'errors')!.detail).toContain(`http-500 3; ${quote}`);
+    const lines = res.stdout.trim().split('\n');
+    expect(lines.find((l) => l.startsWith('FAIL errors:'))).toContain(quote);
+    expect(lines).toContain('c=2: 3 failed; server said (3×): "HTTP 500: CUDA error: an illegal memory access"');
   });
 
   it('server crash after 1 of 16 requests: level cut short, no throughput, cost or spread, a check says why', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { warmupClientError } from '../../../src/core/benchmark.js';
+import { firstBatchClientError } from '../../../src/core/benchmark.js';
 import type { LevelPlan } from '../../../src/core/load/level-plan.js';
 import {
   MAX_QUOTED_ERROR,
@@ -64,12 +64,19 @@ describe('the fix for a client error', () => {
   });
 });
 
-describe('warmupClientError', () => {
+describe('firstBatchClientError', () => {
+  it('a first round refused with one 4xx (warm-up off) stops too, naming the round', () => {
+    const reason = firstBatchClientError([http(401, 'Unauthorized'), http(401, 'Unauthorized')], plan);
+    expect(reason).toBe(
+      'the server rejected all 2 requests of the first round: "HTTP 401: Unauthorized" — pass the server\'s key with --api-key (or SERVEBENCH_API_KEY)',
+    );
+  });
+
   const plan: LevelPlan = { concurrency: 2, inputLen: 1000, outputLen: 28, rounds: 1, requestsPerRound: 2, warmup: 2 };
   const warm = (status: number, message = 'bad request') => http(status, message, { round: -1, warmup: true });
 
   it('every warm-up request refused with the same 4xx: the reason quotes the server and names the fix', () => {
-    const reason = warmupClientError(
+    const reason = firstBatchClientError(
       [
         warm(400, 'request (1028 tokens) exceeds the available context size (1024 tokens)'),
         warm(400, 'x (1 tokens) y'),
@@ -85,13 +92,13 @@ describe('warmupClientError', () => {
 
   it('anything else goes on: a success, mixed statuses, 5xx, 408 and 429 (they pass with time), no warm-up', () => {
     const ok = { ...warm(400), ok: true };
-    expect(warmupClientError([warm(400), ok], plan)).toBeNull();
-    expect(warmupClientError([warm(400), warm(404)], plan)).toBeNull();
-    expect(warmupClientError([warm(500), warm(500)], plan)).toBeNull();
-    expect(warmupClientError([warm(408)], plan)).toBeNull();
-    expect(warmupClientError([warm(429)], plan)).toBeNull();
-    expect(warmupClientError([], plan)).toBeNull();
-    // Measured records (a round, not the warm-up) never stop the run here.
-    expect(warmupClientError([http(400, 'x')], plan)).toBeNull();
+    expect(firstBatchClientError([warm(400), ok], plan)).toBeNull();
+    expect(firstBatchClientError([warm(400), warm(404)], plan)).toBeNull();
+    expect(firstBatchClientError([warm(500), warm(500)], plan)).toBeNull();
+    expect(firstBatchClientError([warm(408)], plan)).toBeNull();
+    expect(firstBatchClientError([warm(429)], plan)).toBeNull();
+    expect(firstBatchClientError([], plan)).toBeNull();
+    // A batch that mixes rounds is not one batch.
+    expect(firstBatchClientError([warm(400), http(400, 'bad request')], plan)).toBeNull();
   });
 });
