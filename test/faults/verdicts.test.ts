@@ -105,10 +105,14 @@ describe('verdicts against real-server behaviour', () => {
     const streaming = level.checks.find((c) => c.id === 'streaming')!;
     expect(streaming.status, streaming.detail).toBe('pass');
     expect(res.stdout).not.toMatch(/FAIL streaming/);
-    // Most chunks came in distinct network reads: what the verdict rests on.
+    // What the verdict rests on: in most requests no read carried most of the chunks (a busy client merges a few).
     const measured = requests.filter((r) => !r.warmup);
-    const reads = measured.map((r) => new Set(r.chunks.map((c) => c[0])).size);
-    expect(reads.filter((n) => n > 64).length * 2).toBeGreaterThan(measured.length);
+    const merged = measured.filter((r) => {
+      const perRead = new Map<number, number>();
+      for (const [t] of r.chunks) perRead.set(t, (perRead.get(t) ?? 0) + 1);
+      return Math.max(...perRead.values()) * 2 > r.chunks.length;
+    });
+    expect(merged.length * 2).toBeLessThan(measured.length);
   });
 
   it('every warm-up request refused for context size: exit 2 quoting the server and naming the fix, folder kept and failed', async () => {
