@@ -13,29 +13,25 @@ export interface StreamArrival {
   largestRead: number;
   /** First to last token-bearing read (ms). */
   spanMs: number;
-  /** Tokens that came after the first read (per-chunk counts; 1 per chunk where the server gave none). */
-  tokensAfterFirstRead: number;
 }
 
-/** Reads, span and tokens of one request's token-bearing chunks (chunks are in arrival order). */
+/** Reads and span of one request's token-bearing chunks (chunks are in arrival order). */
 export function streamArrival(record: RequestRecord): StreamArrival {
   const chunks = record.chunks;
   let reads = 0;
   let largestRead = 0;
   let run = 0;
-  let tokensAfterFirstRead = 0;
   for (let i = 0; i < chunks.length; i++) {
-    const [t, tokens] = chunks[i]!;
+    const t = chunks[i]![0];
     if (i === 0 || t !== chunks[i - 1]![0]) {
       reads++;
       run = 0;
     }
     run++;
     largestRead = Math.max(largestRead, run);
-    if (t !== chunks[0]![0]) tokensAfterFirstRead += Math.max(tokens, 0);
   }
   const spanMs = chunks.length > 0 ? chunks[chunks.length - 1]![0] - chunks[0]![0] : 0;
-  return { chunks: chunks.length, reads, largestRead, spanMs, tokensAfterFirstRead };
+  return { chunks: chunks.length, reads, largestRead, spanMs };
 }
 
 /** Why a request counts as one burst rather than a stream (null: it streamed). */
