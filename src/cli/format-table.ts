@@ -1,3 +1,4 @@
+import { fromServer } from '../core/metrics/error-summary.js';
 import type { LevelResult, RunRecord } from '../shared/run-record.js';
 
 function ms(v: number | null): string {
@@ -62,7 +63,7 @@ export function formatLevelTable(record: RunRecord): string {
       : []),
     ...(lengths ? [`${l.inputLen}/${l.outputLen}`] : []),
     l.rate !== undefined ? `${l.rate}/s` : String(l.concurrency),
-    l.outputTokPerSec.toFixed(1) + (l.partial ? '*' : ''),
+    (l.outputTokPerSec === null ? '—' : l.outputTokPerSec.toFixed(1)) + (l.partial ? '*' : ''),
     ms(l.ttftMs.p50),
     ms(l.ttftMs.p95),
     ms(l.tpotMs.p50),
@@ -76,9 +77,33 @@ export function formatLevelTable(record: RunRecord): string {
   return pad([head, ...rows]);
 }
 
-/** Run-level checks that did not pass, one per line. */
+/** How a level is named in the last lines: its load, and its lengths or server setup when those vary. */
+function levelName(record: RunRecord, l: LevelResult): string {
+  const load = l.rate !== undefined ? `${l.rate} req/s` : `c=${l.concurrency}`;
+  const many = new Set(record.levels.map((x) => `${x.serverConfigIndex}|${x.inputLen}|${x.outputLen}`)).size > 1;
+  return many
+    ? `${load} ${l.inputLen}/${l.outputLen}${l.serverConfigIndex > 0 ? ` #${l.serverConfigIndex}` : ''}`
+    : load;
+}
+
+/**
+ * Run-level checks that did not pass, one per line; then each level cut short (and why), and the server's commonest
+ * error message per level that had failures, quoted (the run-level errors check quotes only its worst level).
+ */
 export function formatProblems(record: RunRecord): string[] {
-  return record.checks
+  const lines = record.checks
     .filter((c) => c.status !== 'pass')
     .map((c) => `${c.status === 'fail' ? 'FAIL' : 'warn'} ${c.id}: ${c.detail}`);
+  for (const l of record.levels) {
+    const name = levelName(record, l);
+    if (l.partial) {
+      const why = l.cutShort ? `: ${l.cutShort}` : '';
+      lines.push(`${name} cut short${why}${l.outputTokPerSec === null ? ' (no throughput: no round completed)' : ''}`);
+    }
+    if (l.topError && l.failed > 0) {
+      const who = fromServer(l.topError) ? 'server said' : 'error';
+      lines.push(`${name}: ${l.failed} failed; ${who} (${l.topError.count}×): "${l.topError.message}"`);
+    }
+  }
+  return lines;
 }

@@ -69,7 +69,7 @@ export function createProgressRenderer(stream: NodeJS.WriteStream, verbose: bool
         break;
       case 'level-finished': {
         const l = event.level;
-        const text = `  ${label}: ${l.outputTokPerSec.toFixed(1)} out tok/s, TTFT p50 ${l.ttftMs.p50?.toFixed(1) ?? '—'} ms, ${l.failed} failed`;
+        const text = `  ${label}: ${l.outputTokPerSec?.toFixed(1) ?? '—'} out tok/s, TTFT p50 ${l.ttftMs.p50?.toFixed(1) ?? '—'} ms, ${l.failed} failed`;
         if (bar) {
           bar.stop();
           bar = null;

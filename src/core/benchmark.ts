@@ -18,6 +18,7 @@ import type { BodyCompat } from './load/request-body.js';
 import { ServerApi } from './load/server-api.js';
 import { createWorkerExecutor } from './load/worker-executor.js';
 import { combineChecks, summarizeLevel } from './metrics/index.js';
+import { clientErrorFix, commonestError } from './metrics/error-summary.js';
 import { summaryCsv } from './report/summary-csv.js';
 import { RUN_FILES, RunWriter, createRunDir } from './runs/run-store.js';
 import type { RunningServer, ServerFailure, StartServer } from './servers/types.js';
@@ -115,6 +116,23 @@ function serverCheck(failure: ServerFailure | null, simulated: boolean, started:
   };
 }
 
+/**
+ * When every request of the first level's first batch (its warm-up, or its first round when warm-up is off) got the
+ * same client error (4xx, not 408/429, which pass with time), no measurement can succeed: the reason to stop, quoting
+ * the server and naming the fix. Null otherwise.
+ */
+export function firstBatchClientError(batch: readonly RequestRecord[], plan: LevelPlan): string | null {
+  if (batch.length === 0 || batch.some((r) => r.ok || r.round !== batch[0]!.round)) return null;
+  const status = batch[0]!.httpStatus;
+  if (status === undefined || status < 400 || status > 499 || status === 408 || status === 429) return null;
+  if (batch.some((r) => r.httpStatus !== status)) return null;
+  const top = commonestError(batch);
+  const message = top?.message ?? `HTTP ${status}`;
+  const fix = clientErrorFix(status, message, plan.inputLen, plan.outputLen);
+  const which = batch[0]!.warmup ? 'warm-up requests' : 'requests of the first round';
+  return `the server rejected all ${batch.length} ${which}: "${message}" — ${fix}`;
+}
+
 const activeRuns = new Set<{ record: RunRecord; writer: RunWriter }>();
 
 /**
@@ -198,6 +216,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
   const tagPrefix = `sb-${runNonce.toString(36)}`;
   let failure: string | undefined;
   let failureExitCode: number | undefined;
+  let clientStop = false;
   let serverFailure: ServerFailure | null = null;
   let serversStarted = 0;
   let nextRequestId = 0;
@@ -325,6 +344,13 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
           telemetry,
           telemetryChecks: deps.telemetryChecks,
           simulated: info.simulated,
+          // The server refuses every request as sent: stop now, keep the folder, exit 2 with its words and the fix.
+          stopRun: (reason: string) => {
+            failure = reason;
+            failureExitCode = 2;
+            clientStop = true;
+            levelAbort.abort({ message: reason, kind: 'cancelled' } satisfies AbortReason);
+          },
         });
         nextRequestId += plan.warmup + plan.rounds * plan.requestsPerRound;
         nextPromptIndex += plan.warmup + plan.rounds * plan.requestsPerRound;
@@ -336,6 +362,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
         await writer.appendLines(RUN_FILES.telemetry, telemetryLines.splice(0));
         await writer.writeRecord(record);
       }
+      if (clientStop) break outer;
       // The exit is known synchronously: a death just before the last level ended still fails the run.
       serverFailure ??= server.hasDied();
       if (serverFailure) break outer;
@@ -404,6 +431,8 @@ interface OneLevelInput {
   telemetry: TelemetryRecorder | null;
   telemetryChecks?: TelemetryChecks;
   simulated: boolean;
+  /** Ends the run as failed with this reason (the level's warm-up showed no request can succeed). */
+  stopRun: (reason: string) => void;
 }
 
 async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
@@ -467,7 +496,13 @@ async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
     tagPrefix: input.tagPrefix,
     signal,
     onEvent: emit,
-    onRecords: (records: RequestRecord[]) => void input.writer.appendRequests(records),
+    onRecords: (records: RequestRecord[]) => {
+      void input.writer.appendRequests(records);
+      // Called before the next round starts, so an abort here sends no further request.
+      const first = records[0]?.warmup === true || (plan.warmup === 0 && records[0]?.round === 0);
+      const stop = levelIndex === 0 && first ? firstBatchClientError(records, plan) : null;
+      if (stop) input.stopRun(stop);
+    },
   });
   const loopLagP99Ms = await input.executor.endLagWindow();
   const endMs = input.clock.nowMs();
@@ -479,6 +514,13 @@ async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
       ? input.telemetry.summarizeWindow(run.measureStartMs, run.measureEndMs, outputTokens)
       : undefined;
   const extraChecks = input.telemetryChecks ? input.telemetryChecks(telemetry) : [];
+  const abortReason = signal.reason as Partial<AbortReason> | undefined;
+  const cutShort = run.aborted
+    ? {
+        reason: abortReason?.message ?? 'cancelled',
+        byServer: abortReason?.kind === 'server-died',
+      }
+    : undefined;
   const level = summarizeLevel({
     records: [...run.warmup, ...run.measured],
     concurrency: plan.concurrency,
@@ -496,6 +538,7 @@ async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
     prefixCacheHitsDelta: telemetry?.prefixCacheHits ?? null,
     loopLagP99Ms,
     extraChecks,
+    cutShort,
   });
   const explanation =
     level.roundCv !== null
@@ -509,6 +552,5 @@ async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
   level.startMs = startMs;
   level.endMs = endMs;
   if (telemetry) level.telemetry = telemetry;
-  if (run.aborted) level.partial = true;
   return level;
 }

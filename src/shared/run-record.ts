@@ -4,7 +4,7 @@ import type { BenchConfig } from './config.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
-/** Check ids as in DESIGN.md, plus `preemptions` from telemetry. */
+/** Check ids as in DESIGN.md, plus `preemptions` from telemetry and `cut-short` for a level a crash or cancel ended. */
 export type CheckId =
   | 'output-length'
   | 'input-length'
@@ -18,7 +18,8 @@ export type CheckId =
   | 'client'
   | 'token-agreement'
   | 'preemptions'
-  | 'server';
+  | 'server'
+  | 'cut-short';
 
 export interface Check {
   id: CheckId;
@@ -113,9 +114,10 @@ export interface LevelResult {
   /** Tokens per token-bearing chunk, pooled. */
   tokensPerChunk: Summary;
   scheduleLagMs?: Summary;
-  outputTokPerSec: number;
-  totalTokPerSec: number;
-  reqPerSec: number;
+  /** Null when no round of the level completed (cut short): a partial round's rate is no throughput. */
+  outputTokPerSec: number | null;
+  totalTokPerSec: number | null;
+  reqPerSec: number | null;
   roundCv: number | null;
   costPerMOutputTokUsd?: number;
   costPerMOutputTokAtUtilizationUsd?: number;
@@ -130,9 +132,13 @@ export interface LevelResult {
   /** How n_out was known: from the server's usage, or estimated by counting chunks. */
   outputTokensSource: 'server' | 'estimated' | 'mixed';
   errorsByReason: Record<string, number>;
+  /** The commonest error message among the failed requests, quoted as the server (or the client) wrote it. */
+  topError?: { kind: string; message: string; count: number };
   telemetry?: LevelTelemetry;
   /** True when the level was cut short (cancel, server died); its numbers cover what was measured. */
   partial?: boolean;
+  /** Why the level was cut short (e.g. "the server died: ..."), set with partial. */
+  cutShort?: string;
   checks: Check[];
 }
 

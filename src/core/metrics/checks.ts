@@ -1,9 +1,14 @@
 import type { RequestRecord } from '../../shared/request-record.js';
-import type { Check, CheckId, CheckStatus, Summary } from '../../shared/run-record.js';
+import type { Check, CheckId, CheckStatus, RoundResult, Summary } from '../../shared/run-record.js';
+import { commonestError, serverSaid } from './error-summary.js';
 import { fmtCounts, fmtNum, fmtPct, fmtRange } from './format.js';
 import { DEFAULT_CONFIDENCE, minSamplesForCi, percentile } from './percentiles.js';
-import { isCancelled, isMeasured, requestMetrics } from './request-metrics.js';
+import { isCancelled, isMeasured } from './request-metrics.js';
+import { burstReason, streamArrival, streamingShape } from './stream-shape.js';
+import type { BurstReason } from './stream-shape.js';
 import { coefficientOfVariation } from './throughput.js';
+
+export { burstReason, streamArrival, streamingShape } from './stream-shape.js';
 
 /** Round-spread limit: a CV above this means the environment is wrong (DESIGN.md, the article's 15 %). */
 export const ROUND_CV_LIMIT = 0.15;
@@ -11,8 +16,6 @@ export const ROUND_CV_LIMIT = 0.15;
 export const ERROR_WARN_LIMIT = 0.01;
 /** Client limits (ms): loop lag p99 and schedule lag p99 above these warn; either above the fail limit fails. */
 export const CLIENT_LIMITS = { loopLagWarnMs: 20, scheduleLagWarnMs: 10, failMs: 100 } as const;
-/** Streaming: a first-to-last-chunk span under this share of E2E, with TTFT over half of E2E, is "buffered". */
-export const BUFFERED_SPAN_SHARE = 0.05;
 
 const SEVERITY: Record<CheckStatus, number> = { pass: 0, warn: 1, fail: 2 };
 
@@ -110,22 +113,13 @@ export function inputLengthCheck(records: readonly RequestRecord[]): Check {
   );
 }
 
-/** How a request's tokens arrived: over time, all in one chunk, or crammed at the end behind a long TTFT. */
-export function streamingShape(record: RequestRecord): 'streamed' | 'single-chunk' | 'buffered' {
-  if (record.chunks.length <= 1) return 'single-chunk';
-  const m = requestMetrics(record);
-  if (m.e2eMs === null || m.ttftMs === null || m.e2eMs <= 0) return 'streamed';
-  const span = record.chunks[record.chunks.length - 1]![0] - record.chunks[0]![0];
-  // A proxy that buffers releases everything at once: a tiny span after a TTFT that is most of E2E.
-  return span / m.e2eMs < BUFFERED_SPAN_SHARE && m.ttftMs / m.e2eMs > 0.5 ? 'buffered' : 'streamed';
-}
-
 /**
- * streaming: tokens arrived over time. Fails when most multi-token requests came in one burst and at least one of
- * them shows the buffered shape (many chunks crammed at the end behind a TTFT that is most of E2E: TTFT is really
- * E2E); warns when some did. A request whose whole output came in a single chunk cannot be judged on its own (a
- * block-diffusion model whose block covers the output, or a server that does not stream), so single chunks alone
- * only warn. Block-wise (diffusion) streams spread over time pass.
+ * streaming: tokens arrived over time. Judged per request by how its chunks arrived in network reads (see
+ * burstReason), not by the chunk span's share of E2E, which under queueing is mostly wait. Fails when most
+ * multi-token requests came in one burst and at least one of them shows the buffered shape (chunks crammed into one
+ * read: TTFT is really E2E); warns when some did. A request whose whole output came in a single chunk cannot be
+ * judged on its own (a block-diffusion model whose block covers the output, or a server that does not stream), so
+ * single chunks alone only warn. Block-wise (diffusion) streams, one chunk per block, pass.
  */
 export function streamingCheck(records: readonly RequestRecord[]): Check {
   const multi = okMeasured(records).filter((r) => r.nOut > 1);
@@ -136,12 +130,24 @@ export function streamingCheck(records: readonly RequestRecord[]): Check {
   const single = shapes.filter((s) => s === 'single-chunk').length;
   const buffered = shapes.filter((s) => s === 'buffered').length;
   const bursts = single + buffered;
-  const spans = multi
-    .filter((r) => r.chunks.length > 1 && r.endMs !== null && r.endMs > r.sendMs)
-    .map((r) => (r.chunks[r.chunks.length - 1]![0] - r.chunks[0]![0]) / (r.endMs! - r.sendMs));
-  const spanText = spans.length > 0 ? `; median first-to-last-chunk span ${fmtPct(median(spans))} of E2E` : '';
-  const chunksText = `median ${fmtNum(median(multi.map((r) => r.chunks.length)))} chunks per request`;
+  const arrivals = multi.filter((r) => r.chunks.length > 1).map(streamArrival);
+  const medianReads = arrivals.length > 0 ? median(arrivals.map((a) => a.reads)) : 0;
+  const readsText =
+    arrivals.length > 0
+      ? ` in ${fmtNum(medianReads)} distinct network read${medianReads === 1 ? '' : 's'} over ` +
+        `${fmtNum(median(arrivals.map((a) => a.spanMs)))} ms`
+      : '';
+  const chunksText = `median ${fmtNum(median(multi.map((r) => r.chunks.length)))} chunks per request${readsText}`;
   if (bursts === 0) {
+    const perRead = median(arrivals.map((a) => a.chunks / a.reads));
+    if (perRead >= CLUMP_CHUNKS_PER_READ) {
+      return check(
+        'streaming',
+        'warn',
+        `tokens arrived over time but in clumps of ${fmtNum(perRead)} chunks per network read (${chunksText}): ` +
+          'a proxy that buffers part of the stream, or a client far behind the server; TTFT and ITL are coarse',
+      );
+    }
     const stalls = stalledRequests(multi);
     if (stalls.count > 0) {
       return check(
@@ -154,7 +160,7 @@ export function streamingCheck(records: readonly RequestRecord[]): Check {
     return check(
       'streaming',
       'pass',
-      `tokens arrived over time in all ${multi.length} multi-token requests (${chunksText}${spanText})`,
+      `tokens arrived over time in all ${multi.length} multi-token requests (${chunksText})`,
     );
   }
   if (buffered === 0) {
@@ -167,19 +173,36 @@ export function streamingCheck(records: readonly RequestRecord[]): Check {
       'warn',
       `cannot judge streaming: ${which} came in one chunk (a block-diffusion model whose block covers the output, ` +
         `or a server that does not stream), so TTFT is E2E and ITL is not measured for ${single === 1 ? 'it' : 'them'}` +
-        (single < multi.length ? `; the other ${multi.length - single} streamed (${chunksText}${spanText})` : ''),
+        (single < multi.length ? `; the other ${multi.length - single} streamed (${chunksText})` : ''),
     );
   }
-  const what = `${bursts}/${multi.length} multi-token requests arrived in one burst (${single} in a single chunk, ${buffered} buffered to the end)`;
+  const reasons = countBy(
+    multi.map(burstReason).filter((x): x is NonNullable<typeof x> => x !== null),
+    (x) => BURST_TEXT[x],
+  );
+  const what =
+    `${bursts}/${multi.length} multi-token requests arrived in one burst (${single} in a single chunk, ${buffered} buffered to the end)` +
+    ` — ${Object.entries(reasons)
+      .sort((a, b) => b[1] - a[1])
+      .map(([text, n]) => `${n} with ${text}`)
+      .join(', ')}`;
   if (bursts * 2 > multi.length) {
     return check(
       'streaming',
       'fail',
-      `${what}${spanText}: the server or a proxy is not streaming, so TTFT and ITL are not measurable`,
+      `${what}; ${chunksText}: the server or a proxy is not streaming, so TTFT and ITL are not measurable`,
     );
   }
-  return check('streaming', 'warn', `${what}${spanText}`);
+  return check('streaming', 'warn', `${what}; ${chunksText}`);
 }
+
+/** Median chunks per network read from which a stream counts as clumped (a client merely behind merges one or two). */
+export const CLUMP_CHUNKS_PER_READ = 4;
+
+const BURST_TEXT: Record<BurstReason, string> = {
+  'one-read': 'all chunks in one network read',
+  'most-in-one-read': 'most chunks in one network read',
+};
 
 /** A gap 20x the median chunk gap and over 250 ms is a stall, not decoding (a batched prefill stays under it). */
 export const STALL_FACTOR = 20;
@@ -192,7 +215,8 @@ export function stalledRequests(records: readonly RequestRecord[]): {
   medianGapMs: number;
 } {
   const gapsOf = (r: RequestRecord): number[] => r.chunks.slice(1).map((c, i) => c[0] - r.chunks[i]![0]);
-  const all = records.flatMap(gapsOf);
+  // Gaps between distinct network reads: chunks merged into one read (gap 0) say nothing of the decode pace.
+  const all = records.flatMap(gapsOf).filter((g) => g > 0);
   if (all.length === 0) return { count: 0, maxGapMs: 0, medianGapMs: 0 };
   const medianGapMs = median(all);
   const limit = Math.max(STALL_MIN_MS, STALL_FACTOR * medianGapMs);
@@ -243,7 +267,7 @@ export function warmupCheck(records: readonly RequestRecord[]): Check {
 /**
  * round-spread: CV of per-round output tok/s of the COMPLETE rounds at most 15 %; fewer than 2 complete rounds cannot
  * show a spread. partialRounds (rounds cut short by a cancel or a dying server) are left out and named; with no
- * complete round at all the level's throughput comes from the partial round(s), which the check warns about.
+ * complete round at all the level has no throughput, which the check warns about.
  */
 export function roundSpreadCheck(perRoundOutputTokPerSec: readonly number[], partialRounds: number = 0): Check {
   const rounds = perRoundOutputTokPerSec.length;
@@ -253,8 +277,8 @@ export function roundSpreadCheck(perRoundOutputTokPerSec: readonly number[], par
     return check(
       'round-spread',
       'warn',
-      `no round completed: throughput comes from ${partialRounds === 1 ? 'the partial round' : `${partialRounds} partial rounds`} ` +
-        '(cut short by a cancel or a server failure), so it is rough and its spread unknown',
+      `no round completed: ${partialRounds === 1 ? 'the partial round' : `${partialRounds} partial rounds`} ` +
+        '(cut short by a cancel or a server failure) give no throughput, cost or spread',
     );
   }
   if (rounds < 2) {
@@ -273,6 +297,37 @@ export function roundSpreadCheck(perRoundOutputTokPerSec: readonly number[], par
     'round-spread',
     'fail',
     `CV ${fmtPct(cv)} over ${rounds} rounds (${list})${leftOut} exceeds ${fmtPct(ROUND_CV_LIMIT)}: look for throttling or other load on the GPU`,
+  );
+}
+
+/** Why a level was cut short, as summarizeLevel is told it. */
+export interface CutShort {
+  /** One line, e.g. "the server died: CUDA out of memory" or "cancelled by the user". */
+  reason: string;
+  /** True when the server failed (a crash), false for a user cancel. */
+  byServer: boolean;
+}
+
+/**
+ * cut-short: the level ended before its rounds were done. Fails when the server ended it, warns on a user cancel;
+ * says whether throughput, cost and round spread come from the complete rounds or, with none, do not exist (a partial
+ * round's rate counts the requests that finished before the crash over a window they did not fill).
+ */
+export function cutShortCheck(cut: CutShort, rounds: readonly RoundResult[]): Check {
+  const complete = rounds.filter((r) => r.partial !== true).length;
+  const partial = rounds.filter((r) => r.partial === true);
+  const done = partial.reduce((a, r) => a + r.completed, 0);
+  const failedInPartial = partial.reduce((a, r) => a + r.failed, 0);
+  const partialText =
+    partial.length > 0 ? `the partial round (${done} completed, ${failedInPartial} failed)` : 'no partial round';
+  const figures =
+    complete === 0
+      ? `${partialText} gives no throughput, cost or round spread`
+      : `throughput, cost and round spread come from the ${plural(complete, 'complete round')} only; ${partialText} is left out`;
+  return check(
+    'cut-short',
+    cut.byServer ? 'fail' : 'warn',
+    `level cut short after ${plural(complete, 'complete round')}: ${cut.reason}; ${figures}`,
   );
 }
 
@@ -301,7 +356,8 @@ export function sampleSizeCheck(
 }
 
 /**
- * errors: failed requests are counted, never dropped; warns up to 1 % failed, fails above, counting by error kind.
+ * errors: failed requests are counted, never dropped; warns up to 1 % failed, fails above, counting by error kind and
+ * quoting the server's commonest message.
  * Requests the user cancelled (errorKind 'cancelled') are no server failure: left out of the count and the share,
  * and only named. A dying server ('server-died') is a failure.
  */
@@ -313,9 +369,12 @@ export function errorsCheck(records: readonly RequestRecord[]): Check {
   const cancelledText = cancelled > 0 ? `; ${cancelled} cancelled by the user, not counted` : '';
   if (failed.length === 0) return check('errors', 'pass', `0/${measured.length} requests failed${cancelledText}`);
   const share = failed.length / measured.length;
+  const top = commonestError(failed);
+  const said = top ? serverSaid(top) : '';
   const detail =
     `${failed.length}/${measured.length} requests failed (${fmtPct(share)}): ` +
-    `${fmtCounts(countBy(failed, (r) => r.errorKind ?? 'unknown'))}${cancelledText}`;
+    `${fmtCounts(countBy(failed, (r) => r.errorKind ?? 'unknown'))}${cancelledText}` +
+    (said ? `; ${said}` : '');
   return check('errors', share <= ERROR_WARN_LIMIT ? 'warn' : 'fail', detail);
 }
 

@@ -28,7 +28,6 @@ export {
 export { apiCostPerMillionOutputTokens, blendedApiPrice, costPerMillionOutputTokens } from './cost.js';
 export { goodput, meetsSlo } from './goodput.js';
 export {
-  BUFFERED_SPAN_SHARE,
   CLIENT_LIMITS,
   ERROR_WARN_LIMIT,
   ROUND_CV_LIMIT,
@@ -42,6 +41,8 @@ export {
   sampleSizeCheck,
   streamingCheck,
   streamingShape,
+  burstReason,
+  streamArrival,
   tokenAgreementCheck,
   warmupCheck,
   worstStatus,

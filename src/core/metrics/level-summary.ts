@@ -3,6 +3,7 @@ import type { RequestRecord } from '../../shared/request-record.js';
 import type { Check, LevelResult, ServerVariant } from '../../shared/run-record.js';
 import {
   clientCheck,
+  cutShortCheck,
   errorsCheck,
   inputLengthCheck,
   outputLengthCheck,
@@ -13,7 +14,9 @@ import {
   tokenAgreementCheck,
   warmupCheck,
 } from './checks.js';
+import type { CutShort } from './checks.js';
 import { costPerMillionOutputTokens } from './cost.js';
+import { commonestError } from './error-summary.js';
 import { goodput } from './goodput.js';
 import { summarize } from './percentiles.js';
 import { isCancelled, isMeasured, poolLatencies } from './request-metrics.js';
@@ -44,6 +47,8 @@ export interface LevelSummaryInput {
   loopLagP99Ms?: number | null;
   /** Checks computed elsewhere (telemetry: throttling, preemptions, server), appended after ours. */
   extraChecks?: Check[];
+  /** Set when the level was cut short (server died, user cancelled): marks it partial and adds the cut-short check. */
+  cutShort?: CutShort;
 }
 
 function mean(values: readonly number[]): number {
@@ -61,8 +66,9 @@ function outputTokensSource(ok: readonly RequestRecord[]): LevelResult['outputTo
 /**
  * One level's result from its request records: latency summaries, per-round throughput and their means, round
  * spread, cost, goodput and every metrics check. Warm-up requests bound the level's span but count nowhere else
- * (besides the warmup check). Throughput means, roundCv and round spread cover the complete rounds only (all rounds
- * when none completed, and the round-spread check says so); latency summaries cover every ok measured request.
+ * (besides the warmup check). Throughput means, roundCv and round spread cover the complete rounds only (null, and no
+ * cost, when none completed; the round-spread and cut-short checks say so); latency summaries cover every ok
+ * measured request.
  * User-cancelled requests are counted in cancelled, not in failed. telemetry is left for the telemetry module to add.
  */
 export function summarizeLevel(input: LevelSummaryInput): LevelResult {
@@ -74,9 +80,11 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   const rounds = roundResults(measured, input.rounds);
   const complete = rounds.filter((r) => r.partial !== true);
   const partialRounds = rounds.length - complete.length;
-  // With no complete round, the partial one(s) are all there is; the round-spread check says so.
-  const basis = complete.length > 0 ? complete : rounds;
-  const outputTokPerSec = mean(basis.map((r) => r.outputTokPerSec));
+  // With no complete round there is no throughput: a partial round's window is not filled by its requests.
+  const noThroughput = complete.length === 0 && rounds.length > 0;
+  const rate = (pick: (r: (typeof rounds)[number]) => number): number | null =>
+    noThroughput ? null : mean(complete.map(pick));
+  const outputTokPerSec = rate((r) => r.outputTokPerSec);
   const malformedLines = measured.reduce((a, r) => a + r.malformedLines, 0);
 
   const scheduleLags = measured.filter((r) => r.scheduledMs !== undefined).map((r) => r.sendMs - r.scheduledMs!);
@@ -104,6 +112,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     prefixCacheCheck({ uniquePrefix: input.uniquePrefix, prefixCacheHitsDelta: input.prefixCacheHitsDelta ?? null }),
     clientCheck({ loopLagP99Ms: input.loopLagP99Ms ?? null, scheduleLagP99Ms: scheduleLagMs?.p99 ?? null }),
     tokenAgreementCheck(measured),
+    ...(input.cutShort ? [cutShortCheck(input.cutShort, rounds)] : []),
     ...(input.extraChecks ?? []),
   ];
 
@@ -127,8 +136,8 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     e2eMs: summarize(pooled.e2eMs),
     tokensPerChunk: summarize(pooled.tokensPerChunk),
     outputTokPerSec,
-    totalTokPerSec: mean(basis.map((r) => r.totalTokPerSec)),
-    reqPerSec: mean(basis.map((r) => r.reqPerSec)),
+    totalTokPerSec: rate((r) => r.totalTokPerSec),
+    reqPerSec: rate((r) => r.reqPerSec),
     roundCv: roundCv(complete),
     completed: ok.length,
     failed: measured.length - ok.length - cancelled,
@@ -142,7 +151,13 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   if (input.rate !== undefined) result.rate = input.rate;
   if (scheduleLagMs !== undefined) result.scheduleLagMs = scheduleLagMs;
   if (cancelled > 0) result.cancelled = cancelled;
-  if (input.gpuPricePerHour !== undefined) {
+  const topError = commonestError(measured);
+  if (topError) result.topError = topError;
+  if (input.cutShort) {
+    result.partial = true;
+    result.cutShort = input.cutShort.reason;
+  }
+  if (input.gpuPricePerHour !== undefined && outputTokPerSec !== null) {
     // Peak: the GPU busy the whole hour at this level's throughput.
     const peak = costPerMillionOutputTokens(input.gpuPricePerHour, outputTokPerSec);
     if (peak !== null) result.costPerMOutputTokUsd = peak;

@@ -107,7 +107,7 @@ describe('streaming', () => {
 
   it('fails single-chunk requests when others show the buffered shape', () => {
     const single = times(3, () => streamed({ ttftMs: 900, chunks: 1, tokensPerChunk: 256, tailMs: 1 }));
-    const buffered = times(2, () => streamed({ ttftMs: 980, gapMs: 10 / 255, chunks: 256, tailMs: 10 }));
+    const buffered = times(2, () => streamed({ ttftMs: 990, gapMs: 0, chunks: 256, tailMs: 10 }));
     const streamedOk = times(2, () => streamed({ chunks: 30 }));
     const c = streamingCheck([...single, ...buffered, ...streamedOk]);
     expect(c.status).toBe('fail');
@@ -116,9 +116,10 @@ describe('streaming', () => {
     );
   });
 
-  it('fails a buffered stream: every chunk within the last 2 % of E2E after a long TTFT', () => {
-    // TTFT 980 of E2E 1000; 256 chunks within 10 ms (1 % of E2E)
-    const buffered = times(5, () => streamed({ ttftMs: 980, gapMs: 10 / 255, chunks: 256, tailMs: 10 }));
+  it('fails a buffered stream: every chunk in one network read after a long TTFT', () => {
+    // TTFT 990 of E2E 1000; 256 chunks sharing one read's timestamp (chunks in distinct reads, however close, are
+    // what a fast server behind a queue sends: test/core/metrics/streaming-verdict.test.ts)
+    const buffered = times(5, () => streamed({ ttftMs: 990, gapMs: 0, chunks: 256, tailMs: 10 }));
     expect(streamingShape(buffered[0]!)).toBe('buffered');
     const c = streamingCheck(buffered);
     expect(c.status).toBe('fail');
@@ -196,10 +197,10 @@ describe('round-spread', () => {
     expect(one.detail).toContain('1 complete round (100 tok/s); 1 partial round left out');
   });
 
-  it('warns when no round completed: throughput comes from the partial round', () => {
+  it('warns when no round completed: the partial round gives no throughput', () => {
     const c = roundSpreadCheck([], 1);
     expect(c.status).toBe('warn');
-    expect(c.detail).toMatch(/^no round completed: throughput comes from the partial round/);
+    expect(c.detail).toMatch(/^no round completed: the partial round .* give no throughput, cost or spread/);
   });
 });
 
