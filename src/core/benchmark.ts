@@ -20,6 +20,7 @@ import { createWorkerExecutor } from './load/worker-executor.js';
 import { combineChecks, summarizeLevel } from './metrics/index.js';
 import { summaryCsv } from './report/summary-csv.js';
 import { RUN_FILES, RunWriter, createRunDir } from './runs/run-store.js';
+import type { RunFs } from './runs/run-fs.js';
 import type { RunningServer, ServerFailure, StartServer } from './servers/types.js';
 import type { AbortReason } from './load/stream-client.js';
 import { redact } from './servers/redact.js';
@@ -56,6 +57,8 @@ export interface BenchmarkDeps {
   signal?: AbortSignal;
   clock?: Clock;
   now?: () => Date;
+  /** File operations of the run folder (tests inject a disk that fills up). */
+  runFs?: RunFs;
 }
 
 /** The outcome of runBenchmark: the record as written and its folder. */
@@ -151,8 +154,8 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     return !server.model && config.model ? { ...server, model: config.model } : server;
   });
   const startedAt = now();
-  const dir = await createRunDir(config.out, config.label, startedAt);
-  const writer = new RunWriter(dir);
+  const dir = await createRunDir(config.out, config.label, startedAt, deps.runFs);
+  const writer = new RunWriter(dir, { fs: deps.runFs });
   const runId = dir.split('/').pop() as string;
   const simulated = config.server.engine === 'sim' && !config.server.url;
   const hostExtra = deps.hostInfo ? await deps.hostInfo().catch(() => ({})) : {};
@@ -193,7 +196,8 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
   activeRuns.add(active);
   emit({ type: 'run-started', runId, dir, simulated, totalLevels: plans.length * variants.length });
 
-  const userSignal = deps.signal ?? new AbortController().signal;
+  // A write that fails (disk full, read-only) stops the run like a cancel; the failure below says why.
+  const userSignal = deps.signal ? AbortSignal.any([deps.signal, writer.fatalSignal]) : writer.fatalSignal;
   const runNonce = randomBytes(4).readUInt32BE(0) % 1_000_000;
   const tagPrefix = `sb-${runNonce.toString(36)}`;
   let failure: string | undefined;
@@ -362,6 +366,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     const f = serverFailure as ServerFailure;
     failure = `server died during the run: ${f.message} — ${f.fix}`;
   }
+  if (writer.fatal) [failure, failureExitCode] = [writer.fatal.message, 2];
   record.status = failure ? 'failed' : userSignal.aborted ? 'cancelled' : 'completed';
   if (failure) record.error = failure;
   else if (userSignal.aborted) record.error = 'cancelled by the user; levels measured so far are kept';
@@ -376,8 +381,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
   await writer.writeText(RUN_FILES.summary, summaryCsv(record));
   await writer.flush();
   activeRuns.delete(active);
-  for (const error of writer.errors)
-    emit({ type: 'message', severity: 'error', text: `could not write to ${dir}: ${error}` });
+  if (writer.fatal) [failure, failureExitCode] = [writer.failureLine(), 2];
   emit({ type: 'run-finished', runId, dir, status: record.status, record });
   return { record, dir, failure, exitCode: failure ? (failureExitCode ?? 1) : undefined };
 }
