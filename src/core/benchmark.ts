@@ -12,6 +12,8 @@ import type { RequestExecutor } from './load/executor.js';
 import { maxPlannedConcurrency, planLevels } from './load/level-plan.js';
 import type { LevelPlan } from './load/level-plan.js';
 import { runLevel } from './load/level-runner.js';
+import { readContextLimit } from './load/context-limit.js';
+import { contextProblem } from './load/plan-limits.js';
 import { buildPrompts } from './load/prompts.js';
 import type { TokenCounter } from './load/prompts.js';
 import type { BodyCompat } from './load/request-body.js';
@@ -248,6 +250,10 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
       const maxTokensPerRequest = Math.max(...config.inputLen) + Math.max(...config.outputLen);
       const tooMany = concurrencyWarning(info, maxConc, maxTokensPerRequest, serverConfig.maxSeqs);
       if (tooMany) emit({ type: 'message', severity: 'warn', text: tooMany });
+      // Requests longer than the server's context would all fail (after a long calibration): refuse them now.
+      const limit = await readContextLimit({ baseUrl: info.baseUrl, model: info.model, apiKey: config.apiKey });
+      const tooLong = contextProblem(plans, limit);
+      if (tooLong) throw new UserError(tooLong);
       const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey });
       const { compat, note } = await api.probeCompat(config.api, info.model);
       if (note) emit({ type: 'message', severity: 'warn', text: note });
