@@ -45,7 +45,14 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
     },
     async startRun(input) {
       if (active) throw new UserError(`run ${active.runId} is still going; cancel it or wait for it to finish`);
-      const config = BenchConfigSchema.parse({ ...input, out: outDir });
+      const parsed = BenchConfigSchema.safeParse({ ...input, out: outDir });
+      if (!parsed.success) {
+        // A bound a user crossed (concurrency, lengths...): one line naming the field and the bound.
+        const issue = parsed.error.issues[0];
+        const field = issue?.path.filter((p) => typeof p !== 'number').join('.') ?? '';
+        throw new UserError(`invalid setting${field ? ` '${field}'` : ''}: ${issue?.message ?? 'invalid config'}`);
+      }
+      const config = parsed.data;
       const controller = new AbortController();
       let started: (run: ActiveRun) => void = () => undefined;
       let failedEarly: (error: unknown) => void = () => undefined;

@@ -377,6 +377,14 @@ describe('limits on what a user can ask', () => {
     expect(() => benchConfigFromFlags({ config: file }, {})).toThrow(/^invalid setting 'concurrency': at most 4,096/);
   });
 
+  it('the app asks for concurrency 1e9: startRun refuses in one line naming the bound, no run folder', async () => {
+    const service = createServebenchService({ outDir: out, deps: { startServer: attachTo('http://127.0.0.1:9') } });
+    const error = await service.startRun({ concurrency: [1e9] }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UserError);
+    expect((error as Error).message).toMatch(/^invalid setting 'concurrency': at most 4,096: /);
+    expect(await readdir(out)).toEqual([]);
+  });
+
   it('--input-len 10000000: refused before any calibration, naming the bound', () => {
     expect(() => benchConfigFromFlags({ 'input-len': '10000000' }, {})).toThrow(
       /--input-len 10000000 is too large: at most 1,048,576/,

@@ -157,7 +157,12 @@ export async function checkOutWritable(outDir: string, fs: RunFs = nodeRunFs): P
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOTDIR') refuse(error, 'create the folder');
     if (code !== 'ENOENT') refuse(error, 'read the folder');
-    await mkdir(outDir, { recursive: true }).catch((e: unknown) => refuse(e, 'create the folder'));
+    await mkdir(outDir, { recursive: true }).catch((e: unknown) => {
+      // Node's recursive mkdir reports a read-only or missing parent as ENOENT.
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+        throw new UserError(`--out ${outDir}: cannot create the folder (ENOENT): its parent cannot be written; choose a writable --out`);
+      refuse(e, 'create the folder');
+    });
   }
   const probe = join(outDir, `.servebench-write-check-${process.pid}`);
   try {
