@@ -221,7 +221,10 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     let executor: RequestExecutor | null = null;
     const levelAbort = new AbortController();
     const onUserAbort = (): void =>
-      levelAbort.abort({ message: 'cancelled by the user', kind: 'cancelled' } satisfies AbortReason);
+      levelAbort.abort({
+        message: writer.fatal ? `stopped: ${writer.fatal.message}` : 'cancelled by the user',
+        kind: 'cancelled',
+      } satisfies AbortReason);
     userSignal.addEventListener('abort', onUserAbort, { once: true });
     try {
       server = await deps.startServer(serverConfig, {
