@@ -243,14 +243,14 @@ describe('disk full and unwritable --out', () => {
 const OWNER = `
 import { createServerManager } from ${JSON.stringify(fileURLToPath(new URL('../../src/core/servers/manager.ts', import.meta.url)))};
 import { RunWriter, createRunDir } from ${JSON.stringify(fileURLToPath(new URL('../../src/core/runs/run-store.ts', import.meta.url)))};
-const [python, out, recordFile] = process.argv.slice(2);
+const [python, out, recordFile, ignore] = process.argv.slice(2);
 const dir = await createRunDir(out, 'killed', new Date());
 const writer = new RunWriter(dir);
 await writer.writeRecord({ schemaVersion: 1, id: 'killed', label: 'killed', startedAt: new Date().toISOString(), finishedAt: null,
   status: 'running', simulated: false, config: {}, environment: {}, clock: {}, levels: [], checks: [] });
-const manager = createServerManager({ pollMs: 50, grace: { interruptMs: 5000, terminateMs: 5000, killMs: 5000 } });
+const manager = createServerManager({ pollMs: 50, grace: { interruptMs: 5000, terminateMs: 1000, killMs: 5000 } });
 const server = await manager.start(
-  { engine: 'vllm', model: 'm', python, host: '127.0.0.1', port: 0, env: { FAKE_ENGINE_MODE: 'ok', FAKE_ENGINE_RECORD: recordFile },
+  { engine: 'vllm', model: 'm', python, host: '127.0.0.1', port: 0, env: { FAKE_ENGINE_MODE: 'ok', FAKE_ENGINE_RECORD: recordFile, FAKE_ENGINE_IGNORE: ignore ?? '' },
     extraArgs: [], simArgs: [], startTimeoutMs: 60000 },
   { runDir: dir },
 );
@@ -274,36 +274,45 @@ beforeAll(async () => {
   });
 });
 
+async function killOwner(ignore: string): Promise<{ pgid: number; dir: string; pids: number[]; runs: string }> {
+  const recordFile = join(out, 'fake-record.jsonl');
+  const runs = join(out, 'runs');
+  const child = spawn(process.execPath, [ownerScript, FAKE_PYTHON, runs, recordFile, ignore], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const first = await new Promise<string>((resolve, reject) => {
+    let buffer = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      buffer += d;
+      if (buffer.includes('\n')) resolve(buffer.split('\n')[0] as string);
+    });
+    child.once('exit', (code) => reject(new Error(`owner exited early (${code})`)));
+  });
+  const { pgid, dir } = JSON.parse(first) as { pgid: number; dir: string };
+  const pids = launchedPids(recordFile);
+  expect(alivePids(pids).length).toBeGreaterThan(0);
+  expect((await loadRun(dir)).status).toBe('running');
+  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_c, s) => resolve(s)));
+  child.kill('SIGKILL');
+  expect(await exited).toBe('SIGKILL');
+  return { pgid, dir, pids, runs };
+}
+
 describe('the CLI killed with SIGKILL (what the OOM killer does)', () => {
   it('kill -9 of the process that launched the engine: the engine group dies too, and the run folder reads as interrupted', async () => {
-    const recordFile = join(out, 'fake-record.jsonl');
-    const runs = join(out, 'runs');
-    const child = spawn(process.execPath, [ownerScript, FAKE_PYTHON, runs, recordFile], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const first = await new Promise<string>((resolve, reject) => {
-      let buffer = '';
-      child.stdout.setEncoding('utf8').on('data', (d: string) => {
-        buffer += d;
-        if (buffer.includes('\n')) resolve(buffer.split('\n')[0] as string);
-      });
-      child.once('exit', (code) => reject(new Error(`owner exited early (${code})`)));
-    });
-    const { pgid, dir } = JSON.parse(first) as { pgid: number; dir: string };
-    const pids = launchedPids(recordFile);
-    expect(alivePids(pids).length).toBeGreaterThan(0);
-    expect((await loadRun(dir)).status).toBe('running');
-
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_c, s) => resolve(s)));
-    child.kill('SIGKILL');
-    expect(await exited).toBe('SIGKILL');
-
+    const { pgid, dir, pids, runs } = await killOwner('');
     expect(await waitGroupGone(pgid, 60_000)).toBe(true);
     expect(alivePids(pids)).toEqual([]);
     const record = await loadRun(dir);
     expect(record.status).toBe('interrupted');
     expect(record.error).toMatch(/ended without finishing it/);
     expect((await listRuns(runs)).map((r) => r.status)).toEqual(['interrupted']);
+  }, 120_000);
+
+  it('kill -9 of the owner while the engine ignores SIGTERM (a stuck worker): the watchdog escalates to SIGKILL', async () => {
+    const { pgid, pids } = await killOwner('SIGINT,SIGTERM');
+    expect(await waitGroupGone(pgid, 60_000)).toBe(true);
+    expect(alivePids(pids)).toEqual([]);
   }, 120_000);
 
   it('a running run whose writer pid was reused by another process reads as interrupted; one written on another host or without a writer stays running', () => {

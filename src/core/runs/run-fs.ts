@@ -106,9 +106,9 @@ export async function replaceFile(fs: RunFs, file: string, text: string): Promis
   }
 }
 
-/** replaceFile for a process on its way out: synchronous. */
+/** replaceFile for a process on its way out: synchronous, with its own temp name (an async write may be in flight). */
 export function replaceFileSync(fs: RunFs, file: string, text: string): void {
-  const tmp = `${file}.tmp`;
+  const tmp = `${file}.exit.tmp`;
   try {
     fs.writeFileSync(tmp, text);
     fs.renameSync(tmp, file);
