@@ -22,7 +22,7 @@ import { createWorkerExecutor } from './load/worker-executor.js';
 import { combineChecks, summarizeLevel } from './metrics/index.js';
 import { summaryCsv } from './report/summary-csv.js';
 import { RUN_FILES, RunWriter, createRunDir } from './runs/run-store.js';
-import type { RunFs } from './runs/run-fs.js';
+import { diskErrorOf, type RunFs } from './runs/run-fs.js';
 import type { RunningServer, ServerFailure, StartServer } from './servers/types.js';
 import type { AbortReason } from './load/stream-client.js';
 import { redact } from './servers/redact.js';
@@ -355,8 +355,10 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     } catch (error) {
       serverFailure ??= server?.hasDied() ?? null;
       if (!serverFailure && !userSignal.aborted) {
-        failure = error instanceof Error ? error.message : String(error);
-        if (error instanceof UserError) failureExitCode = error.exitCode;
+        // A file the server needs in the run folder could not be written (disk full): a DiskError, exit 2.
+        const cause = diskErrorOf(error) ?? error;
+        failure = cause instanceof Error ? cause.message : String(cause);
+        if (cause instanceof UserError) failureExitCode = cause.exitCode;
         else failure = `internal error: ${failure}`;
       }
       // A cancel during start-up or cool-down rejects with an AbortError: that is a cancelled run, not a failure.

@@ -11,7 +11,7 @@ import { createServebenchService } from '../../src/core/api.js';
 import { runBenchmark } from '../../src/core/benchmark.js';
 import { UserError } from '../../src/core/errors.js';
 import { readContextLimit } from '../../src/core/load/context-limit.js';
-import { nodeRunFs, type RunFs } from '../../src/core/runs/run-fs.js';
+import { diskErrorOf, nodeRunFs, type RunFs } from '../../src/core/runs/run-fs.js';
 import { RunWriter, createRunDir, listRuns, loadRequests, loadRun } from '../../src/core/runs/run-store.js';
 import { withLiveStatus, type ProcessProbe } from '../../src/core/runs/writer-identity.js';
 import { waitGroupGone } from '../../src/core/servers/process-group.js';
@@ -191,6 +191,20 @@ describe('disk full and unwritable --out', () => {
     await writer.flush();
     expect(await readFile(join(dir, 'summary.csv'), 'utf8')).toBe('old\n');
     expect((await readdir(dir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('a file the server needs cannot be written (ENOSPC on its path): a one-line disk failure, not an internal error', () => {
+    const raw = Object.assign(new Error("ENOSPC: no space left on device, open '/r/x.yaml'"), {
+      code: 'ENOSPC',
+      path: '/r/x.yaml',
+      syscall: 'open',
+    });
+    expect(diskErrorOf(raw)?.message).toBe(
+      'cannot write /r/x.yaml: the disk is full (ENOSPC); free space on it or choose another --out',
+    );
+    expect(
+      diskErrorOf(Object.assign(new Error('spawn'), { code: 'EACCES', path: 'python', syscall: 'spawn python' })),
+    ).toBeNull();
   });
 
   it('--out read-only (EROFS): one line before any server is launched, exit 2', async () => {

@@ -85,6 +85,17 @@ export class DiskError extends UserError {
   }
 }
 
+const DISK_CODES = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM', 'EIO']);
+
+/** A file-system error on a named path (from any writer, e.g. the server's files) as a DiskError; else null. */
+export function diskErrorOf(error: unknown): DiskError | null {
+  const e = error as NodeJS.ErrnoException | undefined;
+  if (!e || typeof e.path !== 'string' || !DISK_CODES.has(e.code ?? '')) return null;
+  // Running a program is not writing a file (an EACCES there is a bad --python, not a disk).
+  if (e.syscall?.startsWith('spawn') || e.syscall === 'kill') return null;
+  return new DiskError(e.path, e);
+}
+
 /** True when retrying with less data could succeed (the disk or quota is full, not forbidden). */
 export function isOutOfSpace(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
