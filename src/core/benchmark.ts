@@ -254,7 +254,12 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
       const tooMany = concurrencyWarning(info, maxConc, maxTokensPerRequest, serverConfig.maxSeqs);
       if (tooMany) emit({ type: 'message', severity: 'warn', text: tooMany });
       // Requests longer than the server's context would all fail (after a long calibration): refuse them now.
-      const limit = await readContextLimit({ baseUrl: info.baseUrl, model: info.model, apiKey: config.apiKey });
+      const limit = await readContextLimit({
+        baseUrl: info.baseUrl,
+        model: info.model,
+        apiKey: config.apiKey,
+        signal: levelAbort.signal,
+      });
       const tooLong = contextProblem(plans, limit);
       if (tooLong) throw new UserError(tooLong);
       const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey });

@@ -8,6 +8,8 @@ export interface ContextLimitOptions {
   apiKey?: string;
   /** ms per look-up; a server that does not answer quickly just has no known limit. */
   timeoutMs?: number;
+  /** Cancels the look-ups (Ctrl-C). */
+  signal?: AbortSignal;
 }
 
 // A model list or /props is a few KB; anything far larger is not one, and is not read whole.
@@ -20,7 +22,9 @@ async function getJson(url: string, options: ContextLimitOptions): Promise<unkno
       headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: options.signal
+        ? AbortSignal.any([options.signal, AbortSignal.timeout(timeoutMs)])
+        : AbortSignal.timeout(timeoutMs),
     });
     if (res.statusCode !== 200) {
       await res.body.dump().catch(() => undefined);
