@@ -5,7 +5,7 @@ import { UserError } from '../core/errors.js';
 import { formatLevelTable, formatProblems } from './format-table.js';
 import { createProgressRenderer } from './progress.js';
 import { BENCH_OPTIONS_HELP, benchConfigFromFlags, runOptions } from './run-options.js';
-import { SERVER_OPTIONS_HELP } from './server-options.js';
+import { SERVER_OPTIONS_HELP, checkServerAddress } from './server-options.js';
 
 const RUN_HELP = `Usage: servebench run [options]
 
@@ -45,6 +45,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const config = benchConfigFromFlags(values);
+  await checkServerAddress(config.server);
   const controller = new AbortController();
   let interrupts = 0;
   const onSigint = (): void => {

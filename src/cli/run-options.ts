@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import type { ParseArgsConfig } from 'node:util';
 import { parse as parseYaml } from 'yaml';
-import { BenchConfigSchema, ServerConfigSchema } from '../shared/config.js';
+import { BenchConfigSchema, LIMITS, ServerConfigSchema } from '../shared/config.js';
 import type { BenchConfig, BenchConfigInput } from '../shared/config.js';
 import { UserError } from '../core/errors.js';
 import { listProfiles } from '../core/sim/profile.js';
@@ -87,27 +87,59 @@ Output:
 
 type Values = Record<string, unknown>;
 
+const INTEGER = /^\d+$/;
+const DECIMAL = /^(\d+(\.\d*)?|\.\d+)$/;
+
+/** A number written plainly: digits (and a decimal point when allowed); no 1e3, 0x10, Infinity or signs. */
+function strictNumber(text: string, integer: boolean): number {
+  return (integer ? INTEGER : DECIMAL).test(text) ? Number(text) : Number.NaN;
+}
+
+/** Limit of a flag, when it has one: the flag's bound and why. */
+const FLAG_LIMIT: Record<string, keyof typeof LIMITS> = {
+  concurrency: 'concurrency',
+  'max-concurrency': 'concurrency',
+  rate: 'rate',
+  'input-len': 'tokens',
+  'output-len': 'tokens',
+  rounds: 'rounds',
+  'requests-per-round': 'requestsPerRound',
+  warmup: 'warmup',
+  'client-workers': 'clientWorkers',
+  'telemetry-interval': 'telemetryIntervalMs',
+};
+
+function checkLimit(n: number, flag: string, text: string): void {
+  const key = FLAG_LIMIT[flag];
+  if (!key || n <= LIMITS[key].max) return;
+  throw new UserError(
+    `--${flag} ${text} is too large: at most ${LIMITS[key].max.toLocaleString('en-US')} (${LIMITS[key].why})`,
+  );
+}
+
 function numberList(text: string, flag: string, integer: boolean): number[] {
   const parts = text
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
-  const nums = parts.map(Number);
-  if (parts.length === 0 || nums.some((n) => !Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))) {
+  const nums = parts.map((p) => strictNumber(p, integer));
+  if (parts.length === 0 || nums.some((n) => !Number.isFinite(n) || n <= 0 || (integer && !Number.isSafeInteger(n)))) {
     throw new UserError(
-      `--${flag} must be a comma-separated list of positive ${integer ? 'integers' : 'numbers'} (got '${text}')`,
+      `--${flag} must be a comma-separated list of positive ${integer ? 'integers' : 'numbers'} written plainly (got '${text}')`,
     );
   }
+  nums.forEach((n, i) => checkLimit(n, flag, parts[i] as string));
   return nums;
 }
 
 function positive(text: string, flag: string, integer: boolean, allowZero = false): number {
-  const n = Number(text);
-  if (!Number.isFinite(n) || n < 0 || (!allowZero && n === 0) || (integer && !Number.isInteger(n))) {
+  const n = strictNumber(text, integer);
+  if (!Number.isFinite(n) || n < 0 || (!allowZero && n === 0) || (integer && !Number.isSafeInteger(n))) {
     throw new UserError(
-      `--${flag} must be a ${allowZero ? 'non-negative' : 'positive'} ${integer ? 'integer' : 'number'} (got '${text}')`,
+      `--${flag} must be a ${allowZero ? 'non-negative' : 'positive'} ${integer ? 'integer' : 'number'} written plainly (got '${text}')`,
     );
   }
+  checkLimit(n, flag, text);
   return n;
 }
 
@@ -188,14 +220,43 @@ function camel(key: string): string {
   return key.replace(/[-_]([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
-/** Reads a YAML config: keys in camelCase or as flag names; `concurrency: "1,2,4"` or a list. */
-export function readConfigFile(path: string): Record<string, unknown> {
-  let text: string;
+/** A config file is small: past this it is the wrong file (or /dev/zero), not a config. */
+export const CONFIG_MAX_BYTES = 1024 * 1024;
+
+/** The text of a --config file: a regular file (never a device or FIFO, which may block or never end), capped. */
+function readConfigText(path: string): string {
+  let fd: number;
   try {
-    text = readFileSync(path, 'utf8');
-  } catch {
+    // stat first: opening a FIFO would block until a writer comes.
+    if (!statSync(path).isFile()) throw new UserError(`--config ${path} is not a regular file: pass a YAML file`);
+    fd = openSync(path, 'r');
+  } catch (error) {
+    if (error instanceof UserError) throw error;
     throw new UserError(`cannot read --config ${path}: check the path`);
   }
+  try {
+    const buffer = Buffer.alloc(CONFIG_MAX_BYTES + 1);
+    let size = 0;
+    for (;;) {
+      const n = readSync(fd, buffer, size, buffer.length - size, null);
+      if (n === 0) break;
+      size += n;
+      if (size > CONFIG_MAX_BYTES) {
+        throw new UserError(`--config ${path} is larger than ${CONFIG_MAX_BYTES / 1024} KiB: not a servebench config`);
+      }
+    }
+    return buffer.toString('utf8', 0, size);
+  } catch (error) {
+    if (error instanceof UserError) throw error;
+    throw new UserError(`cannot read --config ${path}: check the path`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads a YAML config: keys in camelCase or as flag names; `concurrency: "1,2,4"` or a list. */
+export function readConfigFile(path: string): Record<string, unknown> {
+  const text = readConfigText(path);
   let data: unknown;
   try {
     data = parseYaml(text);
@@ -222,7 +283,11 @@ export function readConfigFile(path: string): Record<string, unknown> {
 }
 
 function formatZodPath(path: PropertyKey[]): string {
-  return path.map(String).join('.');
+  // 'concurrency.2' names the list, not its third element: the message says which bound.
+  return path
+    .filter((p) => typeof p !== 'number')
+    .map(String)
+    .join('.');
 }
 
 /** Builds the run's BenchConfig: defaults, then --config YAML, then flags. One clear line on any problem. */
@@ -265,7 +330,14 @@ export function benchConfigFromFlags(values: Values, env: NodeJS.ProcessEnv = pr
   }
   if (values['no-warmup'] === true) input.warmup = 0;
   const timeout = s('timeout');
-  if (timeout !== undefined) input.timeoutMs = Math.round(positive(timeout, 'timeout', false) * 1000);
+  if (timeout !== undefined) {
+    const seconds = positive(timeout, 'timeout', false);
+    if (seconds * 1000 > LIMITS.timeoutMs.max)
+      throw new UserError(
+        `--timeout ${timeout} is too large: at most ${LIMITS.timeoutMs.max / 1000} s (${LIMITS.timeoutMs.why})`,
+      );
+    input.timeoutMs = Math.max(1, Math.round(seconds * 1000));
+  }
   const price = s('gpu-price-per-hour');
   if (price !== undefined) input.gpuPricePerHour = positive(price, 'gpu-price-per-hour', false);
   const util = s('utilization');

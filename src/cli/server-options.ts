@@ -1,6 +1,9 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import type { ParseArgsConfig } from 'node:util';
 import { EngineKindSchema, ServerConfigSchema } from '../shared/config.js';
 import { UserError } from '../core/errors.js';
+import { probePort } from '../core/servers/ports.js';
 import { loadPreset, type ServerConfigInput } from '../core/servers/presets.js';
 
 /** `servebench run` flags that choose and configure the server (node:util parseArgs options). */
@@ -83,10 +86,13 @@ function int(values: Values, flag: string, min: number, max = Number.MAX_SAFE_IN
   return n;
 }
 
+/** Digits with an optional decimal point: no 1e-1, 0x1 or signs. */
+const PLAIN_DECIMAL = /^(\d+(\.\d*)?|\.\d+)$/;
+
 function fraction(values: Values, flag: string): number | undefined {
   const v = str(values, flag);
   if (v === undefined) return undefined;
-  const n = Number(v);
+  const n = PLAIN_DECIMAL.test(v) ? Number(v) : Number.NaN;
   if (!Number.isFinite(n) || n <= 0 || n > 1) throw new UserError(`--${flag} must be a number in (0, 1] (got '${v}')`);
   return n;
 }
@@ -170,7 +176,7 @@ export function serverConfigFromFlags(values: Values, preset?: ServerConfigInput
   const algorithm = str(values, 'dllm-algorithm');
   let thresholdValue: number | undefined;
   if (threshold !== undefined) {
-    thresholdValue = Number(threshold);
+    thresholdValue = PLAIN_DECIMAL.test(threshold) ? Number(threshold) : Number.NaN;
     if (!Number.isFinite(thresholdValue) || thresholdValue <= 0 || thresholdValue > 1) {
       throw new UserError(`--threshold must be a number in (0, 1] (got '${threshold}')`);
     }
@@ -241,3 +247,34 @@ const FLAG_OF: Record<string, string> = {
   simArgs: '--server-arg',
   startTimeoutMs: '--start-timeout',
 };
+
+/**
+ * Checks, before a run folder exists or anything is launched, that the server's address can work: the
+ * host of --url resolves, and --host is an address of this machine to bind. One line naming the fix.
+ */
+export async function checkServerAddress(server: { url?: string; host?: string }): Promise<void> {
+  if (server.url) {
+    const host = new URL(server.url).hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host) !== 0) return;
+    try {
+      await lookup(host);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? 'no address';
+      throw new UserError(
+        `--url ${server.url}: the host '${host}' cannot be resolved (${code}); check its spelling, or use an IP address`,
+      );
+    }
+    return;
+  }
+  const host = server.host ?? '127.0.0.1';
+  const check = await probePort(host, 0);
+  if (check.free) return;
+  if (check.code === 'ENOTFOUND' || check.code === 'EAI_AGAIN' || check.code === 'EAI_NONAME') {
+    throw new UserError(
+      `--host ${host} cannot be resolved (${check.code}); use an address of this machine, e.g. 127.0.0.1 (the default)`,
+    );
+  }
+  throw new UserError(
+    `--host ${host} cannot be bound (${check.code}): it is not an address of this machine; use 127.0.0.1 (the default) or 0.0.0.0`,
+  );
+}

@@ -64,13 +64,19 @@ export async function uiCommand(argv: string[]): Promise<number> {
   console.log(`servebench ui: ${server.url}  (runs in ${outDir}; Ctrl-C to stop)`);
 
   let interrupts = 0;
+  // A forced exit still marks the active run cancelled, as `servebench run` does.
+  const forceExit = (): never => {
+    service.saveActiveSync?.('forced exit (second Ctrl-C): the level in progress is in requests.jsonl only');
+    process.exit(130);
+  };
   await new Promise<void>((resolveStop) => {
     const onSignal = (): void => {
       interrupts++;
-      if (interrupts > 1) process.exit(130);
+      if (interrupts > 1) forceExit();
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
-      process.on('SIGINT', () => process.exit(130));
+      process.on('SIGINT', forceExit);
+      process.on('SIGTERM', forceExit);
       resolveStop();
     };
     process.on('SIGINT', onSignal);

@@ -1,7 +1,7 @@
 import { basename, join, resolve } from 'node:path';
 import { BenchConfigSchema } from '../shared/config.js';
 import type { ActiveRun, ContractEvent, PresetSummary, ServebenchContract } from '../shared/contract.js';
-import { runBenchmark } from './benchmark.js';
+import { runBenchmark, saveActiveRunsSync } from './benchmark.js';
 import type { BenchmarkDeps, BenchmarkResult } from './benchmark.js';
 import { UserError } from './errors.js';
 import { listRuns, loadRequests, loadRun, loadTelemetry } from './runs/run-store.js';
@@ -19,6 +19,8 @@ export interface ServebenchService extends ServebenchContract {
   subscribe(listener: (event: ContractEvent) => void): () => void;
   /** Resolves when the active run (if any) has finished and its folder is written. */
   idle(): Promise<void>;
+  /** For a process that must exit now (a second Ctrl-C): marks the active run cancelled in its run.json, synchronously. */
+  saveActiveSync?(reason: string): void;
 }
 
 /** Creates the service over the benchmark engine: one run at a time, progress pushed as events. */
@@ -43,7 +45,14 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
     },
     async startRun(input) {
       if (active) throw new UserError(`run ${active.runId} is still going; cancel it or wait for it to finish`);
-      const config = BenchConfigSchema.parse({ ...input, out: outDir });
+      const parsed = BenchConfigSchema.safeParse({ ...input, out: outDir });
+      if (!parsed.success) {
+        // A bound a user crossed (concurrency, lengths...): one line naming the field and the bound.
+        const issue = parsed.error.issues[0];
+        const field = issue?.path.filter((p) => typeof p !== 'number').join('.') ?? '';
+        throw new UserError(`invalid setting${field ? ` '${field}'` : ''}: ${issue?.message ?? 'invalid config'}`);
+      }
+      const config = parsed.data;
       const controller = new AbortController();
       let started: (run: ActiveRun) => void = () => undefined;
       let failedEarly: (error: unknown) => void = () => undefined;
@@ -104,6 +113,9 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
     },
     async idle() {
       await active?.done;
+    },
+    saveActiveSync(reason) {
+      saveActiveRunsSync(reason);
     },
   };
 }

@@ -12,6 +12,8 @@ import type { RequestExecutor } from './load/executor.js';
 import { maxPlannedConcurrency, planLevels } from './load/level-plan.js';
 import type { LevelPlan } from './load/level-plan.js';
 import { runLevel } from './load/level-runner.js';
+import { readContextLimit } from './load/context-limit.js';
+import { contextProblem } from './load/plan-limits.js';
 import { buildPrompts } from './load/prompts.js';
 import type { TokenCounter } from './load/prompts.js';
 import type { BodyCompat } from './load/request-body.js';
@@ -21,6 +23,7 @@ import { combineChecks, summarizeLevel } from './metrics/index.js';
 import { clientErrorFix, commonestError } from './metrics/error-summary.js';
 import { summaryCsv } from './report/summary-csv.js';
 import { RUN_FILES, RunWriter, createRunDir } from './runs/run-store.js';
+import { diskErrorOf, type RunFs } from './runs/run-fs.js';
 import type { RunningServer, ServerFailure, StartServer } from './servers/types.js';
 import type { AbortReason } from './load/stream-client.js';
 import { redact } from './servers/redact.js';
@@ -57,6 +60,8 @@ export interface BenchmarkDeps {
   signal?: AbortSignal;
   clock?: Clock;
   now?: () => Date;
+  /** File operations of the run folder (tests inject a disk that fills up). */
+  runFs?: RunFs;
 }
 
 /** The outcome of runBenchmark: the record as written and its folder. */
@@ -169,8 +174,8 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     return !server.model && config.model ? { ...server, model: config.model } : server;
   });
   const startedAt = now();
-  const dir = await createRunDir(config.out, config.label, startedAt);
-  const writer = new RunWriter(dir);
+  const dir = await createRunDir(config.out, config.label, startedAt, deps.runFs);
+  const writer = new RunWriter(dir, { fs: deps.runFs });
   const runId = dir.split('/').pop() as string;
   const simulated = config.server.engine === 'sim' && !config.server.url;
   const hostExtra = deps.hostInfo ? await deps.hostInfo().catch(() => ({})) : {};
@@ -211,7 +216,8 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
   activeRuns.add(active);
   emit({ type: 'run-started', runId, dir, simulated, totalLevels: plans.length * variants.length });
 
-  const userSignal = deps.signal ?? new AbortController().signal;
+  // A write that fails (disk full, read-only) stops the run like a cancel; the failure below says why.
+  const userSignal = deps.signal ? AbortSignal.any([deps.signal, writer.fatalSignal]) : writer.fatalSignal;
   const runNonce = randomBytes(4).readUInt32BE(0) % 1_000_000;
   const tagPrefix = `sb-${runNonce.toString(36)}`;
   let failure: string | undefined;
@@ -234,7 +240,10 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     let executor: RequestExecutor | null = null;
     const levelAbort = new AbortController();
     const onUserAbort = (): void =>
-      levelAbort.abort({ message: 'cancelled by the user', kind: 'cancelled' } satisfies AbortReason);
+      levelAbort.abort({
+        message: writer.fatal ? `stopped: ${writer.fatal.message}` : 'cancelled by the user',
+        kind: 'cancelled',
+      } satisfies AbortReason);
     userSignal.addEventListener('abort', onUserAbort, { once: true });
     try {
       server = await deps.startServer(serverConfig, {
@@ -263,6 +272,15 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
       const maxTokensPerRequest = Math.max(...config.inputLen) + Math.max(...config.outputLen);
       const tooMany = concurrencyWarning(info, maxConc, maxTokensPerRequest, serverConfig.maxSeqs);
       if (tooMany) emit({ type: 'message', severity: 'warn', text: tooMany });
+      // Requests longer than the server's context would all fail (after a long calibration): refuse them now.
+      const limit = await readContextLimit({
+        baseUrl: info.baseUrl,
+        model: info.model,
+        apiKey: config.apiKey,
+        signal: levelAbort.signal,
+      });
+      const tooLong = contextProblem(plans, limit);
+      if (tooLong) throw new UserError(tooLong);
       const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey });
       const { compat, note } = await api.probeCompat(config.api, info.model);
       if (note) emit({ type: 'message', severity: 'warn', text: note });
@@ -369,8 +387,10 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     } catch (error) {
       serverFailure ??= server?.hasDied() ?? null;
       if (!serverFailure && !userSignal.aborted) {
-        failure = error instanceof Error ? error.message : String(error);
-        if (error instanceof UserError) failureExitCode = error.exitCode;
+        // A file the server needs in the run folder could not be written (disk full): a DiskError, exit 2.
+        const cause = diskErrorOf(error) ?? error;
+        failure = cause instanceof Error ? cause.message : String(cause);
+        if (cause instanceof UserError) failureExitCode = cause.exitCode;
         else failure = `internal error: ${failure}`;
       }
       // A cancel during start-up or cool-down rejects with an AbortError: that is a cancelled run, not a failure.
@@ -389,6 +409,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     const f = serverFailure as ServerFailure;
     failure = `server died during the run: ${f.message} — ${f.fix}`;
   }
+  if (writer.fatal) [failure, failureExitCode] = [writer.fatal.message, 2];
   record.status = failure ? 'failed' : userSignal.aborted ? 'cancelled' : 'completed';
   if (failure) record.error = failure;
   else if (userSignal.aborted) record.error = 'cancelled by the user; levels measured so far are kept';
@@ -403,8 +424,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
   await writer.writeText(RUN_FILES.summary, summaryCsv(record));
   await writer.flush();
   activeRuns.delete(active);
-  for (const error of writer.errors)
-    emit({ type: 'message', severity: 'error', text: `could not write to ${dir}: ${error}` });
+  if (writer.fatal) [failure, failureExitCode] = [writer.failureLine(), 2];
   emit({ type: 'run-finished', runId, dir, status: record.status, record });
   return { record, dir, failure, exitCode: failure ? (failureExitCode ?? 1) : undefined };
 }

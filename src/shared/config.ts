@@ -39,6 +39,7 @@ export const ServerConfigSchema = z.object({
     .number()
     .int()
     .positive()
+    .max(7 * 86_400_000, 'at most 7 days: a server that has not loaded by then never will')
     .default(20 * 60_000),
   /** sim only: profile name and extra sim flags. */
   simProfile: z.string().optional(),
@@ -53,7 +54,42 @@ export const SloSchema = z.object({
 });
 export type Slo = z.infer<typeof SloSchema>;
 
-const positiveList = z.array(z.number().int().positive()).min(1);
+/**
+ * Upper bounds on what a user can ask, each with the reason: past them a run cannot work (memory, sockets,
+ * timers) or cannot mean anything. The CLI, the YAML config and the app share them.
+ */
+export const LIMITS = {
+  concurrency: {
+    max: 4096,
+    why: 'more requests in flight than one client process can hold and time honestly, and than any engine runs at once',
+  },
+  rate: { max: 10_000, why: 'more arrivals per second than one client process can schedule on time' },
+  requestsPerRound: { max: 100_000, why: 'every prompt of a level is built and held in memory' },
+  rounds: { max: 100, why: 'more rounds do not sharpen the spread; raise --requests-per-round instead' },
+  warmup: { max: 10_000, why: 'warm-up needs about as many requests as are in flight' },
+  tokens: { max: 1_048_576, why: 'longer than the context of any served model, and every prompt is held in memory' },
+  totalRequests: { max: 1_000_000, why: 'a run that long cannot finish in any sensible time; split it into runs' },
+  promptTokensPerLevel: { max: 50_000_000, why: "a level's prompts are built and held in memory" },
+  timeoutMs: { max: 86_400_000, why: 'one request longer than a day is a hung server, not a measurement' },
+  clientWorkers: { max: 64, why: 'more worker threads than any machine has cores for' },
+  telemetryIntervalMs: { max: 60_000, why: 'samples further apart than a minute miss every throttling episode' },
+} as const;
+
+const bound = (key: keyof typeof LIMITS): [number, string] => [
+  LIMITS[key].max,
+  `at most ${LIMITS[key].max.toLocaleString('en-US')}: ${LIMITS[key].why}`,
+];
+
+const positiveList = (key: keyof typeof LIMITS) =>
+  z
+    .array(
+      z
+        .number()
+        .int()
+        .positive()
+        .max(...bound(key)),
+    )
+    .min(1);
 
 /** A benchmark: the sweep, the load shape and the server(s) to run it against. */
 export const BenchConfigSchema = z.object({
@@ -61,19 +97,51 @@ export const BenchConfigSchema = z.object({
   out: z.string().default('runs'),
   model: z.string().optional(),
   api: z.enum(['chat', 'completions']).default('chat'),
-  concurrency: positiveList.default([1, 2, 4, 8, 16]),
-  inputLen: positiveList.default([512]),
-  outputLen: positiveList.default([256]),
-  rounds: z.number().int().positive().default(3),
+  concurrency: positiveList('concurrency').default([1, 2, 4, 8, 16]),
+  inputLen: positiveList('tokens').default([512]),
+  outputLen: positiveList('tokens').default([256]),
+  rounds: z
+    .number()
+    .int()
+    .positive()
+    .max(...bound('rounds'))
+    .default(3),
   /** Requests per round; default max(8, 4 x concurrency). */
-  requestsPerRound: z.number().int().positive().optional(),
+  requestsPerRound: z
+    .number()
+    .int()
+    .positive()
+    .max(...bound('requestsPerRound'))
+    .optional(),
   /** Warm-up requests per level (discarded); default = concurrency; 0 turns warm-up off. */
-  warmup: z.number().int().min(0).optional(),
+  warmup: z
+    .number()
+    .int()
+    .min(0)
+    .max(...bound('warmup'))
+    .optional(),
   /** Open loop: Poisson arrivals at this many requests/s (concurrency then caps in-flight requests). */
-  rate: z.array(z.number().positive()).optional(),
+  rate: z
+    .array(
+      z
+        .number()
+        .positive()
+        .max(...bound('rate')),
+    )
+    .optional(),
   /** Open loop only: cap on requests in flight. */
-  maxConcurrency: z.number().int().positive().optional(),
-  timeoutMs: z.number().int().positive().default(300_000),
+  maxConcurrency: z
+    .number()
+    .int()
+    .positive()
+    .max(...bound('concurrency'))
+    .optional(),
+  timeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .max(...bound('timeoutMs'))
+    .default(300_000),
   uniquePrefix: z.boolean().default(true),
   ignoreEos: z.boolean().default(true),
   temperature: z.number().min(0).default(0),
@@ -82,8 +150,18 @@ export const BenchConfigSchema = z.object({
   utilization: z.number().gt(0).lte(1).optional(),
   slo: SloSchema.optional(),
   apiKey: z.string().optional(),
-  clientWorkers: z.number().int().min(0).optional(),
-  telemetryIntervalMs: z.number().int().positive().default(500),
+  clientWorkers: z
+    .number()
+    .int()
+    .min(0)
+    .max(...bound('clientWorkers'))
+    .optional(),
+  telemetryIntervalMs: z
+    .number()
+    .int()
+    .positive()
+    .max(...bound('telemetryIntervalMs'))
+    .default(500),
   nvidiaSmi: z.string().optional(),
   dcgmUrl: z.string().url().optional(),
   /** Wait before each level until the GPU is idle and cooler than this (°C). */

@@ -142,7 +142,19 @@ export interface LevelResult {
   checks: Check[];
 }
 
-export type RunStatus = 'running' | 'completed' | 'failed' | 'cancelled';
+/**
+ * 'interrupted' is never written: a reader shows a 'running' run so when the process writing it is gone
+ * (killed, crashed), decided from `writer`.
+ */
+export type RunStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+
+/** The process that writes a run folder: pid alone can be reused, so its start is recorded too. */
+export interface RunWriterIdentity {
+  pid: number;
+  hostname: string;
+  /** Opaque key of the process's start (Linux: boot id and start time); absent where unknown. */
+  processStart?: string;
+}
 
 export interface RunEnvironment {
   host: { hostname: string; os: string; cpu?: string; cpus: number; memoryGiB?: number; node: string };
@@ -167,8 +179,10 @@ export interface RunRecord {
   startedAt: string;
   finishedAt: string | null;
   status: RunStatus;
-  /** Reason for a failed or cancelled run. */
+  /** Reason for a failed, cancelled or interrupted run. */
   error?: string;
+  /** The process writing this folder while it runs (stamped by the run writer). */
+  writer?: RunWriterIdentity;
   /** True when the numbers come from the built-in simulator, not a real engine. */
   simulated: boolean;
   config: BenchConfig;

@@ -1,5 +1,6 @@
 import type { BenchConfig } from '../../shared/config.js';
 import { UserError } from '../errors.js';
+import { checkPlanLimits } from './plan-limits.js';
 
 /** One level of a sweep: a load shape at fixed input and output lengths. */
 export interface LevelPlan {
@@ -56,6 +57,7 @@ export function planLevels(config: BenchConfig): LevelPlan[] {
       }
     }
   }
+  checkPlanLimits(config, plans);
   return plans;
 }
 

@@ -1,9 +1,19 @@
-import { renameSync, writeFileSync } from 'node:fs';
-import { appendFile, mkdir, readFile, readdir, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { RunRecord } from '../../shared/run-record.js';
 import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
+import {
+  DiskError,
+  appendWhole,
+  checkOutWritable,
+  isOutOfSpace,
+  nodeRunFs,
+  replaceFile,
+  replaceFileSync,
+  type RunFs,
+} from './run-fs.js';
+import { currentWriter, withLiveStatus } from './writer-identity.js';
 
 /** The files of one run folder. */
 export const RUN_FILES = {
@@ -24,82 +34,143 @@ export function safeLabel(label: string): string {
   return label.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 60) || 'run';
 }
 
-/** Creates `<out>/<UTC timestamp>-<label>/` (suffixed when taken) and returns its absolute path. */
-export async function createRunDir(outDir: string, label: string, startedAt: Date): Promise<string> {
+/**
+ * Creates `<out>/<UTC timestamp>-<label>/` (suffixed when taken) and returns its absolute path. Checks first
+ * that `outDir` is a writable folder, so a bad --out fails in one line before any server is launched.
+ */
+export async function createRunDir(outDir: string, label: string, startedAt: Date, fs: RunFs = nodeRunFs): Promise<string> {
   const base = join(resolve(outDir), `${runTimestamp(startedAt)}-${safeLabel(label)}`);
-  await mkdir(resolve(outDir), { recursive: true });
+  await checkOutWritable(resolve(outDir), fs);
   for (let i = 0; ; i++) {
     const dir = i === 0 ? base : `${base}-${i + 1}`;
     try {
       await mkdir(dir);
       return dir;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new DiskError(dir, error);
     }
   }
 }
 
-/** Writes a run folder as the run goes, so a crash or cancel loses nothing already measured. */
+/** Options of a run writer. */
+export interface RunWriterOptions {
+  /** File operations (default the real file system; tests inject failures). */
+  fs?: RunFs;
+}
+
+/**
+ * Writes a run folder as the run goes, so a crash or cancel loses nothing already measured. Every file stays
+ * whole: run.json and summary.csv are replaced atomically, jsonl files grow by whole lines. The first write
+ * that fails (disk full, read-only, folder gone) is fatal: `fatal` is set, `fatalSignal` aborts (the run
+ * stops), later appends are skipped, and only run.json and summary.csv are still tried, to record why.
+ */
 export class RunWriter {
   readonly dir: string;
+  private readonly fs: RunFs;
   private queue: Promise<void> = Promise.resolve();
+  private readonly fatalController = new AbortController();
+  /** The first write that failed; null while all is well. */
+  fatal: DiskError | null = null;
+  /** Whether the last write of run.json succeeded (false: the folder's run.json is older than the run). */
+  recordSaved = true;
+  /** Every write that failed, one line each (the first is `fatal`). */
+  readonly errors: string[] = [];
 
-  constructor(dir: string) {
+  constructor(dir: string, options: RunWriterOptions = {}) {
     this.dir = dir;
+    this.fs = options.fs ?? nodeRunFs;
+  }
+
+  /** Aborts when a write fails: the run must stop rather than measure what it cannot keep. */
+  get fatalSignal(): AbortSignal {
+    return this.fatalController.signal;
   }
 
   /** run.json written synchronously: the last act of a process that is being forced to exit. */
   writeRecordSync(record: RunRecord): void {
-    const file = join(this.dir, RUN_FILES.record);
-    writeFileSync(`${file}.tmp`, `${JSON.stringify(record, null, 2)}\n`);
-    renameSync(`${file}.tmp`, file);
+    replaceFileSync(this.fs, join(this.dir, RUN_FILES.record), recordText(record, true));
   }
 
-  /** run.json, replaced atomically (a reader never sees half a file). */
+  /** run.json, replaced atomically (a reader never sees half a file); stamped with this process as writer. */
   writeRecord(record: RunRecord): Promise<void> {
-    return this.enqueue(async () => {
-      const file = join(this.dir, RUN_FILES.record);
-      await writeFile(`${file}.tmp`, `${JSON.stringify(record, null, 2)}\n`);
-      await rename(`${file}.tmp`, file);
+    const file = join(this.dir, RUN_FILES.record);
+    return this.enqueue(file, 'record', async () => {
+      try {
+        await replaceFile(this.fs, file, recordText(record, true));
+      } catch (error) {
+        // A full disk may still take the same record without indentation: the final status matters most.
+        if (!isOutOfSpace(error)) throw error;
+        await replaceFile(this.fs, file, recordText(record, false));
+      }
     });
   }
 
   appendRequests(records: RequestRecord[]): Promise<void> {
     if (records.length === 0) return this.queue;
     const text = records.map((r) => JSON.stringify(r)).join('\n') + '\n';
-    return this.enqueue(() => appendFile(join(this.dir, RUN_FILES.requests), text));
+    const file = join(this.dir, RUN_FILES.requests);
+    return this.enqueue(file, 'data', () => appendWhole(this.fs, file, text));
   }
 
-  appendLines(file: string, lines: string[]): Promise<void> {
+  appendLines(name: string, lines: string[]): Promise<void> {
     if (lines.length === 0) return this.queue;
-    return this.enqueue(() => appendFile(join(this.dir, file), lines.join('\n') + '\n'));
+    const file = join(this.dir, name);
+    return this.enqueue(file, 'data', () => appendWhole(this.fs, file, lines.join('\n') + '\n'));
   }
 
-  writeText(file: string, text: string): Promise<void> {
-    return this.enqueue(() => writeFile(join(this.dir, file), text));
+  /** A whole text file (summary.csv), replaced atomically. */
+  writeText(name: string, text: string): Promise<void> {
+    const file = join(this.dir, name);
+    return this.enqueue(file, 'text', () => replaceFile(this.fs, file, text));
   }
 
-  /** Resolves when every queued write is on disk. */
+  /** Resolves when every queued write is done (on disk, or failed and recorded). */
   flush(): Promise<void> {
     return this.queue;
   }
 
-  /** Writes that failed (disk full, folder removed): one line each; later writes still run. */
-  readonly errors: string[] = [];
+  /** One line for the user after a fatal write error: what failed, the fix, and whether run.json says so. */
+  failureLine(): string | undefined {
+    if (!this.fatal) return undefined;
+    return this.recordSaved
+      ? this.fatal.message
+      : `${this.fatal.message}; run.json could not be updated either (it will read as interrupted)`;
+  }
 
-  private enqueue(task: () => Promise<void>): Promise<void> {
-    // One failed write must not stop the ones after it (the final run.json above all).
-    this.queue = this.queue.then(task).catch((error: unknown) => {
-      this.errors.push(error instanceof Error ? error.message : String(error));
+  private enqueue(file: string, kind: 'data' | 'record' | 'text', task: () => Promise<void>): Promise<void> {
+    const isRecord = kind === 'record';
+    this.queue = this.queue.then(async () => {
+      // After a failure, measuring more is pointless: only the record of why is still attempted.
+      if (this.fatal && kind === 'data') return;
+      try {
+        await task();
+        if (isRecord) this.recordSaved = true;
+      } catch (error) {
+        if (isRecord) this.recordSaved = false;
+        const diskError = new DiskError(file, error);
+        this.errors.push(diskError.message);
+        if (!this.fatal) {
+          this.fatal = diskError;
+          this.fatalController.abort(diskError);
+        }
+      }
     });
     return this.queue;
   }
 }
 
-/** Loads run.json from a run folder (or the file itself). */
+function recordText(record: RunRecord, pretty: boolean): string {
+  const stamped: RunRecord = { ...record, writer: currentWriter() };
+  return pretty ? `${JSON.stringify(stamped, null, 2)}\n` : `${JSON.stringify(stamped)}\n`;
+}
+
+/**
+ * Loads run.json from a run folder (or the file itself). A run marked 'running' whose writer process is
+ * gone comes back 'interrupted'.
+ */
 export async function loadRun(path: string): Promise<RunRecord> {
   const file = path.endsWith('.json') ? path : join(path, RUN_FILES.record);
-  return JSON.parse(await readFile(file, 'utf8')) as RunRecord;
+  return withLiveStatus(JSON.parse(await readFile(file, 'utf8')) as RunRecord);
 }
 
 /** Loads requests.jsonl of a run folder. */
@@ -110,10 +181,21 @@ export async function loadRequests(dir: string): Promise<RequestRecord[]> {
   } catch {
     return [];
   }
-  return text
-    .split('\n')
-    .filter((line) => line.length > 0)
-    .map((line) => JSON.parse(line) as RequestRecord);
+  return parseLines<RequestRecord>(text);
+}
+
+/** JSON lines; a line that does not parse (a write cut short by a crash) is skipped, not fatal. */
+function parseLines<T>(text: string): T[] {
+  const out: T[] = [];
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    try {
+      out.push(JSON.parse(line) as T);
+    } catch {
+      // Half a line from a process killed mid-write: the whole lines before it still count.
+    }
+  }
+  return out;
 }
 
 /** Loads telemetry.jsonl of a run folder, split by kind (gpu, engine; client samples are left out). */
@@ -125,9 +207,7 @@ export async function loadTelemetry(dir: string): Promise<{ gpu: GpuSample[]; en
   } catch {
     return out;
   }
-  for (const line of text.split('\n')) {
-    if (!line) continue;
-    const sample = JSON.parse(line) as { kind?: string };
+  for (const sample of parseLines<{ kind?: string }>(text)) {
     if (sample.kind === 'gpu') out.gpu.push(sample as unknown as GpuSample);
     else if (sample.kind === 'engine') out.engine.push(sample as unknown as EngineSample);
   }

@@ -13,7 +13,7 @@ import { probeEngine, probeQuantizationChoices, runCapture } from './engine-prob
 import { failureFromExit } from './failures.js';
 import { findCliScript } from '../package-root.js';
 import { baseUrlFor, pickFreePort, probePort } from './ports.js';
-import { DEFAULT_GRACE, stopGroup, trackGroup, type StopGrace } from './process-group.js';
+import { DEFAULT_GRACE, startWatchdog, stopGroup, trackGroup, type StopGrace } from './process-group.js';
 import { createRedactor, redactArgv } from './redact.js';
 import type { RunningServer, ServerFailure, ServerInfo, StartServer, StartServerOptions } from './types.js';
 
@@ -510,7 +510,13 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
       })();
       return stopPromise;
     };
-    untrack = trackGroup(pgid, stop);
+    // Exit hooks do not run when this process is SIGKILLed (OOM killer): a watchdog stops the group then.
+    const watchdog = startWatchdog(pgid, { nodePath: options.nodePath, graceMs: grace.terminateMs });
+    const untrackGroup = trackGroup(pgid, stop);
+    untrack = () => {
+      untrackGroup();
+      watchdog.standDown();
+    };
 
     /** The server exited while in use: resolve `died` now, reap and complete the failure (late log lines) after. */
     function onDeath(exit: Exit): void {

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** Grace periods of the stop sequence: SIGINT, wait, SIGTERM, wait, SIGKILL. */
@@ -192,4 +193,81 @@ export function trackGroup(pgid: number, stop: () => Promise<void>): () => void 
 /** Process groups servebench still owns (for tests and diagnostics). */
 export function trackedGroups(): number[] {
   return [...liveGroups.keys()];
+}
+
+// ---- watchdog: children die with their parent, however it dies ------------------------------------
+
+// Runs in its own process (node -e). It ends when told to stand down; when its parent is gone (stdin
+// closes: the kernel closes the parent's end even on SIGKILL; or it is re-parented) it stops the group:
+// SIGTERM, then SIGKILL after the grace. Plain JS, no imports, so it starts in a few tens of ms.
+const WATCHDOG_SCRIPT = `
+const pgid = Number(process.env.SERVEBENCH_WATCH_PGID);
+const grace = Number(process.env.SERVEBENCH_WATCH_GRACE_MS) || 5000;
+const parent = process.ppid;
+let input = '';
+let firing = false;
+const gone = () => { try { process.kill(-pgid, 0); return false; } catch { return true; } };
+const fire = () => {
+  if (firing) return;
+  firing = true;
+  if (input.includes('stand-down')) process.exit(0);
+  try { process.kill(-pgid, 'SIGTERM'); } catch { process.exit(0); }
+  const until = Date.now() + grace;
+  const tick = () => {
+    if (gone()) process.exit(0);
+    if (Date.now() >= until) { try { process.kill(-pgid, 'SIGKILL'); } catch {} process.exit(0); }
+    setTimeout(tick, 100);
+  };
+  setTimeout(tick, 100);
+};
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (d) => { input += d; if (input.includes('stand-down')) process.exit(0); });
+process.stdin.on('end', fire);
+process.stdin.on('close', fire);
+process.stdin.on('error', fire);
+setInterval(() => { if (process.ppid !== parent) fire(); }, 500);
+`;
+
+/** A watchdog process guarding one process group. */
+export interface Watchdog {
+  pid: number | undefined;
+  /** The owner stopped the group itself: the watchdog exits without touching it. */
+  standDown(): void;
+  /** Resolves when the watchdog process has exited. */
+  exited: Promise<void>;
+}
+
+/**
+ * Starts a tiny detached process that stops the group `pgid` (SIGTERM, then SIGKILL after `graceMs`) as
+ * soon as this process is gone, whatever ended it (SIGKILL, the OOM killer, a crash): exit hooks do not
+ * run then. It does not keep this process alive. Call standDown() once the group is stopped.
+ */
+export function startWatchdog(pgid: number, options: { nodePath?: string; graceMs?: number } = {}): Watchdog {
+  const child = spawn(options.nodePath ?? process.execPath, ['-e', WATCHDOG_SCRIPT], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'ignore'],
+    env: {
+      SERVEBENCH_WATCH_PGID: String(pgid),
+      SERVEBENCH_WATCH_GRACE_MS: String(options.graceMs ?? DEFAULT_GRACE.terminateMs),
+      // Electron's binary acts as plain Node with this set (the desktop app's engine host).
+      ELECTRON_RUN_AS_NODE: '1',
+    },
+  });
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', () => resolve());
+  });
+  child.stdin?.on('error', () => undefined);
+  child.unref();
+  (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  let stood = false;
+  return {
+    pid: child.pid,
+    exited,
+    standDown() {
+      if (stood) return;
+      stood = true;
+      child.stdin?.end('stand-down\n');
+    },
+  };
 }

@@ -23,7 +23,7 @@ describe('run store', () => {
     expect(b.endsWith('20261130T094800Z-x-2')).toBe(true);
   });
 
-  it('keeps writing after one write fails, and says which failed', async () => {
+  it('after a failed write, still writes summary.csv and run.json (to record why) and names the failure', async () => {
     const dir = await createRunDir(out, 'w', new Date());
     const writer = new RunWriter(dir);
     void writer.appendLines('missing-folder/x.jsonl', ['a']);

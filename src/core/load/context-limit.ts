@@ -1,0 +1,67 @@
+import { request } from 'undici';
+import type { ContextLimit } from './plan-limits.js';
+
+/** Options of readContextLimit. */
+export interface ContextLimitOptions {
+  baseUrl: string;
+  model: string;
+  apiKey?: string;
+  /** ms per look-up; a server that does not answer quickly just has no known limit. */
+  timeoutMs?: number;
+  /** Cancels the look-ups (Ctrl-C). */
+  signal?: AbortSignal;
+}
+
+// A model list or /props is a few KB; anything far larger is not one, and is not read whole.
+const MAX_BODY = 1024 * 1024;
+
+async function getJson(url: string, options: ContextLimitOptions): Promise<unknown> {
+  const timeoutMs = options.timeoutMs ?? 5_000;
+  try {
+    const res = await request(url, {
+      headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      signal: options.signal
+        ? AbortSignal.any([options.signal, AbortSignal.timeout(timeoutMs)])
+        : AbortSignal.timeout(timeoutMs),
+    });
+    if (res.statusCode !== 200) {
+      await res.body.dump().catch(() => undefined);
+      return undefined;
+    }
+    let text = '';
+    for await (const chunk of res.body) {
+      text += String(chunk);
+      if (text.length > MAX_BODY) {
+        res.body.destroy();
+        return undefined;
+      }
+    }
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+const positiveInt = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : undefined;
+
+/**
+ * The longest request (prompt plus output tokens) the server accepts, where it says so: vLLM and SGLang list
+ * `max_model_len` per model in /v1/models; llama.cpp gives the per-slot context `n_ctx` in /props
+ * (`default_generation_settings.n_ctx`). Undefined when the server says nothing.
+ */
+export async function readContextLimit(options: ContextLimitOptions): Promise<ContextLimit | undefined> {
+  const base = options.baseUrl.replace(/\/+$/, '');
+  const models = (await getJson(`${base}/v1/models`, options)) as { data?: unknown } | undefined;
+  const list = Array.isArray(models?.data) ? (models.data as Array<Record<string, unknown>>) : [];
+  const entry = list.find((m) => m?.id === options.model) ?? (list.length === 1 ? list[0] : undefined);
+  const fromModels = positiveInt(entry?.max_model_len);
+  if (fromModels !== undefined) return { tokens: fromModels, source: 'max_model_len in /v1/models' };
+  const props = (await getJson(`${base}/props`, options)) as Record<string, unknown> | undefined;
+  const settings = props?.default_generation_settings as Record<string, unknown> | undefined;
+  const nCtx = positiveInt(settings?.n_ctx) ?? positiveInt(props?.n_ctx);
+  if (nCtx !== undefined) return { tokens: nCtx, source: 'n_ctx per slot in /props' };
+  return undefined;
+}

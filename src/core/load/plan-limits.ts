@@ -1,0 +1,56 @@
+import { LIMITS } from '../../shared/config.js';
+import type { BenchConfig } from '../../shared/config.js';
+import { UserError } from '../errors.js';
+import type { LevelPlan } from './level-plan.js';
+
+const n = (v: number): string => v.toLocaleString('en-US');
+
+/** Requests a level sends: its warm-up plus every round. */
+export function levelRequests(plan: LevelPlan): number {
+  return plan.warmup + plan.rounds * plan.requestsPerRound;
+}
+
+/**
+ * Refuses, before anything starts, a sweep that cannot work: too many requests in all, a level whose prompts
+ * would not fit in memory, or requests longer than the context the server is launched with.
+ */
+export function checkPlanLimits(config: BenchConfig, plans: LevelPlan[]): void {
+  const total = plans.reduce((sum, p) => sum + levelRequests(p), 0) * Math.max(1, config.serverVariants?.length ?? 1);
+  if (total > LIMITS.totalRequests.max) {
+    throw new UserError(
+      `this sweep plans ${n(total)} requests, more than ${n(LIMITS.totalRequests.max)} (${LIMITS.totalRequests.why}): lower --concurrency, --rounds or --requests-per-round`,
+    );
+  }
+  for (const plan of plans) {
+    const tokens = levelRequests(plan) * plan.inputLen;
+    if (tokens > LIMITS.promptTokensPerLevel.max) {
+      throw new UserError(
+        `the level at ${plan.rate !== undefined ? `${plan.rate} req/s` : `concurrency ${plan.concurrency}`} would build ${n(levelRequests(plan))} prompts of ${n(plan.inputLen)} tokens (${n(tokens)} tokens, more than ${n(LIMITS.promptTokensPerLevel.max)}: ${LIMITS.promptTokensPerLevel.why}): lower --input-len, --rounds or --requests-per-round`,
+      );
+    }
+  }
+  const launched = config.server.engine !== 'attach' && !config.server.url;
+  const maxLens = [config.server.maxModelLen, ...(config.serverVariants ?? []).map((v) => v.maxModelLen)];
+  const known = maxLens.filter((v): v is number => typeof v === 'number' && v > 0);
+  if (launched && known.length > 0) {
+    const problem = contextProblem(plans, { tokens: Math.min(...known), source: '--max-model-len' });
+    if (problem) throw new UserError(problem);
+  }
+}
+
+/** The longest request a server accepts (prompt plus output tokens), and where that figure came from. */
+export interface ContextLimit {
+  tokens: number;
+  source: string;
+}
+
+/** One line when some level asks for more prompt + output tokens than the server's context holds; else null. */
+export function contextProblem(plans: LevelPlan[], limit: ContextLimit | undefined): string | null {
+  if (!limit) return null;
+  const worst = plans.reduce<LevelPlan | undefined>(
+    (w, p) => (!w || p.inputLen + p.outputLen > w.inputLen + w.outputLen ? p : w),
+    undefined,
+  );
+  if (!worst || worst.inputLen + worst.outputLen <= limit.tokens) return null;
+  return `--input-len ${worst.inputLen} + --output-len ${worst.outputLen} = ${n(worst.inputLen + worst.outputLen)} tokens per request, more than the server's context of ${n(limit.tokens)} (${limit.source}): every request would fail; lower --input-len/--output-len, or serve the model with a longer context (--max-model-len)`;
+}
