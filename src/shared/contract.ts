@@ -52,6 +52,24 @@ export interface ServebenchContract {
   getRequests(runId: string): Promise<RequestRecord[]>;
   getTelemetry(runId: string): Promise<RunTelemetry>;
   listPresets(): Promise<PresetSummary[]>;
+  /**
+   * The events of the run in progress so far, from its run-started (empty when none is going): a view
+   * that opens or reloads mid-run folds them to rebuild its live run. Events pushed after the answer
+   * are newer; events pushed before it are in it too (its run-started resets the view, so they do no harm).
+   */
+  liveEvents(): Promise<ContractEvent[]>;
+}
+
+/** Options of a subscription to the pushed events. */
+export interface SubscribeOptions {
+  /** First deliver the run in progress so far (as `liveEvents()` answers), then every new event. */
+  replay?: boolean;
+}
+
+/** The pushed half of the contract: what a transport subscribes to, once per client. */
+export interface ContractEvents {
+  /** Calls `listener` with every event (secrets already redacted); returns the function that unsubscribes. */
+  subscribe(listener: (event: ContractEvent) => void, options?: SubscribeOptions): () => void;
 }
 
 export type ContractMethod = keyof ServebenchContract;
@@ -68,6 +86,7 @@ export const contractArgs: { [K in ContractMethod]: z.ZodType<Parameters<Servebe
   getRequests: z.tuple([z.string().min(1)]),
   getTelemetry: z.tuple([z.string().min(1)]),
   listPresets: z.tuple([]),
+  liveEvents: z.tuple([]),
 };
 
 /** The method names, for transports that expose the contract generically. */
