@@ -91,6 +91,9 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
       });
       const mine: RunLock = { label: config.label, run: null, done: Promise.resolve(null) };
       lock = mine;
+      const release = (): void => {
+        if (lock === mine) lock = null;
+      };
       mine.done = runBenchmark(config, {
         ...options.deps,
         signal: controller.signal,
@@ -100,19 +103,20 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
             mine.run = { runId: event.runId, dir: event.dir, config, controller };
             started({ runId: event.runId, dir: event.dir, config: redactBenchConfig(config) });
           }
+          // run-finished comes after the folder is written and the server stopped: a listener may start the next run.
+          if (event.type === 'run-finished') release();
           emit(event);
         },
       })
         .then(
           (result) => result,
           (error: unknown) => {
+            release();
             failedEarly(error);
             return null;
           },
         )
-        .finally(() => {
-          if (lock === mine) lock = null;
-        });
+        .finally(release);
       return startedP;
     },
     async cancelRun(runId) {
