@@ -22,7 +22,7 @@ import { summaryCsv } from './report/summary-csv.js';
 import { RUN_FILES, RunWriter, createRunDir } from './runs/run-store.js';
 import type { RunningServer, ServerFailure, StartServer } from './servers/types.js';
 import type { AbortReason } from './load/stream-client.js';
-import { redactBenchConfig } from './servers/redact.js';
+import { redactBenchConfig, redactUrl } from './servers/redact.js';
 import { applyVariant, concurrencyWarning } from './servers/variants.js';
 import type { TelemetryChecks, TelemetryRecorder } from './telemetry/types.js';
 import type { ClientSample, EngineSample, GpuSample } from '../shared/telemetry.js';
@@ -172,7 +172,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
       engine: {
         kind: config.server.engine,
         model: config.model ?? config.server.model,
-        url: config.server.url,
+        url: config.server.url === undefined ? undefined : redactUrl(config.server.url),
         simulated,
       },
     },

@@ -90,7 +90,8 @@ function urlPassword(url: unknown): string | null {
   }
 }
 
-function redactUrl(url: string): string {
+/** A URL with its password (if any) replaced. */
+export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (!parsed.password) return url;
