@@ -98,7 +98,7 @@ describe('the Electron window gets the live run replayed too', () => {
     };
     const got: ContractEvent[] = [];
     const off = createIpcTransport(bridge).onEvent((e) => got.push(e));
-    await vi.waitFor(() => expect(got).toHaveLength(2));
+    await vi.waitFor(() => expect(got).toHaveLength(2), { timeout: 30_000 });
     expect(got).toEqual(replay);
     for (const l of pushed) l({ type: 'message', severity: 'info', text: 'new' });
     expect(got.at(-1)).toEqual({ type: 'message', severity: 'info', text: 'new' });
