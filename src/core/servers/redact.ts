@@ -18,16 +18,48 @@ const SECRET_SHAPES: RegExp[] = [
   /(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi,
   /(\b(?:Basic|Token)\s+)[A-Za-z0-9._~+/=-]{12,}/g,
   // A URL's password: scheme://user:PASSWORD@host
-  /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:)[^\s@/]+(?=@)/gi,
+  /(\/\/[^\s:/@]*:)[^\s@/]+(?=@)/g,
 ];
-// `--secret-flag value`, `--secret-flag=value` in a logged command line.
-const SECRET_FLAG_IN_TEXT =
-  /(--?[A-Za-z0-9_-]*(?:KEY|SECRET|PASS|AUTH|CREDENTIAL|BEARER|TOKEN(?!S|IZ))[A-Za-z0-9_-]*(?:=|\s+))(?!\*\*\*)(?!-)(["']?)[^\s"']+\2/gi;
-// `NAME=value`, `NAME: value`, `'name': 'value'`, `"name": ["value"]` where NAME is secret-named.
-const SECRET_ASSIGNMENT =
-  /(["']?)((?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*(?:KEY|SECRET|PASS|AUTH|CREDENTIAL|BEARER|TOKEN(?!S|IZ))[A-Za-z0-9_.-]*)\1(\s*[=:]\s*\[?\s*)(["']?)([^\s"',\]}]+)/gi;
+// Server lines are untrusted: names are found word by word and values read with sticky patterns, so
+// the work is linear in the line and a hostile line cannot stall the process.
+/** A name-like word: `OPENAI_KEY`, `--db-pass`, `api_key`, `hf.token`. */
+const NAME_WORD = /[A-Za-z0-9_.-]+/g;
+/** After a secret name: `=value`, `: value`, `': ['value'`. */
+const ASSIGNED_VALUE = /(\s*[=:]\s*\[?\s*)(["']?)([^\s"',\]}]+)/y;
+/** After a secret flag: ` value` (a flag's value is the next word unless it is a flag itself). */
+const FLAG_VALUE = /(\s+)(["']?)([^\s"']+)/y;
 /** Values too plain to be secrets: blanking every `true` or `8192` in a log would hide the log. */
 const PLAIN_VALUE = /^(?:true|false|yes|no|on|off|none|null|undefined|\*\*\*|[\d.]+)$/i;
+/** A flag's value is secret even when it is a number (`--api-key 12345678`). */
+const PLAIN_FLAG_VALUE = /^(?:true|false|yes|no|on|off|none|null|\*\*\*)$/i;
+
+/** Replaces the values that follow secret names (`OPENAI_KEY=x`, `'api_key': 'x'`, `--db-pass x`) in one line. */
+function redactNamedValues(line: string): string {
+  let out = '';
+  let copied = 0;
+  for (const m of line.matchAll(NAME_WORD)) {
+    const start = m.index;
+    let end = start + m[0].length;
+    if (start < copied || !isSecretName(m[0])) continue;
+    const quote = line[start - 1];
+    if ((quote === '"' || quote === "'") && line[end] === quote) end++;
+    const flag = m[0].startsWith('-');
+    ASSIGNED_VALUE.lastIndex = end;
+    let v = ASSIGNED_VALUE.exec(line);
+    if (!v && flag) {
+      FLAG_VALUE.lastIndex = end;
+      v = FLAG_VALUE.exec(line);
+      if (v && (v[3] as string).startsWith('-')) v = null;
+    }
+    if (!v) continue;
+    const value = v[3] as string;
+    if ((flag ? PLAIN_FLAG_VALUE : PLAIN_VALUE).test(value)) continue;
+    const valueStart = end + (v[1] as string).length + (v[2] as string).length;
+    out += line.slice(copied, valueStart) + REDACTED;
+    copied = valueStart + value.length;
+  }
+  return copied === 0 ? line : out + line.slice(copied);
+}
 
 /**
  * True when an environment variable's or a flag's name says its value is secret: it contains KEY,
@@ -143,14 +175,7 @@ export function redactLine(line: string, secrets: readonly string[] = []): strin
       typeof prefix === 'string' ? `${prefix}${REDACTED}` : REDACTED,
     );
   }
-  out = out.replace(
-    SECRET_FLAG_IN_TEXT,
-    (match, prefix: string, quote: string) => `${prefix}${quote}${REDACTED}${quote}`,
-  );
-  out = out.replace(SECRET_ASSIGNMENT, (match, q1: string, name: string, sep: string, q2: string, value: string) =>
-    PLAIN_VALUE.test(value) ? match : `${q1}${name}${q1}${sep}${q2}${REDACTED}`,
-  );
-  return out;
+  return redactNamedValues(out);
 }
 
 /** A line redactor bound to one config (and the parent environment the child inherits). */
