@@ -19,7 +19,11 @@ describe('WebSocket transport against the ui server (fake service)', () => {
   let server: UiServer;
   const transports: WsTransport[] = [];
   const open = (onStatus?: (up: boolean) => void): WsTransport => {
-    const t = createWsTransport(`ws://127.0.0.1:${server.port}/rpc?token=${server.token}`, { connect, reconnectMs: 20, onStatus });
+    const t = createWsTransport(`ws://127.0.0.1:${server.port}/rpc?token=${server.token}`, {
+      connect,
+      reconnectMs: 20,
+      onStatus,
+    });
     transports.push(t);
     return t;
   };
