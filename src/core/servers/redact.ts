@@ -53,8 +53,15 @@ function redactNamedValues(line: string): string {
     }
     if (!v) continue;
     const value = v[3] as string;
+    const q = v[2] as string;
+    const valueStart = end + (v[1] as string).length + q.length;
+    if (value === REDACTED && q && line[valueStart + value.length] === q) {
+      // Already redacted, shell-quoted by the command formatter: show it bare, as the user would type it.
+      out += line.slice(copied, valueStart - 1) + REDACTED;
+      copied = valueStart + value.length + 1;
+      continue;
+    }
     if ((flag ? PLAIN_FLAG_VALUE : PLAIN_VALUE).test(value)) continue;
-    const valueStart = end + (v[1] as string).length + (v[2] as string).length;
     out += line.slice(copied, valueStart) + REDACTED;
     copied = valueStart + value.length;
   }
