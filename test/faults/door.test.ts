@@ -192,6 +192,17 @@ function get(path: string, headers: Record<string, string> = {}): Promise<number
   });
 }
 
+function referrerPolicy(path: string): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: server.port, path }, (res) => {
+      res.resume();
+      resolve(res.headers['referrer-policy'] as string | undefined);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 /** The HTTP status an upgrade to `path` gets (101 when it is let in). */
 function upgradeStatus(path: string, headers: Record<string, string> = {}): Promise<number> {
   return new Promise((resolve) => {
@@ -376,6 +387,7 @@ describe('the door needs the printed token', () => {
 
   it('the page itself loads without the token; the printed URL carries it; each start has a new one', async () => {
     expect(await get('/')).toBe(200);
+    expect(await referrerPolicy('/')).toBe('no-referrer');
     expect(server.url).toBe(`http://127.0.0.1:${server.port}/?token=${server.token}`);
     expect(server.token.length).toBeGreaterThanOrEqual(32);
     const other = await startUiServer({ service, port: 0, staticDir });
