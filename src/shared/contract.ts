@@ -34,6 +34,7 @@ export interface RunTelemetry {
 export interface ActiveRun {
   runId: string;
   dir: string;
+  /** Secrets (API key, secret-named env and flags, URL passwords) are `***`: no client ever gets one back. */
   config: BenchConfig;
 }
 
@@ -42,7 +43,10 @@ export interface ActiveRun {
  * Electron IPC and the WebSocket of `servebench ui` are two thin transports over it.
  */
 export interface ServebenchContract {
-  /** Starts a run in the background; resolves once its folder exists. Rejects if a run is already going. */
+  /**
+   * Starts a run in the background; resolves once its folder exists. Rejects with "a run is already in
+   * progress: ..." if one is going or starting (the lock is taken before anything is awaited).
+   */
   startRun(config: z.input<typeof BenchConfigSchema>): Promise<ActiveRun>;
   /** Cancels the active run: in-flight requests end at once, measured levels are kept. */
   cancelRun(runId: string): Promise<void>;
