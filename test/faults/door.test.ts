@@ -510,7 +510,7 @@ describe('no secret goes back to any client', () => {
     }
   });
 
-  it('names with KEY, TOKEN, SECRET, PASS, AUTH, CREDENTIAL or BEARER are secret; token counts and tokenizers are not', () => {
+  it('env and flag names with KEY, TOKEN, SECRET, PASS, AUTH, CREDENTIAL or BEARER: secret (token counts and tokenizers are not)', () => {
     for (const name of [
       'OPENAI_KEY',
       'DB_PASS',
