@@ -386,7 +386,7 @@ describe('the door needs the printed token', () => {
     expect(await upgradeStatus(`/rpc?token=${server.token}`, { origin: `http://127.0.0.1:${server.port}` })).toBe(101);
   });
 
-  it('the page itself loads without the token; the printed URL carries it; each start has a new one', async () => {
+  it('the page without a token: served (only /rpc needs it), and the printed URL carries a new token at each start', async () => {
     expect(await get('/')).toBe(200);
     expect(await referrerPolicy('/')).toBe('no-referrer');
     expect(server.url).toBe(`http://127.0.0.1:${server.port}/?token=${server.token}`);
