@@ -10,17 +10,36 @@ import { startUiServer } from '../core/ui-server/index.js';
 
 const HELP = `Usage: servebench ui [--port P] [--out DIR]
 
-Serves the servebench app to a browser on this machine (http://127.0.0.1:P/): start runs, watch them
-live, open past runs. The engine runs in this process; Ctrl-C cancels an active run, saves what was
-measured and exits. It listens on 127.0.0.1 only.
+Serves the servebench app to a browser on this machine: start runs, watch them live, open past runs.
+Open the address it prints (http://127.0.0.1:P/?token=...): the token, new at every start, is what
+lets a page drive runs, so other users of this machine cannot. The engine runs in this process;
+Ctrl-C cancels an active run, saves what was measured and exits. It listens on 127.0.0.1 only.
 
 Options:
   --port P     port to listen on (default 5199; 0 = a free one)
   --out DIR    parent folder of run folders (default ./runs)
   -h, --help   this help`;
 
+/** What tests may replace: the built renderer's folder. */
+export interface UiCommandOverrides {
+  staticDir?: string;
+}
+
+/** Bad clients the server survived are said on stderr, up to this many (a fuzzer must not flood the terminal). */
+const MAX_ERROR_LINES = 20;
+
+/** One line naming the fix for a port the server cannot listen on, or null for another failure. */
+export function listenErrorLine(error: unknown, port: number): string | null {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code === 'EADDRINUSE')
+    return `port ${port} is already in use (another servebench ui?); pick another with --port (0 = any free port)`;
+  if (code === 'EACCES') return `no permission to listen on port ${port}; use a port above 1023 with --port`;
+  if (code === 'EADDRNOTAVAIL') return `cannot listen on 127.0.0.1 here; check the loopback interface`;
+  return null;
+}
+
 /** `servebench ui`: the app over WebSocket, in the browser, until Ctrl-C. */
-export async function uiCommand(argv: string[]): Promise<number> {
+export async function uiCommand(argv: string[], overrides: UiCommandOverrides = {}): Promise<number> {
   let values: { port?: string; out?: string; help?: boolean };
   try {
     values = parseArgs({
@@ -41,7 +60,7 @@ export async function uiCommand(argv: string[]): Promise<number> {
   if (!Number.isInteger(port) || port < 0 || port > 65535 || values.port?.trim() === '') {
     throw new UserError(`--port must be a whole number from 0 to 65535 (got '${values.port}')`);
   }
-  const staticDir = join(packageRoot(), 'out', 'renderer');
+  const staticDir = overrides.staticDir ?? join(packageRoot(), 'out', 'renderer');
   if (!existsSync(join(staticDir, 'index.html'))) {
     throw new UserError(`the app is not built (${staticDir} is missing): run \`npm run build\` first`);
   }
@@ -51,17 +70,22 @@ export async function uiCommand(argv: string[]): Promise<number> {
     deps: defaultBenchmarkDeps(),
     listPresets: () => listPresets(),
   });
+  let errorLines = 0;
+  const onError = (line: string): void => {
+    errorLines++;
+    if (errorLines <= MAX_ERROR_LINES) console.error(`servebench ${line}`);
+    if (errorLines === MAX_ERROR_LINES) console.error('servebench ui server: (further client errors not shown)');
+  };
   let server;
   try {
-    server = await startUiServer({ service, port, staticDir });
+    server = await startUiServer({ service, port, staticDir, onError });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE')
-      throw new UserError(`port ${port} is already in use; pick another with --port (0 = any free port)`);
-    if (code === 'EACCES') throw new UserError(`no permission to bind port ${port}; use a port above 1023`);
+    const line = listenErrorLine(error, port);
+    if (line) throw new UserError(line);
     throw error;
   }
-  console.log(`servebench ui: ${server.url}  (runs in ${outDir}; Ctrl-C to stop)`);
+  // The token is in the URL (as Jupyter prints it): whoever opens this address may start runs.
+  console.log(`servebench ui: open ${server.url}  (runs in ${outDir}; Ctrl-C to stop)`);
 
   let interrupts = 0;
   // A forced exit still marks the active run cancelled, as `servebench run` does.

@@ -1,10 +1,17 @@
 import { basename, join, resolve } from 'node:path';
 import { BenchConfigSchema } from '../shared/config.js';
-import type { ActiveRun, ContractEvent, PresetSummary, ServebenchContract } from '../shared/contract.js';
+import type {
+  ActiveRun,
+  ContractEvent,
+  ContractEvents,
+  PresetSummary,
+  ServebenchContract,
+} from '../shared/contract.js';
 import { runBenchmark, saveActiveRunsSync } from './benchmark.js';
 import type { BenchmarkDeps, BenchmarkResult } from './benchmark.js';
 import { UserError } from './errors.js';
 import { listRuns, loadRequests, loadRun, loadTelemetry } from './runs/run-store.js';
+import { benchSecretValues, redact, redactBenchConfig, redactEvent, redactRecord } from './servers/redact.js';
 
 /** What the service needs from its host (the CLI's `ui` command or Electron's utility process). */
 export interface ServiceOptions {
@@ -12,22 +19,38 @@ export interface ServiceOptions {
   outDir: string;
   deps: Omit<BenchmarkDeps, 'onEvent' | 'signal'>;
   listPresets?: () => PresetSummary[];
+  /** The environment the engines inherit (its token-like secret values are redacted too); default process.env. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** The contract plus event subscription: the one surface a UI uses. */
-export interface ServebenchService extends ServebenchContract {
-  subscribe(listener: (event: ContractEvent) => void): () => void;
+export interface ServebenchService extends ServebenchContract, ContractEvents {
   /** Resolves when the active run (if any) has finished and its folder is written. */
   idle(): Promise<void>;
   /** For a process that must exit now (a second Ctrl-C): marks the active run cancelled in its run.json, synchronously. */
   saveActiveSync?(reason: string): void;
 }
 
-/** Creates the service over the benchmark engine: one run at a time, progress pushed as events. */
+/** Events kept for views that open mid-run (a reload must not lose the live view). */
+export const REPLAY_LIMIT = 20_000;
+
+/** The one-run lock: taken synchronously when startRun is called, before anything is awaited. */
+interface RunLock {
+  label: string;
+  run: (ActiveRun & { controller: AbortController }) | null;
+  done: Promise<BenchmarkResult | null>;
+}
+
+/**
+ * Creates the service over the benchmark engine: one run at a time, progress pushed as events, and
+ * nothing secret in any answer or event (configs, records and log lines are redacted here).
+ */
 export function createServebenchService(options: ServiceOptions): ServebenchService {
   const listeners = new Set<(event: ContractEvent) => void>();
-  let active: (ActiveRun & { controller: AbortController; done: Promise<BenchmarkResult | null> }) | null = null;
+  let lock: RunLock | null = null;
+  let replay: ContractEvent[] = [];
   const outDir = resolve(options.outDir);
+  const env = options.env ?? process.env;
 
   const runDir = (runId: string): string => {
     // Ids are folder names; refuse anything that could walk out of the runs folder.
@@ -35,16 +58,30 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
     return join(outDir, runId);
   };
   const emit = (event: ContractEvent): void => {
-    for (const l of listeners) l(event);
+    if (event.type === 'run-started') replay = [event];
+    else if (event.type === 'run-finished') replay = [];
+    else if (replay.length < REPLAY_LIMIT) replay.push(event);
+    for (const l of listeners) {
+      try {
+        l(event);
+      } catch {
+        // One broken client must not stop the run or the other clients.
+      }
+    }
   };
 
   return {
-    subscribe(listener) {
+    subscribe(listener, subscribeOptions) {
+      if (subscribeOptions?.replay) for (const event of replay) listener(event);
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
     async startRun(input) {
-      if (active) throw new UserError(`run ${active.runId} is still going; cancel it or wait for it to finish`);
+      // No await before the lock is taken: two calls sent together (two tabs, a double click) get one run.
+      if (lock) {
+        const what = lock.run ? `run ${lock.run.runId}` : `run '${lock.label}' (starting)`;
+        throw new UserError(`a run is already in progress: ${what} is still going; cancel it or wait for it to finish`);
+      }
       const parsed = BenchConfigSchema.safeParse({ ...input, out: outDir });
       if (!parsed.success) {
         // A bound a user crossed (concurrency, lengths...): one line naming the field and the bound.
@@ -53,6 +90,7 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
         throw new UserError(`invalid setting${field ? ` '${field}'` : ''}: ${issue?.message ?? 'invalid config'}`);
       }
       const config = parsed.data;
+      const secrets = benchSecretValues(config, env);
       const controller = new AbortController();
       let started: (run: ActiveRun) => void = () => undefined;
       let failedEarly: (error: unknown) => void = () => undefined;
@@ -60,43 +98,53 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
         started = res;
         failedEarly = rej;
       });
-      const done = runBenchmark(config, {
+      const mine: RunLock = { label: config.label, run: null, done: Promise.resolve(null) };
+      lock = mine;
+      const release = (): void => {
+        if (lock === mine) lock = null;
+      };
+      mine.done = runBenchmark(config, {
         ...options.deps,
         signal: controller.signal,
-        onEvent: (event) => {
+        onEvent: (raw) => {
+          const event = redactEvent(raw, secrets);
           if (event.type === 'run-started') {
-            active = { runId: event.runId, dir: event.dir, config, controller, done };
-            started({ runId: event.runId, dir: event.dir, config });
+            mine.run = { runId: event.runId, dir: event.dir, config, controller };
+            started({ runId: event.runId, dir: event.dir, config: redactBenchConfig(config) });
           }
+          // run-finished comes after the folder is written and the server stopped: a listener may start the next run.
+          if (event.type === 'run-finished') release();
           emit(event);
         },
       })
         .then(
           (result) => result,
           (error: unknown) => {
+            release();
             failedEarly(error);
             return null;
           },
         )
-        .finally(() => {
-          active = null;
-        });
+        .finally(release);
       return startedP;
     },
     async cancelRun(runId) {
-      if (!active || active.runId !== runId) throw new UserError(`run ${runId} is not running`);
-      active.controller.abort();
-      await active.done;
+      const run = lock?.run;
+      if (!lock || !run || run.runId !== runId) throw new UserError(`run ${runId} is not running`);
+      run.controller.abort();
+      await lock.done;
     },
     async activeRun() {
-      return active ? { runId: active.runId, dir: active.dir, config: active.config } : null;
+      const run = lock?.run;
+      return run ? { runId: run.runId, dir: run.dir, config: redactBenchConfig(run.config) } : null;
     },
     async listRuns() {
       return (await listRuns(outDir)).map((r) => ({ ...r, id: basename(r.dir) }));
     },
     async getRun(runId) {
       try {
-        return await loadRun(runDir(runId));
+        // Folders written by older versions may hold secrets: redact on the way out too.
+        return redactRecord(await loadRun(runDir(runId)));
       } catch (error) {
         if (error instanceof UserError) throw error;
         throw new UserError(`run ${runId} not found in ${outDir}`);
@@ -109,10 +157,13 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
       return loadTelemetry(runDir(runId));
     },
     async listPresets() {
-      return options.listPresets?.() ?? [];
+      return (options.listPresets?.() ?? []).map((p) => (p.server ? { ...p, server: redact(p.server) } : p));
+    },
+    async liveEvents() {
+      return [...replay];
     },
     async idle() {
-      await active?.done;
+      await lock?.done;
     },
     saveActiveSync(reason) {
       saveActiveRunsSync(reason);

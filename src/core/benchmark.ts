@@ -26,7 +26,7 @@ import { RUN_FILES, RunWriter, createRunDir } from './runs/run-store.js';
 import { diskErrorOf, type RunFs } from './runs/run-fs.js';
 import type { RunningServer, ServerFailure, StartServer } from './servers/types.js';
 import type { AbortReason } from './load/stream-client.js';
-import { redact } from './servers/redact.js';
+import { redactBenchConfig, redactUrl } from './servers/redact.js';
 import { applyVariant, concurrencyWarning } from './servers/variants.js';
 import type { TelemetryChecks, TelemetryRecorder } from './telemetry/types.js';
 import type { ClientSample, EngineSample, GpuSample } from '../shared/telemetry.js';
@@ -188,19 +188,14 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     status: 'running',
     simulated,
     // Secrets (API key, HF_TOKEN and the like in env or arguments) never reach the record.
-    config: {
-      ...config,
-      apiKey: config.apiKey ? '<redacted>' : undefined,
-      server: redact(config.server),
-      serverVariants: config.serverVariants?.map((v) => redact(v as Partial<ServerConfig>) as Record<string, unknown>),
-    },
+    config: redactBenchConfig(config),
     environment: {
       host: { ...basicHost(), ...hostExtra },
       servebenchVersion: SERVEBENCH_VERSION,
       engine: {
         kind: config.server.engine,
         model: config.model ?? config.server.model,
-        url: config.server.url,
+        url: config.server.url === undefined ? undefined : redactUrl(config.server.url),
         simulated,
       },
     },

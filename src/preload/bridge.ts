@@ -28,4 +28,5 @@ export const BRIDGE_METHODS = Object.keys({
   getRequests: true,
   getTelemetry: true,
   listPresets: true,
+  liveEvents: true,
 } satisfies Record<ContractMethod, true>) as ContractMethod[];

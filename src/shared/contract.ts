@@ -34,6 +34,7 @@ export interface RunTelemetry {
 export interface ActiveRun {
   runId: string;
   dir: string;
+  /** Secrets (API key, secret-named env and flags, URL passwords) are `***`: no client ever gets one back. */
   config: BenchConfig;
 }
 
@@ -42,7 +43,10 @@ export interface ActiveRun {
  * Electron IPC and the WebSocket of `servebench ui` are two thin transports over it.
  */
 export interface ServebenchContract {
-  /** Starts a run in the background; resolves once its folder exists. Rejects if a run is already going. */
+  /**
+   * Starts a run in the background; resolves once its folder exists. Rejects with "a run is already in
+   * progress: ..." if one is going or starting (the lock is taken before anything is awaited).
+   */
   startRun(config: z.input<typeof BenchConfigSchema>): Promise<ActiveRun>;
   /** Cancels the active run: in-flight requests end at once, measured levels are kept. */
   cancelRun(runId: string): Promise<void>;
@@ -52,6 +56,24 @@ export interface ServebenchContract {
   getRequests(runId: string): Promise<RequestRecord[]>;
   getTelemetry(runId: string): Promise<RunTelemetry>;
   listPresets(): Promise<PresetSummary[]>;
+  /**
+   * The events of the run in progress so far, from its run-started (empty when none is going): a view
+   * that opens or reloads mid-run folds them to rebuild its live run. Events pushed after the answer
+   * are newer; events pushed before it are in it too (its run-started resets the view, so they do no harm).
+   */
+  liveEvents(): Promise<ContractEvent[]>;
+}
+
+/** Options of a subscription to the pushed events. */
+export interface SubscribeOptions {
+  /** First deliver the run in progress so far (as `liveEvents()` answers), then every new event. */
+  replay?: boolean;
+}
+
+/** The pushed half of the contract: what a transport subscribes to, once per client. */
+export interface ContractEvents {
+  /** Calls `listener` with every event (secrets already redacted); returns the function that unsubscribes. */
+  subscribe(listener: (event: ContractEvent) => void, options?: SubscribeOptions): () => void;
 }
 
 export type ContractMethod = keyof ServebenchContract;
@@ -68,6 +90,7 @@ export const contractArgs: { [K in ContractMethod]: z.ZodType<Parameters<Servebe
   getRequests: z.tuple([z.string().min(1)]),
   getTelemetry: z.tuple([z.string().min(1)]),
   listPresets: z.tuple([]),
+  liveEvents: z.tuple([]),
 };
 
 /** The method names, for transports that expose the contract generically. */

@@ -17,10 +17,17 @@ export class FakeService implements ServebenchService {
   private finish: (() => void) | null = null;
   private done: Promise<void> = Promise.resolve();
 
+  /** The active run's events so far, as the real service keeps them for views that open mid-run. */
+  replay: ContractEvent[] = [];
+
   emit(event: ContractEvent): void {
+    if (event.type === 'run-started') this.replay = [event];
+    else if (event.type === 'run-finished') this.replay = [];
+    else this.replay.push(event);
     for (const l of this.listeners) l(event);
   }
-  subscribe(listener: (event: ContractEvent) => void): () => void {
+  subscribe(listener: (event: ContractEvent) => void, options?: { replay?: boolean }): () => void {
+    if (options?.replay) for (const event of this.replay) listener(event);
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -71,6 +78,10 @@ export class FakeService implements ServebenchService {
   async listPresets(): Promise<PresetSummary[]> {
     this.calls.push({ method: 'listPresets', args: [] });
     return this.presets;
+  }
+  async liveEvents(): Promise<ContractEvent[]> {
+    this.calls.push({ method: 'liveEvents', args: [] });
+    return [...this.replay];
   }
   idle(): Promise<void> {
     return this.done;

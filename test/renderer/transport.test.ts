@@ -19,7 +19,11 @@ describe('WebSocket transport against the ui server (fake service)', () => {
   let server: UiServer;
   const transports: WsTransport[] = [];
   const open = (onStatus?: (up: boolean) => void): WsTransport => {
-    const t = createWsTransport(`ws://127.0.0.1:${server.port}/rpc`, { connect, reconnectMs: 20, onStatus });
+    const t = createWsTransport(`ws://127.0.0.1:${server.port}/rpc?token=${server.token}`, {
+      connect,
+      reconnectMs: 20,
+      onStatus,
+    });
     transports.push(t);
     return t;
   };
@@ -79,7 +83,7 @@ describe('WebSocket transport against the ui server (fake service)', () => {
     await server.close();
     await vi.waitFor(() => expect(status).toEqual([true, false]));
     await expect(api.listRuns()).rejects.toThrow(/connection to servebench was lost/);
-    server = await startUiServer({ service, port, staticDir: dir });
+    server = await startUiServer({ service, port, staticDir: dir, token: server.token });
     await vi.waitFor(() => expect(status.at(-1)).toBe(true), { timeout: 5000 });
     expect(await api.listPresets()).toHaveLength(1);
   });

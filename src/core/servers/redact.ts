@@ -1,43 +1,147 @@
-import type { ServerConfig } from '../../shared/config.js';
+import type { BenchConfig, ServerConfig } from '../../shared/config.js';
+import type { RunEvent } from '../../shared/events.js';
+import type { RunRecord } from '../../shared/run-record.js';
+
+// The one redaction module: every writer (run.json, server.log, events, exports, CLI output) and every
+// output of the service (activeRun, events, getRun, presets) goes through these functions.
 
 /** What replaces a secret wherever servebench writes or shows text. */
 export const REDACTED = '***';
 
-const SECRET_NAME = /(^|_)(TOKEN|API_?KEY|ACCESS_KEY|AUTH)$|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY/i;
-/** argv flags whose value is a secret (vLLM/SGLang `--api-key`, and a few common spellings). */
-const SECRET_FLAGS = new Set(['--api-key', '--api_key', '--hf-token', '--token', '--admin-api-key']);
+// KEY, TOKEN, SECRET, PASS(WORD), AUTH, CREDENTIAL, BEARER anywhere in the name. TOKENS and TOKENIZ-
+// are counts and tokenizer settings (--max-num-batched-tokens, TOKENIZERS_PARALLELISM), not secrets.
+const SECRET_WORD = /KEY|SECRET|PASS|AUTH|CREDENTIAL|BEARER|TOKEN(?!S|IZ)/i;
 /** Token shapes that are secrets wherever they appear (Hugging Face, OpenAI-style keys, bearer headers). */
 const SECRET_SHAPES: RegExp[] = [
   /\bhf_[A-Za-z0-9]{16,}\b/g,
   /\bsk-[A-Za-z0-9_-]{16,}\b/g,
   /(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi,
-  /(--api[-_]key(?:=|\s+))(?!\*\*\*)\S+/g,
+  /(\b(?:Basic|Token)\s+)[A-Za-z0-9._~+/=-]{12,}/g,
+  // A URL's password: scheme://user:PASSWORD@host
+  /(\/\/[^\s:/@]*:)[^\s@/]+(?=@)/g,
 ];
+// Server lines are untrusted: names are found word by word and values read with sticky patterns, so
+// the work is linear in the line and a hostile line cannot stall the process.
+/** A name-like word: `OPENAI_KEY`, `--db-pass`, `api_key`, `hf.token`. */
+const NAME_WORD = /[A-Za-z0-9_.-]+/g;
+/** After a secret name: `=value`, `: value`, `': ['value'`. */
+const ASSIGNED_VALUE = /(\s*[=:]\s*\[?\s*)(["']?)([^\s"',\]}]+)/y;
+/** After a secret flag: ` value` (a flag's value is the next word unless it is a flag itself). */
+const FLAG_VALUE = /(\s+)(["']?)([^\s"']+)/y;
+/** Values too plain to be secrets: blanking every `true` or `8192` in a log would hide the log. */
+const PLAIN_VALUE = /^(?:true|false|yes|no|on|off|none|null|undefined|\*\*\*|[\d.]+)$/i;
+/** A flag's value is secret even when it is a number (`--api-key 12345678`). */
+const PLAIN_FLAG_VALUE = /^(?:true|false|yes|no|on|off|none|null|\*\*\*)$/i;
 
-/** True when an environment variable's name says its value is secret (HF_TOKEN, OPENAI_API_KEY, *SECRET*...). */
-export function isSecretName(name: string): boolean {
-  return SECRET_NAME.test(name);
+/** Replaces the values that follow secret names (`OPENAI_KEY=x`, `'api_key': 'x'`, `--db-pass x`) in one line. */
+function redactNamedValues(line: string): string {
+  let out = '';
+  let copied = 0;
+  for (const m of line.matchAll(NAME_WORD)) {
+    const start = m.index;
+    let end = start + m[0].length;
+    if (start < copied || !isSecretName(m[0])) continue;
+    const quote = line[start - 1];
+    if ((quote === '"' || quote === "'") && line[end] === quote) end++;
+    const flag = m[0].startsWith('-');
+    ASSIGNED_VALUE.lastIndex = end;
+    let v = ASSIGNED_VALUE.exec(line);
+    if (!v && flag) {
+      FLAG_VALUE.lastIndex = end;
+      v = FLAG_VALUE.exec(line);
+      if (v && (v[3] as string).startsWith('-')) v = null;
+    }
+    if (!v) continue;
+    const value = v[3] as string;
+    const q = v[2] as string;
+    const valueStart = end + (v[1] as string).length + q.length;
+    if (value === REDACTED && q && line[valueStart + value.length] === q) {
+      // Already redacted, shell-quoted by the command formatter: show it bare, as the user would type it.
+      out += line.slice(copied, valueStart - 1) + REDACTED;
+      copied = valueStart + value.length + 1;
+      continue;
+    }
+    if ((flag ? PLAIN_FLAG_VALUE : PLAIN_VALUE).test(value)) continue;
+    out += line.slice(copied, valueStart) + REDACTED;
+    copied = valueStart + value.length;
+  }
+  return copied === 0 ? line : out + line.slice(copied);
 }
 
-/** Replaces the values of secret flags (`--api-key X`, `--api-key=X`) in an argv; returns a copy. */
+/**
+ * True when an environment variable's or a flag's name says its value is secret: it contains KEY,
+ * TOKEN, SECRET, PASS, AUTH, CREDENTIAL or BEARER (OPENAI_KEY, DB_PASS, HF_TOKEN, --api-key).
+ */
+export function isSecretName(name: string): boolean {
+  return SECRET_WORD.test(name);
+}
+
+/** The flag name of an argv element that is a flag (`--api-key`, `--api-key=x` -> `--api-key`), else null. */
+function flagName(arg: string): string | null {
+  if (!arg.startsWith('-') || arg === '-' || arg === '--') return null;
+  const eq = arg.indexOf('=');
+  return eq > 0 ? arg.slice(0, eq) : arg;
+}
+
+/** Replaces the values of secret flags (`--api-key X`, `--api-key=X`, `--db-pass X`) in an argv; returns a copy. */
 export function redactArgv(argv: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const eq = arg.indexOf('=');
-    if (eq > 0 && SECRET_FLAGS.has(arg.slice(0, eq))) {
-      out.push(`${arg.slice(0, eq)}=${REDACTED}`);
-    } else if (SECRET_FLAGS.has(arg) && i + 1 < argv.length) {
-      out.push(arg, REDACTED);
-      i++;
-    } else {
-      out.push(arg);
+    const arg = String(argv[i]);
+    const name = flagName(arg);
+    if (name && isSecretName(name)) {
+      if (arg.includes('=')) {
+        out.push(`${name}=${REDACTED}`);
+        continue;
+      }
+      const next = argv[i + 1];
+      if (next !== undefined && !String(next).startsWith('-')) {
+        out.push(arg, REDACTED);
+        i++;
+        continue;
+      }
     }
+    out.push(arg);
   }
   return out;
 }
 
-/** The secret values a config carries: secret-named env values and secret argv values. */
+/** The secret values an argv carries (values of secret-named flags). */
+function argvSecrets(argv: readonly unknown[]): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = String(argv[i]);
+    const name = flagName(arg);
+    if (!name || !isSecretName(name)) continue;
+    if (arg.includes('=')) values.push(arg.slice(arg.indexOf('=') + 1));
+    else if (argv[i + 1] !== undefined && !String(argv[i + 1]).startsWith('-')) values.push(String(argv[i + 1]));
+  }
+  return values;
+}
+
+function urlPassword(url: unknown): string | null {
+  if (typeof url !== 'string') return null;
+  try {
+    const parsed = new URL(url);
+    return parsed.password ? decodeURIComponent(parsed.password) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A URL with its password (if any) replaced. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (!parsed.password) return url;
+    parsed.password = REDACTED;
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
+/** The secret values a server config carries: secret-named env values, secret argv values, URL passwords. */
 export function secretValues(config: Partial<ServerConfig>, env: NodeJS.ProcessEnv = {}): string[] {
   const values = new Set<string>();
   const addEnv = (record: Record<string, string | undefined>, minLength: number): void => {
@@ -49,26 +153,25 @@ export function secretValues(config: Partial<ServerConfig>, env: NodeJS.ProcessE
   // stray FOO_AUTH=true does not blank every "true" in the log.
   addEnv(env, 8);
   addEnv(config.env ?? {}, 4);
-  for (const argv of [config.extraArgs ?? [], config.simArgs ?? []]) {
-    for (let i = 0; i < argv.length; i++) {
-      const arg = argv[i] as string;
-      const eq = arg.indexOf('=');
-      if (eq > 0 && SECRET_FLAGS.has(arg.slice(0, eq))) values.add(arg.slice(eq + 1));
-      else if (SECRET_FLAGS.has(arg) && argv[i + 1]) values.add(argv[i + 1] as string);
-    }
-  }
-  if (config.url) {
-    try {
-      const url = new URL(config.url);
-      if (url.password) values.add(decodeURIComponent(url.password));
-    } catch {
-      // not a URL: nothing to hide
-    }
-  }
-  return [...values].filter((v) => v.length > 0 && v !== REDACTED).sort((a, b) => b.length - a.length);
+  for (const argv of [config.extraArgs ?? [], config.simArgs ?? []]) for (const v of argvSecrets(argv)) values.add(v);
+  const password = urlPassword(config.url);
+  if (password) values.add(password);
+  return [...values].filter((v) => v.length >= 4 && !PLAIN_VALUE.test(v)).sort((a, b) => b.length - a.length);
 }
 
-/** Removes known secret values and secret-shaped tokens from one line of text. */
+/** The secret values of a whole benchmark config: its API key, its servers' and variants' secrets, URL passwords. */
+export function benchSecretValues(config: Partial<BenchConfig>, env: NodeJS.ProcessEnv = {}): string[] {
+  const values = new Set<string>(secretValues(config.server ?? {}, env));
+  if (config.apiKey) values.add(config.apiKey);
+  for (const variant of config.serverVariants ?? []) {
+    for (const v of secretValues(variant as Partial<ServerConfig>)) values.add(v);
+  }
+  const dcgm = urlPassword(config.dcgmUrl);
+  if (dcgm) values.add(dcgm);
+  return [...values].filter((v) => v.length >= 4 && !PLAIN_VALUE.test(v)).sort((a, b) => b.length - a.length);
+}
+
+/** Removes known secret values, secret flags, secret assignments and secret-shaped tokens from one line of text. */
 export function redactLine(line: string, secrets: readonly string[] = []): string {
   let out = line;
   for (const secret of secrets) {
@@ -79,7 +182,7 @@ export function redactLine(line: string, secrets: readonly string[] = []): strin
       typeof prefix === 'string' ? `${prefix}${REDACTED}` : REDACTED,
     );
   }
-  return out;
+  return redactNamedValues(out);
 }
 
 /** A line redactor bound to one config (and the parent environment the child inherits). */
@@ -91,24 +194,69 @@ export function createRedactor(
   return (line) => redactLine(line, secrets);
 }
 
-/** A copy of a server config safe to log, record in run.json or export: secret env values, secret argv values and URL passwords replaced. */
-export function redact<T extends Partial<ServerConfig>>(config: T): T {
-  const out: T = { ...config };
-  if (config.env) {
-    out.env = Object.fromEntries(Object.entries(config.env).map(([k, v]) => [k, isSecretName(k) ? REDACTED : v]));
+/** Secret-named keys of a record get REDACTED values. */
+function redactRecordValues(record: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(record).map(([k, v]) => [k, isSecretName(k) && v !== undefined && v !== null ? REDACTED : v]),
+  );
+}
+
+/** A copy of a server config (or a variant of one) safe to log, record in run.json or export: secret env values, secret argv values, secret-named fields and URL passwords replaced. */
+export function redact<T extends object>(config: T): T {
+  const c = config as Record<string, unknown>;
+  const out = redactRecordValues(c);
+  if (c.env && typeof c.env === 'object') out.env = redactRecordValues(c.env as Record<string, unknown>);
+  if (Array.isArray(c.extraArgs)) out.extraArgs = redactArgv(c.extraArgs as string[]);
+  if (Array.isArray(c.simArgs)) out.simArgs = redactArgv(c.simArgs as string[]);
+  if (typeof c.url === 'string') out.url = redactUrl(c.url);
+  return out as T;
+}
+
+/** A copy of a benchmark config safe to record, show or send to a client: API key, server and variant secrets, URL passwords replaced. */
+export function redactBenchConfig<T extends object>(config: T): T {
+  const c = config as Record<string, unknown>;
+  const out = redactRecordValues(c);
+  if (c.server && typeof c.server === 'object') out.server = redact(c.server);
+  if (Array.isArray(c.serverVariants)) {
+    out.serverVariants = c.serverVariants.map((v: unknown) => (v && typeof v === 'object' ? redact(v) : v));
   }
-  if (config.extraArgs) out.extraArgs = redactArgv(config.extraArgs);
-  if (config.simArgs) out.simArgs = redactArgv(config.simArgs);
-  if (config.url) {
-    try {
-      const url = new URL(config.url);
-      if (url.password || url.username) {
-        if (url.password) url.password = REDACTED;
-        out.url = url.toString();
-      }
-    } catch {
-      // leave as is
-    }
+  if (typeof c.dcgmUrl === 'string') out.dcgmUrl = redactUrl(c.dcgmUrl);
+  return out as T;
+}
+
+/** A copy of a run record safe to send or export: its config redacted, its command line and engine URL cleaned. */
+export function redactRecord(record: RunRecord, secrets: readonly string[] = []): RunRecord {
+  if (!record || typeof record !== 'object') return record;
+  const config = record.config ? redactBenchConfig(record.config) : record.config;
+  const engine = record.environment?.engine;
+  const environment =
+    engine && record.environment
+      ? {
+          ...record.environment,
+          engine: {
+            ...engine,
+            ...(typeof engine.url === 'string' ? { url: redactUrl(engine.url) } : {}),
+            ...(typeof engine.command === 'string' ? { command: redactLine(engine.command, secrets) } : {}),
+          },
+        }
+      : record.environment;
+  return { ...record, config, environment };
+}
+
+/** A copy of a run event safe to push to any client: log lines, messages and records cleaned of secrets. */
+export function redactEvent(event: RunEvent, secrets: readonly string[] = []): RunEvent {
+  switch (event.type) {
+    case 'server-log':
+      return { ...event, line: redactLine(event.line, secrets) };
+    case 'server-state':
+      return event.detail === undefined ? event : { ...event, detail: redactLine(event.detail, secrets) };
+    case 'server-progress':
+      return { ...event, message: redactLine(event.message, secrets) };
+    case 'message':
+      return { ...event, text: redactLine(event.text, secrets) };
+    case 'run-finished':
+      return { ...event, record: redactRecord(event.record, secrets) };
+    default:
+      return event;
   }
-  return out;
 }

@@ -35,9 +35,10 @@ export function isContractMethod(method: unknown): method is ContractMethod {
 export async function dispatchCall(service: ServebenchContract, method: unknown, args: unknown): Promise<CallOutcome> {
   if (!isContractMethod(method)) return { ok: false, error: `unknown method '${String(method)}'` };
   if (!Array.isArray(args)) return { ok: false, error: `arguments of ${method} must be a list` };
-  const parsed = contractArgs[method].safeParse(args);
-  if (!parsed.success) return { ok: false, error: zodErrorLine(parsed.error) };
   try {
+    // Inside the try: a hostile argument (nested thousands deep) may overflow the validator's stack.
+    const parsed = contractArgs[method].safeParse(args);
+    if (!parsed.success) return { ok: false, error: zodErrorLine(parsed.error) };
     const fn = service[method] as (...a: unknown[]) => Promise<unknown>;
     const result = await fn.apply(service, args);
     return { ok: true, result: result ?? null };

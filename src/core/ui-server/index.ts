@@ -1,8 +1,10 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import type { WebSocket } from 'ws';
+import type { RawData, WebSocket } from 'ws';
 import type { ContractEvent } from '../../shared/contract.js';
 import type { ServebenchService } from '../api.js';
 import { UserError } from '../errors.js';
@@ -21,30 +23,73 @@ export interface UiServerOptions {
   host?: string;
   /** The built renderer (out/renderer). */
   staticDir: string;
+  /** The token a client must present on /rpc; default a random one per start (tests pass their own). */
+  token?: string;
+  /** Told about errors the server survived (a bad client, a failed accept), one line each. */
+  onError?: (line: string) => void;
 }
 
 /** A running UI server. */
 export interface UiServer {
+  /** The address to open, with the token: `http://127.0.0.1:PORT/?token=...` (as Jupyter prints it). */
   url: string;
   port: number;
   host: string;
+  /** The per-start token every /rpc connection must carry (`/rpc?token=...`). */
+  token: string;
   /** Number of connected WebSocket clients. */
   clients(): number;
   close(): Promise<void>;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
-/** Events kept for clients that connect mid-run (a reload must not lose the live view). */
-const REPLAY_LIMIT = 20_000;
+/** Largest message a client may send; a bigger one closes that client with 1009, nothing else. */
+export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+/** A client that reads slower than this much pending output is dropped (memory is not its to take). */
+const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
+/** Close code for a frame type we do not take (binary). */
+const UNSUPPORTED_DATA = 1003;
+
+/** Constant-time comparison of a presented token with the expected one (digests make the lengths equal). */
+export function tokenMatches(presented: string | null | undefined, expected: string): boolean {
+  if (typeof presented !== 'string') return false;
+  const a = createHash('sha256').update(presented).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** Ends an upgrade request with a plain HTTP status; the socket is not ours to keep. */
+function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = `${reason}\n`;
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 403 ? 'Forbidden' : status === 404 ? 'Not Found' : 'Bad Request'}\r\n` +
+      `Connection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
 
 /**
- * Serves the renderer over HTTP and the contract over a WebSocket at /rpc: `{id, method, args}` in,
- * `{id, result}` or `{id, error}` out, and every service event pushed as `{event}` to every client.
+ * Serves the renderer over HTTP and the contract over a WebSocket at /rpc?token=T: `{id, method, args}`
+ * in, `{id, result}` or `{id, error}` out, and every service event pushed as `{event}` (the run in progress
+ * first, so a reloaded page rebuilds its live view). Loopback only, Host and Origin checked, the token
+ * required; whatever a client sends, only that client is closed (1009 too big, 1007 bad UTF-8,
+ * 1002 protocol error, 1003 binary) and the server and the run go on.
  */
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
   const host = options.host ?? '127.0.0.1';
   if (!LOOPBACK.has(host)) throw new UserError(`the UI server binds loopback only (127.0.0.1), not '${host}'`);
   const { service, staticDir } = options;
+  const token = options.token ?? randomBytes(24).toString('base64url');
+  const onError = (line: string): void => {
+    try {
+      options.onError?.(line);
+    } catch {
+      // a logger's failure is not the server's
+    }
+  };
   let port = options.port;
 
   // DNS rebinding and cross-site pages: only our own host names, and only our own origin for the socket.
@@ -52,11 +97,12 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const hostOk = (req: IncomingMessage): boolean => allowedHosts().has((req.headers.host ?? '').toLowerCase());
   const originOk = (req: IncomingMessage): boolean => {
     const origin = req.headers.origin;
-    if (origin === undefined) return true; // not a browser (tests, scripts on this machine)
+    if (origin === undefined) return true; // not a browser (scripts on this machine): the token decides
     return [...allowedHosts()].some((h) => origin.toLowerCase() === `http://${h}`);
   };
 
   const http = createServer((req, res) => {
+    res.on('error', () => res.destroy());
     if (!hostOk(req)) {
       res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' }).end('forbidden host\n');
       return;
@@ -66,41 +112,125 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       else res.destroy();
     });
   });
-  const wss = new WebSocketServer({
-    server: http,
-    path: '/rpc',
-    maxPayload: 4 * 1024 * 1024,
-    verifyClient: ({ req }: { req: IncomingMessage }, done: (ok: boolean, code?: number, message?: string) => void) =>
-      hostOk(req) && originOk(req) ? done(true) : done(false, 403, 'forbidden origin'),
+  // A socket error, a failed accept or a malformed request is one client's problem, never the process's.
+  http.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (error.code !== 'ECONNRESET' && socket.writable)
+      socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
   });
 
-  let replay: ContractEvent[] = [];
-  const send = (ws: WebSocket, message: unknown): void => {
-    if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES, clientTracking: true });
+  wss.on('error', (error: Error) => onError(`ui server: websocket server error: ${error.message}`));
+  wss.on('wsClientError', (error: Error, socket: Duplex) => {
+    onError(`ui server: refused a bad websocket handshake: ${error.message}`);
+    refuseUpgrade(socket, 400, 'bad websocket handshake');
+  });
+
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://localhost');
+    } catch {
+      refuseUpgrade(socket, 400, 'bad request');
+      return;
+    }
+    if (url.pathname !== '/rpc') return refuseUpgrade(socket, 404, 'not found');
+    if (!hostOk(req)) return refuseUpgrade(socket, 403, 'forbidden host');
+    if (!originOk(req)) return refuseUpgrade(socket, 403, 'forbidden origin');
+    if (!tokenMatches(url.searchParams.get('token'), token)) {
+      return refuseUpgrade(socket, 403, 'forbidden: open the URL with ?token= that `servebench ui` printed');
+    }
+    try {
+      wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    } catch (error) {
+      onError(`ui server: upgrade failed: ${(error as Error).message}`);
+      socket.destroy();
+    }
+  });
+
+  // Each event is serialised once, however many clients there are.
+  const texts = new WeakMap<ContractEvent, string>();
+  const eventText = (event: ContractEvent): string => {
+    let text = texts.get(event);
+    if (text === undefined) {
+      text = JSON.stringify({ event });
+      texts.set(event, text);
+    }
+    return text;
   };
-  const unsubscribe = service.subscribe((event) => {
-    if (event.type === 'run-started') replay = [];
-    if (event.type === 'run-finished') replay = [];
-    else if (replay.length < REPLAY_LIMIT) replay.push(event);
-    const text = JSON.stringify({ event });
-    for (const ws of wss.clients) if (ws.readyState === ws.OPEN) ws.send(text);
-  });
-
-  wss.on('connection', (ws) => {
-    for (const event of replay) send(ws, { event });
-    ws.on('message', (data) => {
-      let message: { id?: unknown; method?: unknown; args?: unknown };
-      try {
-        message = JSON.parse(String(data)) as typeof message;
-      } catch {
-        send(ws, { id: null, error: 'bad message: not JSON' });
-        return;
-      }
-      const id = typeof message?.id === 'number' || typeof message?.id === 'string' ? message.id : null;
-      void dispatchCall(service, message?.method, message?.args).then((outcome) =>
-        send(ws, outcome.ok ? { id, result: outcome.result } : { id, error: outcome.error }),
-      );
+  const sendText = (ws: WebSocket, text: string): void => {
+    if (ws.readyState !== ws.OPEN) return;
+    if (ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+      onError('ui server: dropped a client that stopped reading');
+      ws.terminate();
+      return;
+    }
+    ws.send(text, (error) => {
+      if (error) ws.terminate();
     });
+  };
+  const send = (ws: WebSocket, message: unknown): void => {
+    let text: string;
+    try {
+      text = JSON.stringify(message);
+    } catch (error) {
+      text = JSON.stringify({
+        id: (message as { id?: unknown })?.id ?? null,
+        error: `unsendable answer: ${(error as Error).message}`,
+      });
+    }
+    sendText(ws, text);
+  };
+
+  const onMessage = (ws: WebSocket, data: RawData, isBinary: boolean): void => {
+    if (isBinary) {
+      send(ws, { id: null, error: 'bad message: binary frames are not accepted; send JSON text' });
+      ws.close(UNSUPPORTED_DATA, 'binary frames are not accepted');
+      return;
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(String(data));
+    } catch {
+      send(ws, { id: null, error: 'bad message: not JSON' });
+      return;
+    }
+    const m = (message && typeof message === 'object' ? message : {}) as {
+      id?: unknown;
+      method?: unknown;
+      args?: unknown;
+    };
+    const id = typeof m.id === 'number' || typeof m.id === 'string' ? m.id : null;
+    if (!message || typeof message !== 'object' || Array.isArray(message)) {
+      send(ws, { id, error: 'bad message: expected {id, method, args}' });
+      return;
+    }
+    dispatchCall(service, m.method, m.args).then(
+      (outcome) => send(ws, outcome.ok ? { id, result: outcome.result } : { id, error: outcome.error }),
+      (error: unknown) => send(ws, { id, error: `bad message: ${(error as Error)?.message ?? String(error)}` }),
+    );
+  };
+
+  wss.on('connection', (ws: WebSocket) => {
+    // Without this listener a bad frame (too big, bad UTF-8, unmasked, unknown opcode) would throw and end
+    // the process; ws has already closed this client with the matching code (1009, 1007, 1002).
+    ws.on('error', (error: Error & { code?: string }) =>
+      onError(`ui server: closed a client: ${error.code ?? 'error'}: ${error.message}`),
+    );
+    let unsubscribe: () => void = () => undefined;
+    ws.on('close', () => unsubscribe());
+    ws.on('message', (data, isBinary) => {
+      try {
+        onMessage(ws, data, isBinary);
+      } catch (error) {
+        onError(`ui server: bad message: ${(error as Error).message}`);
+        send(ws, { id: null, error: 'bad message' });
+      }
+    });
+    // The run in progress so far, then every new event: a reloaded page rebuilds its live view.
+    unsubscribe = service.subscribe((event) => sendText(ws, eventText(event)), { replay: true });
+    if (ws.readyState !== ws.OPEN) unsubscribe();
   });
 
   await new Promise<void>((resolveListen, reject) => {
@@ -110,16 +240,17 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       resolveListen();
     });
   });
+  http.on('error', (error: Error) => onError(`ui server: ${error.message}`));
   port = (http.address() as AddressInfo).port;
   const shownHost = host === '::1' ? '[::1]' : host;
 
   return {
-    url: `http://${shownHost}:${port}/`,
+    url: `http://${shownHost}:${port}/?token=${token}`,
     port,
     host,
+    token,
     clients: () => wss.clients.size,
     async close() {
-      unsubscribe();
       for (const ws of wss.clients) ws.terminate();
       await new Promise<void>((r) => wss.close(() => r()));
       http.closeAllConnections();

@@ -52,6 +52,8 @@ export async function serveStatic(root: string, req: IncomingMessage, res: Serve
     'content-length': final.size,
     'cache-control': 'no-cache',
     'x-content-type-options': 'nosniff',
+    // The page's address may still carry ?token= when it loads: never hand it to another site.
+    'referrer-policy': 'no-referrer',
   });
   if (req.method === 'HEAD') {
     res.end();

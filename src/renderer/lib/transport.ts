@@ -22,11 +22,28 @@ declare global {
   }
 }
 
-/** Transport over the preload bridge (`window.servebench`). */
+/**
+ * Transport over the preload bridge (`window.servebench`). A new listener first gets the run in progress
+ * (`liveEvents`), so a reloaded window rebuilds its live view as a reconnected WebSocket page does.
+ */
 export function createIpcTransport(bridge: ServebenchBridge): Transport {
   return {
     call: (method, args) => bridge.call(method, args as unknown[]) as Promise<never>,
-    onEvent: (listener) => bridge.onEvent(listener),
+    onEvent: (listener) => {
+      let subscribed = true;
+      const off = bridge.onEvent(listener);
+      // Events pushed before the answer are in it too; its run-started resets the view, so none counts twice.
+      bridge.call('liveEvents', []).then(
+        (events) => {
+          if (subscribed && Array.isArray(events)) for (const event of events as ContractEvent[]) listener(event);
+        },
+        () => undefined,
+      );
+      return () => {
+        subscribed = false;
+        off();
+      };
+    },
   };
 }
 
@@ -140,13 +157,49 @@ export function createWsTransport(url: string, options: WsTransportOptions = {})
   };
 }
 
-/** IPC when the preload bridge is there (Electron), else the WebSocket of `servebench ui` on this page's host. */
+/** Where `servebench ui` keeps its token for this tab (a reload keeps it; the address bar does not show it). */
+export const TOKEN_STORAGE_KEY = 'servebench.token';
+
+/** The parts of `window` the token handling uses (all optional: tests and odd hosts may lack them). */
+export interface TokenWindow {
+  location: { host: string; search?: string; href?: string };
+  history?: { replaceState(data: unknown, unused: string, url?: string): void };
+  sessionStorage?: { getItem(key: string): string | null; setItem(key: string, value: string): void };
+}
+
+/**
+ * The token of `servebench ui` (printed in its URL as `?token=...`): moved from the address into this
+ * tab's sessionStorage and stripped from the address bar (so it is not in history, bookmarks or screenshots).
+ */
+export function takeToken(win: TokenWindow): string | null {
+  let token: string | null = null;
+  try {
+    const url = new URL(win.location.href ?? `http://${win.location.host}/${win.location.search ?? ''}`);
+    token = url.searchParams.get('token');
+    if (token) {
+      win.sessionStorage?.setItem(TOKEN_STORAGE_KEY, token);
+      url.searchParams.delete('token');
+      win.history?.replaceState(null, '', `${url.pathname}${url.search}${url.hash}`);
+    }
+  } catch {
+    // no usable address: fall back to what this tab kept
+  }
+  try {
+    return token ?? win.sessionStorage?.getItem(TOKEN_STORAGE_KEY) ?? null;
+  } catch {
+    return token;
+  }
+}
+
+/** IPC when the preload bridge is there (Electron), else the WebSocket of `servebench ui` on this page's host, with its token. */
 export function pickTransport(
-  win: { servebench?: ServebenchBridge; location: { host: string } },
+  win: TokenWindow & { servebench?: ServebenchBridge },
   options?: WsTransportOptions,
 ): Transport {
   if (win.servebench) return createIpcTransport(win.servebench);
-  return createWsTransport(`ws://${win.location.host}/rpc`, options);
+  const token = takeToken(win);
+  const query = token ? `?token=${encodeURIComponent(token)}` : '';
+  return createWsTransport(`ws://${win.location.host}/rpc${query}`, options);
 }
 
 /** Typed functions over a transport; method names come from the contract's type (no runtime import). */

@@ -51,7 +51,7 @@ function get(
 async function client(
   headers: Record<string, string> = {},
 ): Promise<{ ws: WebSocket; messages: unknown[]; next: (n?: number) => Promise<unknown[]> }> {
-  const ws = new WebSocket(`ws://127.0.0.1:${server.port}/rpc`, { headers });
+  const ws = new WebSocket(`ws://127.0.0.1:${server.port}/rpc?token=${server.token}`, { headers });
   sockets.push(ws);
   const messages: unknown[] = [];
   const waiters: Array<() => void> = [];
@@ -73,7 +73,7 @@ async function client(
 describe('ui server', () => {
   it('listens on 127.0.0.1 only and refuses other addresses', async () => {
     expect(server.host).toBe('127.0.0.1');
-    expect(server.url).toBe(`http://127.0.0.1:${server.port}/`);
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}/?token=${server.token}`);
     await expect(startUiServer({ service, port: 0, staticDir, host: '0.0.0.0' })).rejects.toThrow(/loopback only/);
   });
 
