@@ -7,7 +7,7 @@ import type { RunRecord } from '../../shared/run-record.js';
 import type { ClientSample, EngineSample, GpuSample } from '../../shared/telemetry.js';
 import { UserError } from '../errors.js';
 import { RUN_FILES } from '../runs/run-store.js';
-import { REDACTED, redact, redactLine } from '../servers/redact.js';
+import { REDACTED, redact, redactLine, secretValues } from '../servers/redact.js';
 import { RUN_SCHEMA_VERSION, parseRunRecord } from './run-record-schema.js';
 
 /** A GPU or engine sample with the server configuration it was taken under (absent in older folders). */
@@ -22,6 +22,8 @@ export interface RunFolder {
   gpu: Tagged<GpuSample>[];
   engine: Tagged<EngineSample>[];
   client: ClientSample[];
+  /** Secret values the raw record still held (an older or hand-edited run.json): scrubbed from every export. */
+  secrets: string[];
   /** Things a reader should know (lines of requests.jsonl that could not be read ...), one line each. */
   notes: string[];
 }
@@ -98,11 +100,20 @@ function isRequest(o: Record<string, unknown>): boolean {
   return typeof o.levelIndex === 'number' && typeof o.sendMs === 'number' && Array.isArray(o.chunks);
 }
 
+/** Secret values still in a record (the API key, secret env values and flags of the server and its variants). */
+export function recordSecrets(record: RunRecord): string[] {
+  const config = record.config;
+  const values = new Set<string>(secretValues(config.server));
+  for (const v of config.serverVariants ?? []) for (const x of secretValues(v as Partial<ServerConfig>)) values.add(x);
+  if (config.apiKey && config.apiKey !== REDACTED && config.apiKey !== '<redacted>') values.add(config.apiKey);
+  return [...values].filter((v) => v.length >= 4 && v !== REDACTED).sort((a, b) => b.length - a.length);
+}
+
 /** The record with every secret removed again (defence in depth: exports leave the machine). */
-export function sanitizeRecord(record: RunRecord): RunRecord {
+export function sanitizeRecord(record: RunRecord, secrets: readonly string[] = recordSecrets(record)): RunRecord {
   const config = record.config;
   const engine = record.environment.engine;
-  const clean = (s: string | undefined): string | undefined => (s === undefined ? undefined : redactLine(s));
+  const clean = (s: string | undefined): string | undefined => (s === undefined ? undefined : redactLine(s, secrets));
   let url = engine.url;
   if (url) url = redact({ url }).url;
   return {
@@ -115,7 +126,7 @@ export function sanitizeRecord(record: RunRecord): RunRecord {
       serverVariants: config.serverVariants?.map((v) => redact(v as Partial<ServerConfig>) as Record<string, unknown>),
     },
     environment: { ...record.environment, engine: { ...engine, url, command: clean(engine.command) } },
-    checks: record.checks.map((c) => ({ ...c, detail: redactLine(c.detail) })),
+    checks: record.checks.map((c) => ({ ...c, detail: redactLine(c.detail, secrets) })),
     levels: record.levels.map((l) => ({ ...l, checks: l.checks.map((c) => ({ ...c, detail: redactLine(c.detail) })) })),
   };
 }
@@ -126,14 +137,16 @@ export async function loadRunFolder(path: string): Promise<RunFolder> {
   const info = await stat(dir).catch(() => null);
   if (!info) throw new UserError(`no run folder at ${dir}: give a folder under runs/ (servebench run prints it)`);
   if (!info.isDirectory()) throw new UserError(`${dir} is not a run folder: give the folder that holds run.json`);
-  const record = sanitizeRecord(await readRunRecord(dir));
+  const raw = await readRunRecord(dir);
+  const secrets = recordSecrets(raw);
+  const record = sanitizeRecord(raw, secrets);
   const notes: string[] = [];
 
   const req = parseLines(await readLines(join(dir, RUN_FILES.requests)));
   const requests = req.objects.filter(isRequest) as unknown as RequestRecord[];
   const badRequests = req.bad + req.objects.length - requests.length;
   if (badRequests > 0) notes.push(`${badRequests} line(s) of requests.jsonl could not be read and were left out`);
-  for (const r of requests) if (r.error) r.error = redactLine(r.error);
+  for (const r of requests) if (r.error) r.error = redactLine(r.error, secrets);
 
   const tel = parseLines(await readLines(join(dir, RUN_FILES.telemetry)));
   if (tel.bad > 0) notes.push(`${tel.bad} line(s) of telemetry.jsonl could not be read and were left out`);
@@ -146,7 +159,7 @@ export async function loadRunFolder(path: string): Promise<RunFolder> {
     else if (o.kind === 'engine') engineSamples.push(o as unknown as Tagged<EngineSample>);
     else if (o.kind === 'client') client.push(o as unknown as ClientSample);
   }
-  return { dir, record, requests, gpu, engine: engineSamples, client, notes };
+  return { dir, record, requests, gpu, engine: engineSamples, client, secrets, notes };
 }
 
 /**

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { UserError } from '../errors.js';
+import { redactLine } from '../servers/redact.js';
 import type { Exporter } from './exporter.js';
 import { htmlReport } from './html.js';
 
@@ -24,8 +25,11 @@ function executable(file: string): boolean {
 }
 
 /** Debian's /usr/bin/chromium, else a chromium or google-chrome on PATH; undefined when there is none. */
-export function findChromium(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (executable('/usr/bin/chromium')) return '/usr/bin/chromium';
+export function findChromium(
+  env: NodeJS.ProcessEnv = process.env,
+  preferred: readonly string[] = ['/usr/bin/chromium'],
+): string | undefined {
+  for (const file of preferred) if (executable(file)) return file;
   for (const dir of (env.PATH ?? '').split(delimiter).filter(Boolean)) {
     for (const name of NAMES) if (executable(join(dir, name))) return join(dir, name);
   }
@@ -86,6 +90,7 @@ export const pdfExporter: Exporter = {
   description: 'the HTML report printed to PDF by headless Chromium',
   render: async (folder, context) => {
     if (!context.printPdf) throw new UserError(NO_CHROMIUM);
-    return context.printPdf(htmlReport(folder, context.now?.() ?? new Date()));
+    // Binary output skips the registry's text scrub: scrub the page before it is printed.
+    return context.printPdf(redactLine(htmlReport(folder, context.now?.() ?? new Date()), folder.secrets));
   },
 };

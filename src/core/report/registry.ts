@@ -26,12 +26,12 @@ export function findExporter(format: string): Exporter | undefined {
   return EXPORTERS.find((e) => e.format === format);
 }
 
-/** Renders one format; text passes a last secret-shape scrub (tokens that look like keys never leave the machine). */
+/** Renders one format; text passes a last scrub of the record's secrets and of key-shaped tokens. */
 export async function renderExport(
   exporter: Exporter,
   folder: RunFolder,
   context: ExportContext = {},
 ): Promise<string | Uint8Array> {
   const out = await exporter.render(folder, context);
-  return typeof out === 'string' ? redactLine(out) : out;
+  return typeof out === 'string' ? redactLine(out, folder.secrets) : out;
 }

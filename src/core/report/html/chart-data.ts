@@ -14,14 +14,17 @@ function groups(record: RunRecord): LevelResult[][] {
 
 const loadOf = (l: LevelResult): number => l.rate ?? l.concurrency;
 
-function xAxis(record: RunRecord): { label: string; log: boolean } {
+function xAxis(record: RunRecord): { label: string; log: boolean; ticks?: number[] } {
   const open = record.levels.some((l) => l.rate !== undefined);
   const xs = record.levels.map(loadOf);
   const lo = Math.min(...xs);
   const hi = Math.max(...xs);
+  const distinct = [...new Set(xs)].sort((a, b) => a - b);
   return {
     label: open ? 'request rate (req/s)' : 'concurrency (requests in flight)',
     log: !open && lo > 0 && hi / lo >= 4,
+    // The levels' own loads as ticks: no fractional concurrency on the axis.
+    ticks: distinct.length <= 12 ? distinct : undefined,
   };
 }
 
@@ -54,6 +57,7 @@ export function throughputChart(record: RunRecord): XyChart {
     yLabel: 'output tok/s',
     series,
     logX: x.log,
+    xTicks: x.ticks,
     note: 'Whiskers: the slowest and the fastest complete round of the level.',
   };
 }
@@ -92,6 +96,7 @@ export function latencyChart(record: RunRecord, id: string, title: string, pick:
     yLabel: 'ms',
     series,
     logX: x.log,
+    xTicks: x.ticks,
     note: 'Whiskers: distribution-free 95 % confidence interval of p95 and p99 (absent where too few samples).',
   };
 }

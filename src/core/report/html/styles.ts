@@ -22,16 +22,16 @@ border:1px solid var(--line);border-radius:8px;padding:12px 14px}
 table{border-collapse:collapse;width:100%;font-size:12.5px;font-variant-numeric:tabular-nums}
 th,td{border-bottom:1px solid var(--line);padding:4px 6px;text-align:right;vertical-align:top}
 th{font-weight:600;background:var(--card)}th small{display:block;font-weight:400;color:var(--muted)}
-td.t,th.t{text-align:left}
+td.t,th.t{text-align:left}td.nw{white-space:nowrap}
 .status{font-weight:700;font-size:11px;padding:1px 6px;border-radius:4px;border:1px solid currentColor;white-space:nowrap}
 .status.pass{color:var(--pass)}.status.warn{color:var(--warn)}.status.fail{color:var(--fail)}
 ul.checks{list-style:none;padding:0;margin:0}ul.checks li{padding:4px 0;border-bottom:1px solid var(--line)}
-.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(440px,1fr));gap:16px}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(400px,1fr));gap:16px}
 figure.chart{margin:0;background:var(--card);border:1px solid var(--line);border-radius:8px;padding:8px 10px;break-inside:avoid}
 figure.wide{grid-column:1/-1;margin-top:16px}
 figcaption{font-weight:600;margin-bottom:4px}
 svg{width:100%;height:auto;display:block;overflow:visible}
-svg text{fill:var(--muted);font-size:11px}svg text.panel{fill:var(--fg);font-weight:600}svg text.pt{fill:var(--fg);font-size:10px}
+svg text{fill:var(--muted);font-size:12px}svg text.panel{fill:var(--fg);font-weight:600}svg text.pt{fill:var(--fg);font-size:10px}
 svg .grid{stroke:var(--line);stroke-width:.6}svg .axis{stroke:var(--muted);stroke-width:1}
 svg .level{stroke:var(--muted);stroke-dasharray:3 3;stroke-width:.8}
 svg .line{fill:none;stroke-width:2}svg .dashed .line{stroke-dasharray:6 4}svg .whisker{fill:none;stroke-width:1.2}
@@ -48,13 +48,13 @@ svg .req.failed{stroke:var(--fail)}svg .span.throttled{fill:var(--thr)}svg .span
 pre{background:var(--card);border:1px solid var(--line);border-radius:6px;padding:8px 10px;white-space:pre-wrap;
 overflow-wrap:anywhere;font-size:12px}
 footer{margin-top:28px;color:var(--muted);font-size:12px}
-@page{margin:12mm 10mm 12mm}
+@page{margin:16mm 10mm 12mm}
 @media print{
 :root{--bg:#fff;--fg:#000;--muted:#444;--line:#ccc;--card:#fff}
 body{max-width:none;padding:0;font-size:10.5pt}
 .charts{grid-template-columns:1fr 1fr;gap:8px}figure.chart{padding:4px 6px}
 table{font-size:8.5pt}th,td{padding:2px 4px}
 h2{break-after:avoid}tr,li,figure{break-inside:avoid}
-.sim-stamp{position:fixed;top:0;right:0;border-radius:0}
+.sim-stamp{position:fixed;top:42%;left:0;right:0;text-align:center;background:none;color:rgba(207,34,46,.13);font-size:72pt;letter-spacing:.06em;transform:rotate(-32deg);pointer-events:none;border-radius:0;padding:0}
 }
 `;

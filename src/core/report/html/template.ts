@@ -10,6 +10,7 @@ function table(columns: readonly Column[], rows: readonly LevelRow[], id: string
   if (rows.length === 0) return '<p class="empty">No level was measured.</p>';
   const cols = visibleColumns(columns, rows);
   const textual = (c: Column): boolean => c.key === 'checks' || c.key === 'server' || c.key === 'source';
+  const cls = (c: Column): string => (textual(c) ? (c.key === 'checks' ? 't' : 't nw') : 'nw');
   const head = cols
     .map(
       (c) =>
@@ -17,9 +18,7 @@ function table(columns: readonly Column[], rows: readonly LevelRow[], id: string
     )
     .join('');
   const body = rows
-    .map(
-      (r) => `<tr>${cols.map((c) => `<td class="${textual(c) ? 't' : ''}">${esc(cellText(c, r))}</td>`).join('')}</tr>`,
-    )
+    .map((r) => `<tr>${cols.map((c) => `<td class="${cls(c)}">${esc(cellText(c, r))}</td>`).join('')}</tr>`)
     .join('');
   return `<table id="${id}"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;
 }

@@ -4,8 +4,8 @@ import type { GpuSample } from '../../../shared/telemetry.js';
 import { esc } from './escape.js';
 import { makeScale } from './scale.js';
 
-const W = 1100;
-const M = { l: 58, r: 14 };
+const W = 900;
+const M = { l: 50, r: 12 };
 const REQ_H = 220;
 const GPU_H = 80;
 const GAP = 26;
@@ -67,7 +67,7 @@ export function renderTimeline(
   if (!Number.isFinite(t0) || !(t1 > t0)) {
     return '<figure class="chart wide" id="chart-timeline"><figcaption>Timeline</figcaption><p class="empty">No requests were recorded.</p></figure>';
   }
-  const gpuIn = gpu.filter((s) => s.tMs >= t0 - 1000 && s.tMs <= t1 + 1000);
+  const gpuIn = gpu.filter((s) => s.tMs >= t0 && s.tMs <= t1);
   const hasGpu = gpuIn.length > 0;
   const H = REQ_H + (hasGpu ? METRICS.length * (GPU_H + GAP) : 0) + 36;
   const sx = makeScale(t0 / 1000, t1 / 1000, M.l, W - M.r, false, false);

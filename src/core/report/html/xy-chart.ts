@@ -26,12 +26,14 @@ export interface XyChart {
   yLabel: string;
   series: XySeries[];
   logX?: boolean;
+  /** Ticks on x at these values (the levels' loads) instead of round numbers. */
+  xTicks?: number[];
   note?: string;
 }
 
-const W = 560;
-const H = 300;
-const M = { l: 58, r: 14, t: 12, b: 40 };
+const W = 440;
+const H = 260;
+const M = { l: 50, r: 12, t: 12, b: 40 };
 const f1 = (v: number): string => v.toFixed(1);
 
 /** The chart as an inline SVG figure (no script, prints crisply, follows the page's colours). */
@@ -55,7 +57,7 @@ export function renderXyChart(chart: XyChart): string {
     out.push(`<line class="grid" x1="${M.l}" x2="${W - M.r}" y1="${y}" y2="${y}"/>`);
     out.push(`<text class="tick" x="${M.l - 6}" y="${y}" text-anchor="end" dy="0.32em">${sy.format(t)}</text>`);
   }
-  const xTicks = chart.logX ? sx.ticks : sx.ticks.length > 1 ? sx.ticks : [...new Set(xs)];
+  const xTicks = chart.xTicks ?? (chart.logX ? sx.ticks : sx.ticks.length > 1 ? sx.ticks : [...new Set(xs)]);
   for (const t of xTicks) {
     const x = f1(sx.map(t));
     out.push(`<line class="grid" x1="${x}" x2="${x}" y1="${M.t}" y2="${H - M.b}"/>`);
