@@ -21,7 +21,7 @@ export function niceTicks(lo: number, hi: number, count = 5): number[] {
 export function tickText(v: number): string {
   const a = Math.abs(v);
   if (a >= 1e6) return `${Number((v / 1e6).toPrecision(3))}M`;
-  if (a >= 1e4) return `${Number((v / 1e3).toPrecision(3))}k`;
+  if (a >= 1e3) return `${Number((v / 1e3).toPrecision(3))}k`;
   return String(Number(v.toPrecision(3)));
 }
 
