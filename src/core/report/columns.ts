@@ -40,7 +40,9 @@ const warnedIds = (l: LevelResult): string =>
 /** A latency for people: ms below a second, s with two decimals above; a dash when unknown. */
 export function fmtMs(v: number | null | undefined): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return '—';
-  return v >= 1000 ? `${(v / 1000).toFixed(2)} s` : v.toFixed(v >= 100 ? 0 : 1);
+  if (v >= 1000) return `${(v / 1000).toFixed(2)} s`;
+  // Below 1 ms (a diffusion model's whole-block streams) one decimal would print 0.0.
+  return v > 0 && v < 1 ? String(Number(v.toPrecision(2))) : v.toFixed(v >= 100 ? 0 : 1);
 }
 
 /** A number for people with fixed decimals; a dash when unknown. */

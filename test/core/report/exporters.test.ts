@@ -138,6 +138,13 @@ describe('html', () => {
     expect(html).toContain('output tok/s threshold=0.9');
   });
 
+  it('draws a request cancelled by the user apart from failed ones', async () => {
+    const html = htmlReport(await loadRunFolder(fixtureDir('cancelled')));
+    expect(html).toMatch(/<path class="req cancelled" d="M[\d.]+ [\d.]+H[\d.]+"\/>/);
+    expect(html).not.toContain('class="req failed"');
+    expect(html).toContain('This run ended cancelled: cancelled by the user');
+  });
+
   it('shades thermal throttling in the timeline of a throttled run', async () => {
     const html = htmlReport(await loadRunFolder(fixtureDir('closed')));
     expect(html).toMatch(/<rect class="span throttled"/);

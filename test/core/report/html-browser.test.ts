@@ -93,6 +93,32 @@ describe.skipIf(!haveChromium)('the HTML report in headless Chromium', () => {
     }
   });
 
+  it.each([
+    ['A4', 210],
+    ['Letter', 215.9],
+  ] as const)(
+    'fits the printable width of %s paper, and a simulated run says SIMULATED on every page',
+    async (paper, widthMm) => {
+      const file = join(tmp, `print-${paper}.html`);
+      await writeFile(file, htmlReport(await loadRunFolder(fixtureDir('sweep'))));
+      // The printable width: the paper less the report's 10 mm side margins (96 CSS px per inch).
+      const px = Math.floor(((widthMm - 20) / 25.4) * 96);
+      const page = await browser.newPage({ viewport: { width: px, height: 1000 } });
+      await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
+      await page.emulateMedia({ media: 'print' });
+      const widths = await page.evaluate<{ scroll: number; client: number }>(
+        '({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })',
+      );
+      expect(widths.scroll).toBeLessThanOrEqual(widths.client);
+      const stamp = await page.evaluate<string>("getComputedStyle(document.querySelector('.sim-stamp')).position");
+      expect(stamp).toBe('fixed'); // a fixed element is printed on every page
+      const pdf = await page.pdf({ format: paper });
+      expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
+      await writeFile(join(shots, `report-sweep-${paper}.pdf`), pdf);
+      await page.close();
+    },
+  );
+
   it('prints to PDF with chromium --print-to-pdf; its first page is turned into a PNG beside the test output', async () => {
     const html = htmlReport(await loadRunFolder(fixtureDir('closed')));
     const pdf = await printPdfWithChromium(html, CHROMIUM);

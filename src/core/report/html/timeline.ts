@@ -94,11 +94,13 @@ export function renderTimeline(
   const decode: string[] = [];
   const warm: string[] = [];
   const failed: string[] = [];
+  const cancelled: string[] = [];
   reqs.forEach((r, i) => {
     const y = f1(top + ((i + 0.5) / n) * h);
     const end = ends[i] as number;
     const seg = (a: number, b: number): string => `M${X(a)} ${y}H${X(Math.max(b, a + 1))}`;
-    if (!r.ok) failed.push(seg(r.sendMs, end));
+    if (!r.ok && r.errorKind === 'cancelled') cancelled.push(seg(r.sendMs, end));
+    else if (!r.ok) failed.push(seg(r.sendMs, end));
     else if (r.warmup) warm.push(seg(r.sendMs, end));
     else {
       const first = r.firstTokenMs ?? end;
@@ -112,6 +114,7 @@ export function renderTimeline(
   if (wait.length) out.push(`<path class="req wait" d="${wait.join('')}"/>`);
   if (decode.length) out.push(`<path class="req decode" d="${decode.join('')}"/>`);
   if (failed.length) out.push(`<path class="req failed" d="${failed.join('')}"/>`);
+  if (cancelled.length) out.push(`<path class="req cancelled" d="${cancelled.join('')}"/>`);
   out.push('</g>');
   // Level boundaries.
   for (const l of record.levels) {
@@ -161,6 +164,7 @@ export function renderTimeline(
     '<span class="key decode"><i></i>decoding</span>',
     '<span class="key warm"><i></i>warm-up (discarded)</span>',
     '<span class="key failed"><i></i>failed</span>',
+    cancelled.length ? '<span class="key cancelled"><i></i>cancelled by the user</span>' : '',
     hasGpu
       ? '<span class="key throttled"><i></i>thermal / hardware slowdown</span><span class="key power-cap"><i></i>power cap</span>'
       : '',
