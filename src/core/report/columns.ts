@@ -102,7 +102,6 @@ export const ARTICLE_COLUMNS: readonly Column[] = [
     header: 'rate',
     unit: 'req/s',
     value: ({ level }) => level.rate ?? null,
-    text: ({ level }) => (level.rate !== undefined ? `${level.rate}/s` : '—'),
     when: openLoop,
   },
   {
