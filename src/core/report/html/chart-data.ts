@@ -78,7 +78,8 @@ export function latencyChart(record: RunRecord, id: string, title: string, pick:
       series.push({
         name: seriesName(g, many, p.key),
         color: many ? gi : pi,
-        dashed: many && pi > 0,
+        // p99 dashed: with few samples it often equals p95, and a dashed line lets both show.
+        dashed: many ? pi > 0 : p.key === 'p99',
         points: g
           .filter((l) => pick(l)[p.key] !== null)
           .map((l) => {

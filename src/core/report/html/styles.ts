@@ -36,12 +36,11 @@ svg .grid{stroke:var(--line);stroke-width:.6}svg .axis{stroke:var(--muted);strok
 svg .level{stroke:var(--muted);stroke-dasharray:3 3;stroke-width:.8}
 svg .line{fill:none;stroke-width:2}svg .dashed .line{stroke-dasharray:6 4}svg .whisker{fill:none;stroke-width:1.2}
 svg .gpu{stroke-width:1.4}
-${[0, 1, 2, 3, 4, 5].map((i) => `svg .c${i} .line,svg .c${i}.line,svg .c${i} .whisker{stroke:var(--c${i})}svg .c${i} circle{fill:var(--c${i})}.key.c${i} i{background:var(--c${i})}`).join('')}
+${[0, 1, 2, 3, 4, 5].map((i) => `svg .c${i} .line,svg .c${i}.line,svg .c${i} .whisker{stroke:var(--c${i})}svg .c${i} circle{fill:var(--c${i})}.key.c${i} i{background:var(--c${i})}.key.dashed.c${i} i{background:repeating-linear-gradient(90deg,var(--c${i}) 0 5px,transparent 5px 8px)}`).join('')}
 svg .req{fill:none}svg .req.wait{stroke:var(--wait)}svg .req.decode{stroke:var(--decode)}svg .req.warm{stroke:var(--warmreq)}
 svg .req.failed{stroke:var(--fail)}svg .req.cancelled{stroke:var(--warn);stroke-dasharray:4 2}svg .span.throttled{fill:var(--thr)}svg .span.power-cap{fill:var(--cap)}
 .legend{display:flex;flex-wrap:wrap;gap:4px 14px;font-size:12px;color:var(--muted);margin-top:4px}
 .key i{display:inline-block;width:14px;height:3px;vertical-align:middle;margin-right:5px;background:var(--muted)}
-.key.dashed i{background:repeating-linear-gradient(90deg,currentColor 0 5px,transparent 5px 8px)}
 .key.wait i{background:var(--wait)}.key.decode i{background:var(--decode)}.key.warm i{background:var(--warmreq)}
 .key.failed i{background:var(--fail)}.key.cancelled i{background:var(--warn)}.key.throttled i{background:var(--thr);height:10px}.key.power-cap i{background:var(--cap);height:10px}
 .note,.empty{color:var(--muted);font-size:12px;margin:4px 0 0}
