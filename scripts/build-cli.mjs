@@ -7,6 +7,7 @@ const entries = {
   'load-worker': 'src/core/load/worker-entry.ts',
   'bench-client': 'bench/bench-client.ts',
   'bench-sim': 'bench/bench-sim.ts',
+  'bench-report': 'bench/bench-report.ts',
 };
 const entryPoints = Object.fromEntries(Object.entries(entries).filter(([, file]) => existsSync(file)));
 

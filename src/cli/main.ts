@@ -10,6 +10,7 @@ Commands:
   sim      run the simulated engine (an OpenAI-compatible server with a known truth)
   gpu      list the GPUs and print one telemetry sample
   ui       serve the app to a browser on this machine (start runs, watch them live, open past runs)
+  report   render a run folder as html, pdf, md, csv, json or vllm-json
 
 Run 'servebench <command> --help' for the options of a command.
 Without a GPU, 'servebench run' uses the built-in simulator: its numbers are simulated.`;
@@ -21,6 +22,7 @@ const commands: Record<string, () => Promise<Command>> = {
   sim: async () => (await import('./sim-command.js')).simCommand,
   gpu: async () => (await import('./gpu-command.js')).gpuCommand,
   ui: async () => (await import('./ui-command.js')).uiCommand,
+  report: async () => (await import('./report-command.js')).reportCommand,
 };
 
 /** Entry point: dispatches to a command and maps errors to one line and an exit code. */

@@ -1,0 +1,75 @@
+import { writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { UserError } from '../core/errors.js';
+import type { ExportContext } from '../core/report/exporter.js';
+import { loadRunFolder } from '../core/report/load-run-folder.js';
+import { findChromium, printPdfWithChromium } from '../core/report/pdf.js';
+import { EXPORTERS, REPORT_FORMATS, findExporter, renderExport } from '../core/report/registry.js';
+
+const HELP = `Usage: servebench report RUN_DIR [--format FORMAT] [--out FILE]
+
+Renders a report from a run folder alone (run.json, requests.jsonl, telemetry.jsonl). Secrets given to
+the run (API key, HF token, --env values) appear in no report.
+
+Options:
+  --format FORMAT  ${REPORT_FORMATS.join(' | ')} (default html)
+${EXPORTERS.map((e) => `                     ${e.format.padEnd(9)} ${e.description}`).join('\n')}
+  --out FILE       where to write it (default RUN_DIR/report<ext>); '-' writes text formats to stdout
+  -h, --help       this help`;
+
+/** `servebench report RUN_DIR`: one export of a run folder; exit 2 with one line for a bad folder or format. */
+export async function reportCommand(argv: string[]): Promise<number> {
+  let values: { format?: string; out?: string; help?: boolean };
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        format: { type: 'string', short: 'f' },
+        out: { type: 'string', short: 'o' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    throw new UserError(`${(error as Error).message.split('\n')[0]} (see 'servebench report --help')`);
+  }
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  if (positionals.length !== 1) {
+    throw new UserError(`give one run folder, e.g. servebench report runs/20261130T094800Z-demo (see --help)`);
+  }
+  const format = values.format ?? 'html';
+  const exporter = findExporter(format);
+  if (!exporter) throw new UserError(`--format must be one of ${REPORT_FORMATS.join(', ')} (got '${format}')`);
+  if (values.out === '-' && exporter.binary) {
+    throw new UserError(
+      `--out - writes text formats only; give a file name for ${format}, e.g. --out report${exporter.extension}`,
+    );
+  }
+  const folder = await loadRunFolder(positionals[0] as string);
+  const context: ExportContext = {};
+  if (exporter.format === 'pdf') {
+    const chromium = findChromium();
+    if (chromium) context.printPdf = (html) => printPdfWithChromium(html, chromium);
+  }
+  const output = await renderExport(exporter, folder, context);
+  if (values.out === '-') {
+    process.stdout.write(output as string);
+    return 0;
+  }
+  const file = resolve(values.out ?? join(folder.dir, `report${exporter.extension}`));
+  try {
+    await writeFile(file, output);
+  } catch (error) {
+    throw new UserError(
+      `cannot write ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): choose another --out`,
+    );
+  }
+  for (const note of folder.notes) console.error(`note: ${note}`);
+  console.log(`${format} report written to ${file}`);
+  return 0;
+}

@@ -1,0 +1,292 @@
+import type { LevelResult, RunRecord, Summary } from '../../shared/run-record.js';
+
+/** One level of one run: what a table row is made from. */
+export interface LevelRow {
+  level: LevelResult;
+  record: RunRecord;
+}
+
+/** A table column: its header beside its value, defined once for every table and export that shows it. */
+export interface Column {
+  /** Machine name (CSV header, JSON key). */
+  key: string;
+  /** Header for people (HTML, Markdown, the CLI table). */
+  header: string;
+  /** Unit shown under or after the header, if any. */
+  unit?: string;
+  /** The value itself (null = not measured / not applicable). */
+  value: (row: LevelRow) => number | string | boolean | null;
+  /** The value for people; defaults to the value. */
+  text?: (row: LevelRow) => string;
+  /** Decimal places in CSV. */
+  digits?: number;
+  /** Shown only when some row needs it (e.g. rate only in open loop). */
+  when?: (rows: readonly LevelRow[]) => boolean;
+}
+
+type Pct = 'p50' | 'p90' | 'p95' | 'p99';
+const pick = (s: Summary | undefined, p: Pct): number | null => s?.[p] ?? null;
+const failedIds = (l: LevelResult): string =>
+  l.checks
+    .filter((c) => c.status === 'fail')
+    .map((c) => c.id)
+    .join(' ');
+const warnedIds = (l: LevelResult): string =>
+  l.checks
+    .filter((c) => c.status === 'warn')
+    .map((c) => c.id)
+    .join(' ');
+
+/** A latency for people: ms below a second, s with two decimals above; a dash when unknown. */
+export function fmtMs(v: number | null | undefined): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return '—';
+  if (v >= 1000) return `${(v / 1000).toFixed(2)} s`;
+  // Below 1 ms (a diffusion model's whole-block streams) one decimal would print 0.0.
+  return v > 0 && v < 1 ? String(Number(v.toPrecision(2))) : v.toFixed(v >= 100 ? 0 : 1);
+}
+
+/** A number for people with fixed decimals; a dash when unknown. */
+export function fmtFixed(v: number | null | undefined, digits: number): string {
+  return v === null || v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(digits);
+}
+
+/** "threshold=0.9 block_size=32" for a server variant, or the configuration's index. */
+export function variantLabel(level: LevelResult, short = false): string {
+  if (!level.serverVariant) return String(level.serverConfigIndex);
+  return Object.entries(level.serverVariant)
+    .map(([k, v]) => `${short ? (k.split('.').pop() ?? k) : k}=${String(v)}`)
+    .join(short ? ',' : ' ');
+}
+
+/** Checks of a level in one cell: "ok", or the failed and warned ids. */
+export function checksText(level: LevelResult): string {
+  const f = failedIds(level);
+  const w = warnedIds(level);
+  if (!f && !w) return 'ok';
+  return [f ? `FAIL ${f.split(' ').join(',')}` : '', w ? `warn ${w.split(' ').join(',')}` : '']
+    .filter(Boolean)
+    .join('; ');
+}
+
+const manyVariants = (rows: readonly LevelRow[]): boolean =>
+  new Set(rows.map((r) => r.level.serverConfigIndex)).size > 1;
+const manyLengths = (rows: readonly LevelRow[]): boolean =>
+  new Set(rows.map((r) => `${r.level.inputLen}/${r.level.outputLen}`)).size > 1;
+const openLoop = (rows: readonly LevelRow[]): boolean => rows.some((r) => r.level.rate !== undefined);
+const priced = (rows: readonly LevelRow[]): boolean => rows.some((r) => r.level.costPerMOutputTokUsd !== undefined);
+const atUtil = (rows: readonly LevelRow[]): boolean =>
+  rows.some((r) => r.level.costPerMOutputTokAtUtilizationUsd !== undefined);
+const withSlo = (rows: readonly LevelRow[]): boolean =>
+  rows.some((r) => r.level.goodput !== undefined && r.level.goodput !== null);
+
+const latency = (key: string, header: string, get: (l: LevelResult) => Summary, p: Pct): Column => ({
+  key,
+  header,
+  unit: 'ms',
+  value: ({ level }) => pick(get(level), p),
+  text: ({ level }) => fmtMs(pick(get(level), p)),
+});
+
+/** The source article's table (one row per level): the CLI table, the HTML report and Markdown show these. */
+export const ARTICLE_COLUMNS: readonly Column[] = [
+  { key: 'server', header: 'server', value: ({ level }) => variantLabel(level, true), when: manyVariants },
+  {
+    key: 'lengths',
+    header: 'in/out',
+    value: ({ level }) => `${level.inputLen}/${level.outputLen}`,
+    when: manyLengths,
+  },
+  { key: 'concurrency', header: 'conc', value: ({ level }) => level.concurrency, when: (rows) => !openLoop(rows) },
+  {
+    key: 'rate',
+    header: 'rate',
+    unit: 'req/s',
+    value: ({ level }) => level.rate ?? null,
+    when: openLoop,
+  },
+  {
+    key: 'output_tok_s',
+    header: 'out tok/s',
+    value: ({ level }) => level.outputTokPerSec,
+    text: ({ level }) => level.outputTokPerSec.toFixed(1) + (level.partial ? '*' : ''),
+  },
+  latency('ttft_p50_ms', 'TTFT p50', (l) => l.ttftMs, 'p50'),
+  latency('ttft_p95_ms', 'TTFT p95', (l) => l.ttftMs, 'p95'),
+  latency('tpot_p50_ms', 'TPOT p50', (l) => l.tpotMs, 'p50'),
+  latency('tpot_p95_ms', 'TPOT p95', (l) => l.tpotMs, 'p95'),
+  latency('e2e_p50_ms', 'E2E p50', (l) => l.e2eMs, 'p50'),
+  latency('e2e_p95_ms', 'E2E p95', (l) => l.e2eMs, 'p95'),
+  {
+    key: 'cost_per_m_output_usd',
+    header: '$/1M out',
+    value: ({ level }) => level.costPerMOutputTokUsd ?? null,
+    text: ({ level }) => fmtFixed(level.costPerMOutputTokUsd, 3),
+    when: priced,
+  },
+  {
+    key: 'cost_per_m_output_at_utilization_usd',
+    header: '$/1M out at util.',
+    value: ({ level }) => level.costPerMOutputTokAtUtilizationUsd ?? null,
+    text: ({ level }) => fmtFixed(level.costPerMOutputTokAtUtilizationUsd, 3),
+    when: atUtil,
+  },
+  {
+    key: 'goodput',
+    header: 'goodput',
+    value: ({ level }) => level.goodput ?? null,
+    text: ({ level }) => (typeof level.goodput === 'number' ? `${(level.goodput * 100).toFixed(0)} %` : '—'),
+    when: withSlo,
+  },
+  { key: 'checks', header: 'checks', value: ({ level }) => checksText(level) },
+];
+
+/** summary.csv, one row per level: the article's table plus conditions (names are a contract: add, never rename). */
+export const SUMMARY_CSV_COLUMNS: readonly Column[] = [
+  {
+    key: 'server_config',
+    header: 'server',
+    value: ({ level }) => (level.serverVariant ? variantLabel(level) : String(level.serverConfigIndex)),
+  },
+  { key: 'concurrency', header: 'concurrency', value: ({ level }) => level.concurrency },
+  { key: 'rate', header: 'rate', unit: 'req/s', value: ({ level }) => level.rate ?? null, digits: 3 },
+  { key: 'input_len', header: 'input tokens', value: ({ level }) => level.inputLen },
+  { key: 'output_len', header: 'output tokens', value: ({ level }) => level.outputLen },
+  { key: 'completed', header: 'completed', value: ({ level }) => level.completed },
+  { key: 'failed', header: 'failed', value: ({ level }) => level.failed },
+  { key: 'output_tok_s', header: 'out tok/s', value: ({ level }) => level.outputTokPerSec, digits: 1 },
+  { key: 'total_tok_s', header: 'total tok/s', value: ({ level }) => level.totalTokPerSec, digits: 1 },
+  { key: 'req_s', header: 'req/s', value: ({ level }) => level.reqPerSec, digits: 3 },
+  { key: 'round_cv', header: 'round CV', value: ({ level }) => level.roundCv, digits: 4 },
+  { key: 'ttft_p50_ms', header: 'TTFT p50', unit: 'ms', value: ({ level }) => level.ttftMs.p50, digits: 3 },
+  { key: 'ttft_p95_ms', header: 'TTFT p95', unit: 'ms', value: ({ level }) => level.ttftMs.p95, digits: 3 },
+  { key: 'ttft_p99_ms', header: 'TTFT p99', unit: 'ms', value: ({ level }) => level.ttftMs.p99, digits: 3 },
+  { key: 'tpot_p50_ms', header: 'TPOT p50', unit: 'ms', value: ({ level }) => level.tpotMs.p50, digits: 3 },
+  { key: 'tpot_p95_ms', header: 'TPOT p95', unit: 'ms', value: ({ level }) => level.tpotMs.p95, digits: 3 },
+  { key: 'itl_p50_ms', header: 'ITL p50', unit: 'ms', value: ({ level }) => level.itlMs.p50, digits: 3 },
+  { key: 'itl_p95_ms', header: 'ITL p95', unit: 'ms', value: ({ level }) => level.itlMs.p95, digits: 3 },
+  { key: 'e2e_p50_ms', header: 'E2E p50', unit: 'ms', value: ({ level }) => level.e2eMs.p50, digits: 3 },
+  { key: 'e2e_p95_ms', header: 'E2E p95', unit: 'ms', value: ({ level }) => level.e2eMs.p95, digits: 3 },
+  {
+    key: 'cost_per_m_output_usd',
+    header: '$/1M out',
+    value: ({ level }) => level.costPerMOutputTokUsd ?? null,
+    digits: 4,
+  },
+  {
+    key: 'cost_per_m_output_at_utilization_usd',
+    header: '$/1M out at util.',
+    value: ({ level }) => level.costPerMOutputTokAtUtilizationUsd ?? null,
+    digits: 4,
+  },
+  { key: 'goodput', header: 'goodput', value: ({ level }) => level.goodput ?? null, digits: 4 },
+  { key: 'checks_failed', header: 'failed checks', value: ({ level }) => failedIds(level) },
+  { key: 'checks_warned', header: 'warned checks', value: ({ level }) => warnedIds(level) },
+  { key: 'simulated', header: 'simulated', value: ({ record }) => record.simulated },
+];
+
+const tel = (row: LevelRow): NonNullable<LevelResult['telemetry']> | undefined => row.level.telemetry;
+const share = (v: number | null | undefined): string => (typeof v === 'number' ? `${(v * 100).toFixed(0)} %` : '—');
+
+/** The per-level telemetry table: GPU clocks, temperature, power, throttling and the engine's queue. */
+export const TELEMETRY_COLUMNS: readonly Column[] = [
+  { key: 'server', header: 'server', value: ({ level }) => variantLabel(level, true), when: manyVariants },
+  {
+    key: 'load',
+    header: 'conc',
+    value: ({ level }) => level.rate ?? level.concurrency,
+    text: ({ level }) => (level.rate !== undefined ? `${level.rate}/s` : String(level.concurrency)),
+  },
+  { key: 'source', header: 'source', value: (r) => tel(r)?.source ?? 'none' },
+  {
+    key: 'sm_clock_mean_mhz',
+    header: 'SM clock mean',
+    unit: 'MHz',
+    value: (r) => tel(r)?.smClockMeanMhz ?? null,
+    text: (r) => fmtFixed(tel(r)?.smClockMeanMhz, 0),
+  },
+  {
+    key: 'clock_ratio_min',
+    header: 'lowest clock',
+    unit: '% of max',
+    value: (r) => tel(r)?.clockRatioMin ?? null,
+    text: (r) => share(tel(r)?.clockRatioMin),
+  },
+  {
+    key: 'temp_max_c',
+    header: 'temp max',
+    unit: '°C',
+    value: (r) => tel(r)?.tempMaxC ?? null,
+    text: (r) => fmtFixed(tel(r)?.tempMaxC, 0),
+  },
+  {
+    key: 'power_mean_w',
+    header: 'power mean',
+    unit: 'W',
+    value: (r) => tel(r)?.powerMeanW ?? null,
+    text: (r) => fmtFixed(tel(r)?.powerMeanW, 0),
+  },
+  {
+    key: 'j_per_output_tok',
+    header: 'J / out tok',
+    value: (r) => tel(r)?.jPerOutputTok ?? null,
+    text: (r) => fmtFixed(tel(r)?.jPerOutputTok, 3),
+  },
+  {
+    key: 'thermal_fraction',
+    header: 'thermal',
+    value: (r) => tel(r)?.throttle.thermalFraction ?? null,
+    text: (r) => share(tel(r)?.throttle.thermalFraction),
+  },
+  {
+    key: 'power_cap_fraction',
+    header: 'power cap',
+    value: (r) => tel(r)?.throttle.powerCapFraction ?? null,
+    text: (r) => share(tel(r)?.throttle.powerCapFraction),
+  },
+  {
+    key: 'kv_usage_peak',
+    header: 'KV peak',
+    value: (r) => tel(r)?.kvUsagePeak ?? null,
+    text: (r) => share(tel(r)?.kvUsagePeak),
+  },
+  {
+    key: 'waiting_peak',
+    header: 'waiting peak',
+    value: (r) => tel(r)?.waitingPeak ?? null,
+    text: (r) => fmtFixed(tel(r)?.waitingPeak, 0),
+  },
+  {
+    key: 'preemptions',
+    header: 'preemptions',
+    value: (r) => tel(r)?.preemptions ?? null,
+    text: (r) => fmtFixed(tel(r)?.preemptions, 0),
+  },
+];
+
+/** The rows of a record. */
+export function levelRows(record: RunRecord): LevelRow[] {
+  return record.levels.map((level) => ({ level, record }));
+}
+
+/** The columns a set of rows needs (drops those whose `when` says no). */
+export function visibleColumns(columns: readonly Column[], rows: readonly LevelRow[]): Column[] {
+  return columns.filter((c) => !c.when || c.when(rows));
+}
+
+/** A cell for people. */
+export function cellText(column: Column, row: LevelRow): string {
+  if (column.text) return column.text(row);
+  const v = column.value(row);
+  return v === null ? '—' : String(v);
+}
+
+/** A cell for machines (CSV): numbers rounded to the column's digits, empty when unknown. */
+export function cellCsv(column: Column, row: LevelRow): string {
+  const v = column.value(row);
+  if (v === null || v === undefined) return '';
+  if (typeof v === 'number') {
+    if (!Number.isFinite(v)) return '';
+    return column.digits === undefined ? String(v) : String(Number(v.toFixed(column.digits)));
+  }
+  return String(v);
+}

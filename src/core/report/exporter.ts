@@ -1,0 +1,25 @@
+import type { RunFolder } from './load-run-folder.js';
+
+/** The formats `servebench report --format` takes. */
+export type ReportFormat = 'html' | 'pdf' | 'md' | 'csv' | 'json' | 'vllm-json';
+
+/** What an exporter may need besides the run folder. */
+export interface ExportContext {
+  /** Prints an HTML page to PDF (headless Chromium); absent where no browser is available. */
+  printPdf?: (html: string) => Promise<Uint8Array>;
+  /** When the report was made (shown in the footer); defaults to now. */
+  now?: () => Date;
+}
+
+/** One export format: rendered from the run folder alone. */
+export interface Exporter {
+  format: ReportFormat;
+  /** File name extension, with the dot. */
+  extension: string;
+  mediaType: string;
+  /** Binary output cannot go to a terminal (`--out -`). */
+  binary: boolean;
+  /** One line for help texts. */
+  description: string;
+  render(folder: RunFolder, context: ExportContext): Promise<string | Uint8Array>;
+}

@@ -1,0 +1,137 @@
+import type { LevelResult, RunRecord, Summary } from '../../../shared/run-record.js';
+import { variantLabel } from '../columns.js';
+import type { XyChart, XySeries } from './xy-chart.js';
+
+function groups(record: RunRecord): LevelResult[][] {
+  const byConfig = new Map<number, LevelResult[]>();
+  for (const l of record.levels) {
+    const g = byConfig.get(l.serverConfigIndex) ?? [];
+    g.push(l);
+    byConfig.set(l.serverConfigIndex, g);
+  }
+  return [...byConfig.values()];
+}
+
+const loadOf = (l: LevelResult): number => l.rate ?? l.concurrency;
+
+function xAxis(record: RunRecord): { label: string; log: boolean; ticks?: number[] } {
+  const open = record.levels.some((l) => l.rate !== undefined);
+  const xs = record.levels.map(loadOf);
+  const lo = Math.min(...xs);
+  const hi = Math.max(...xs);
+  const distinct = [...new Set(xs)].sort((a, b) => a - b);
+  return {
+    label: open ? 'request rate (req/s)' : 'concurrency (requests in flight)',
+    log: !open && lo > 0 && hi / lo >= 4,
+    // The levels' own loads as ticks: no fractional concurrency on the axis.
+    ticks: distinct.length <= 12 ? distinct : undefined,
+  };
+}
+
+function seriesName(g: LevelResult[], many: boolean, what: string): string {
+  const first = g[0];
+  return many && first ? `${what} ${variantLabel(first, true)}` : what;
+}
+
+/** Output tok/s against load, whiskers = lowest..highest complete round. */
+export function throughputChart(record: RunRecord): XyChart {
+  const gs = groups(record);
+  const x = xAxis(record);
+  const series: XySeries[] = gs.map((g, i) => ({
+    name: seriesName(g, gs.length > 1, 'output tok/s'),
+    color: i,
+    points: g.map((l) => {
+      const rounds = l.rounds.filter((r) => !r.partial).map((r) => r.outputTokPerSec);
+      return {
+        x: loadOf(l),
+        y: l.outputTokPerSec,
+        lo: rounds.length > 1 ? Math.min(...rounds) : null,
+        hi: rounds.length > 1 ? Math.max(...rounds) : null,
+      };
+    }),
+  }));
+  return {
+    id: 'chart-throughput',
+    title: 'Throughput against load',
+    xLabel: x.label,
+    yLabel: 'output tok/s',
+    series,
+    logX: x.log,
+    xTicks: x.ticks,
+    note: 'Whiskers: the slowest and the fastest complete round of the level.',
+  };
+}
+
+type Pick = (l: LevelResult) => Summary;
+
+/** One latency metric's percentiles against load, whiskers = the 95 % confidence interval of p95/p99. */
+export function latencyChart(record: RunRecord, id: string, title: string, pick: Pick): XyChart {
+  const gs = groups(record);
+  const x = xAxis(record);
+  const many = gs.length > 1;
+  const pcts: Array<{ key: 'p50' | 'p95' | 'p99'; ci?: 'p95Ci' | 'p99Ci' }> = many
+    ? [{ key: 'p50' }, { key: 'p95', ci: 'p95Ci' }]
+    : [{ key: 'p50' }, { key: 'p95', ci: 'p95Ci' }, { key: 'p99', ci: 'p99Ci' }];
+  const series: XySeries[] = [];
+  gs.forEach((g, gi) => {
+    pcts.forEach((p, pi) => {
+      series.push({
+        name: seriesName(g, many, p.key),
+        color: many ? gi : pi,
+        // p99 dashed: with few samples it often equals p95, and a dashed line lets both show.
+        dashed: many ? pi > 0 : p.key === 'p99',
+        points: g
+          .filter((l) => pick(l)[p.key] !== null)
+          .map((l) => {
+            const s = pick(l);
+            const ci = p.ci ? s[p.ci] : null;
+            return { x: loadOf(l), y: s[p.key] as number, lo: ci?.[0] ?? null, hi: ci?.[1] ?? null };
+          }),
+      });
+    });
+  });
+  return {
+    id,
+    title,
+    xLabel: x.label,
+    yLabel: 'ms',
+    series,
+    logX: x.log,
+    xTicks: x.ticks,
+    note: 'Whiskers: distribution-free 95 % confidence interval of p95 and p99 (absent where too few samples).',
+  };
+}
+
+/** The Pareto view: tokens per second one user sees (1000 / TPOT p50) against output tok/s of all users. */
+export function paretoChart(record: RunRecord): XyChart {
+  const gs = groups(record);
+  const series: XySeries[] = gs.map((g, i) => ({
+    name: seriesName(g, gs.length > 1, 'per-user tok/s'),
+    color: i,
+    points: g
+      .filter((l) => typeof l.tpotMs.p50 === 'number' && l.tpotMs.p50 > 0)
+      .map((l) => ({
+        x: l.outputTokPerSec,
+        y: 1000 / (l.tpotMs.p50 as number),
+        label: l.rate !== undefined ? `${l.rate}/s` : `c=${l.concurrency}`,
+      })),
+  }));
+  return {
+    id: 'chart-pareto',
+    title: 'Latency against throughput (Pareto view)',
+    xLabel: 'total output tok/s (all users)',
+    yLabel: 'per-user tok/s (1000 / TPOT p50)',
+    series,
+  };
+}
+
+/** Every chart of the report except the timeline, in order. */
+export function levelCharts(record: RunRecord): XyChart[] {
+  return [
+    throughputChart(record),
+    latencyChart(record, 'chart-ttft', 'TTFT percentiles against load', (l) => l.ttftMs),
+    latencyChart(record, 'chart-tpot', 'TPOT percentiles against load', (l) => l.tpotMs),
+    latencyChart(record, 'chart-e2e', 'End-to-end latency percentiles against load', (l) => l.e2eMs),
+    paretoChart(record),
+  ];
+}

@@ -1,0 +1,104 @@
+import type { Check, RunRecord } from '../../../shared/run-record.js';
+import { ARTICLE_COLUMNS, TELEMETRY_COLUMNS, cellText, levelRows, variantLabel, visibleColumns } from '../columns.js';
+import type { Column, LevelRow } from '../columns.js';
+import { costLines, environmentFacts, headlineFacts, sortedChecks, verdict } from '../facts.js';
+import type { Fact } from '../facts.js';
+import { esc, scriptJson } from './escape.js';
+import { REPORT_CSS } from './styles.js';
+
+function table(columns: readonly Column[], rows: readonly LevelRow[], id: string): string {
+  if (rows.length === 0) return '<p class="empty">No level was measured.</p>';
+  const cols = visibleColumns(columns, rows);
+  const textual = (c: Column): boolean => c.key === 'checks' || c.key === 'server' || c.key === 'source';
+  const cls = (c: Column): string => (textual(c) ? (c.key === 'checks' ? 't' : 't nw') : 'nw');
+  const head = cols
+    .map(
+      (c) =>
+        `<th class="${textual(c) ? 't' : ''}">${esc(c.header)}${c.unit ? `<small>${esc(c.unit)}</small>` : ''}</th>`,
+    )
+    .join('');
+  const body = rows
+    .map((r) => `<tr>${cols.map((c) => `<td class="${cls(c)}">${esc(cellText(c, r))}</td>`).join('')}</tr>`)
+    .join('');
+  return `<table id="${id}"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;
+}
+
+function facts(list: readonly Fact[], cls = ''): string {
+  return `<div class="facts ${cls}">${list.map((f) => `<div><b>${esc(f.label)}</b>${esc(f.value)}</div>`).join('')}</div>`;
+}
+
+function checkItem(c: Check, where = ''): string {
+  return `<li><span class="status ${c.status}">${c.status.toUpperCase()}</span> <b>${esc(c.id)}</b>${where ? ` <span class="sub">${esc(where)}</span>` : ''}: ${esc(c.detail)}</li>`;
+}
+
+/** The parts the template puts together; charts come in already rendered. */
+export interface ReportPage {
+  record: RunRecord;
+  charts: string[];
+  timeline: string;
+  notes: string[];
+  generatedAt: string;
+}
+
+/** The whole report as one self-contained HTML document. */
+export function renderPage(page: ReportPage): string {
+  const { record } = page;
+  const rows = levelRows(record);
+  const v = verdict(record);
+  const sim = record.simulated;
+  const title = `servebench report: ${record.label}${sim ? ' (SIMULATED)' : ''}`;
+  const levelChecks = record.levels.flatMap((l) =>
+    l.checks
+      .filter((c) => c.status !== 'pass')
+      .map((c) =>
+        checkItem(
+          c,
+          `${l.rate !== undefined ? `${l.rate}/s` : `c=${l.concurrency}`}${l.serverVariant ? ` ${variantLabel(l)}` : ''}`,
+        ),
+      ),
+  );
+  const parts = [
+    '<!doctype html><html lang="en"><head><meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width,initial-scale=1">',
+    `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`,
+    `<meta name="color-scheme" content="light dark"><title>${esc(title)}</title><style>${REPORT_CSS}</style></head><body>`,
+    sim ? '<div class="sim-stamp" aria-hidden="true">SIMULATED</div>' : '',
+    `<header><h1>${esc(record.label)}</h1><p class="sub">servebench report · run ${esc(record.id)} · started ${esc(record.startedAt)}</p>`,
+    sim
+      ? '<div class="sim-banner">SIMULATED: these numbers come from the built-in simulator, not a GPU. They show how servebench works, not how fast any hardware is.</div>'
+      : '',
+    record.status !== 'completed'
+      ? `<div class="sim-banner">This run ended ${esc(record.status)}${record.error ? `: ${esc(record.error)}` : ''}. The levels below are what was measured before that.</div>`
+      : '',
+    facts(headlineFacts(record)).replace(`<div><b>Verdict</b>`, `<div class="verdict ${v.status}"><b>Verdict</b>`),
+    '</header>',
+    '<section id="results"><h2>Results</h2>',
+    table(ARTICLE_COLUMNS, rows, 'table-results'),
+    '<p class="note">Latencies in ms (s where marked); * = level cut short. TTFT: time to the first token; TPOT: time per output token after the first; E2E: the whole request.</p></section>',
+    `<section id="charts"><h2>Charts</h2><div class="charts">${page.charts.join('')}</div>${page.timeline}</section>`,
+    '<section id="checks"><h2>Checks</h2>',
+    `<ul class="checks">${sortedChecks(record.checks)
+      .map((c) => checkItem(c))
+      .join('')}</ul>`,
+    levelChecks.length
+      ? `<h3>Per level (those that did not pass)</h3><ul class="checks">${levelChecks.join('')}</ul>`
+      : '',
+    '</section>',
+    `<section id="cost"><h2>Cost</h2>${costLines(record)
+      .map((l) => `<p>${esc(l)}</p>`)
+      .join('')}</section>`,
+    '<section id="command"><h2>Server command</h2>',
+    `<pre>${esc(record.environment.engine.command ?? `(not launched by servebench: ${record.environment.engine.kind}${record.environment.engine.url ? ` at ${record.environment.engine.url}` : ''})`)}</pre></section>`,
+    `<section id="environment"><h2>Environment</h2>${facts(environmentFacts(record))}</section>`,
+    '<section id="telemetry"><h2>Telemetry per level</h2>',
+    table(TELEMETRY_COLUMNS, rows, 'table-telemetry'),
+    '</section>',
+    page.notes.length
+      ? `<section id="notes"><h2>Notes</h2><ul>${page.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul></section>`
+      : '',
+    `<footer>servebench ${esc(record.environment.servebenchVersion)} · report made ${esc(page.generatedAt)} from the run folder alone${sim ? ' · SIMULATED' : ''}</footer>`,
+    `<script type="application/json" id="servebench-run">${scriptJson(record)}</script>`,
+    '</body></html>',
+  ];
+  return parts.join('\n');
+}

@@ -1,0 +1,62 @@
+import type { Exporter } from './exporter.js';
+import { ARTICLE_COLUMNS, TELEMETRY_COLUMNS, cellText, levelRows, variantLabel, visibleColumns } from './columns.js';
+import type { Column, LevelRow } from './columns.js';
+import { costLines, environmentFacts, headlineFacts, sortedChecks } from './facts.js';
+import type { RunFolder } from './load-run-folder.js';
+
+const esc = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+function table(columns: readonly Column[], rows: readonly LevelRow[]): string {
+  const cols = visibleColumns(columns, rows);
+  const head = `| ${cols.map((c) => esc(c.unit ? `${c.header} (${c.unit})` : c.header)).join(' | ')} |`;
+  const rule = `|${cols.map(() => ' --- |').join('')}`;
+  const body = rows.map((r) => `| ${cols.map((c) => esc(cellText(c, r))).join(' | ')} |`);
+  return [head, rule, ...body].join('\n');
+}
+
+/** The report as Markdown: headline, the article's table, checks, cost, command, environment, telemetry. */
+export function markdownReport(folder: RunFolder): string {
+  const { record } = folder;
+  const rows = levelRows(record);
+  const out: string[] = [];
+  out.push(`# servebench report: ${esc(record.label)}${record.simulated ? ' (SIMULATED)' : ''}`, '');
+  if (record.simulated) out.push('> **SIMULATED**: these numbers come from the built-in simulator, not a GPU.', '');
+  for (const f of headlineFacts(record)) out.push(`- **${f.label}:** ${esc(f.value)}`);
+  out.push('', '## Results', '');
+  out.push(rows.length ? table(ARTICLE_COLUMNS, rows) : '_No level was measured._');
+  out.push('', 'Latencies in ms (s where marked); * = level cut short.', '');
+  out.push('## Checks', '');
+  for (const c of sortedChecks(record.checks)) out.push(`- **${c.status.toUpperCase()}** ${c.id}: ${esc(c.detail)}`);
+  const levelProblems = record.levels.flatMap((l) =>
+    l.checks
+      .filter((c) => c.status !== 'pass')
+      .map(
+        (c) =>
+          `- ${l.rate !== undefined ? `${l.rate}/s` : `c=${l.concurrency}`}${l.serverVariant ? ` (${variantLabel(l)})` : ''}: **${c.status.toUpperCase()}** ${c.id}: ${esc(c.detail)}`,
+      ),
+  );
+  if (levelProblems.length) out.push('', '### Per level', '', ...levelProblems);
+  out.push('', '## Cost', '', ...costLines(record));
+  out.push('', '## Server command', '');
+  out.push(
+    '```',
+    record.environment.engine.command ?? `(not launched by servebench: ${record.environment.engine.kind})`,
+    '```',
+  );
+  out.push('', '## Environment', '');
+  for (const f of environmentFacts(record)) out.push(`- **${f.label}:** ${esc(f.value)}`);
+  out.push('', '## Telemetry per level', '');
+  out.push(rows.length ? table(TELEMETRY_COLUMNS, rows) : '_No level was measured._');
+  if (folder.notes.length) out.push('', '## Notes', '', ...folder.notes.map((n) => `- ${n}`));
+  out.push('', `_Run ${record.id}, servebench ${record.environment.servebenchVersion}._`, '');
+  return out.join('\n');
+}
+
+export const markdownExporter: Exporter = {
+  format: 'md',
+  extension: '.md',
+  mediaType: 'text/markdown',
+  binary: false,
+  description: 'Markdown: the headline, the table, checks, cost, command and environment',
+  render: async (folder) => markdownReport(folder),
+};

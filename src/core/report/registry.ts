@@ -1,0 +1,37 @@
+import { redactLine } from '../servers/redact.js';
+import { csvExporter } from './csv.js';
+import type { ExportContext, Exporter, ReportFormat } from './exporter.js';
+import { htmlExporter } from './html.js';
+import { jsonExporter } from './json.js';
+import type { RunFolder } from './load-run-folder.js';
+import { markdownExporter } from './markdown.js';
+import { pdfExporter } from './pdf.js';
+import { vllmJsonExporter } from './vllm-json.js';
+
+/** Every export format, one line each: the CLI, the app and the run itself use this list. */
+export const EXPORTERS: readonly Exporter[] = [
+  htmlExporter,
+  pdfExporter,
+  markdownExporter,
+  csvExporter,
+  jsonExporter,
+  vllmJsonExporter,
+];
+
+/** The format names, in registry order. */
+export const REPORT_FORMATS: readonly ReportFormat[] = EXPORTERS.map((e) => e.format);
+
+/** The exporter of a format, or undefined. */
+export function findExporter(format: string): Exporter | undefined {
+  return EXPORTERS.find((e) => e.format === format);
+}
+
+/** Renders one format; text passes a last scrub of the record's secrets and of key-shaped tokens. */
+export async function renderExport(
+  exporter: Exporter,
+  folder: RunFolder,
+  context: ExportContext = {},
+): Promise<string | Uint8Array> {
+  const out = await exporter.render(folder, context);
+  return typeof out === 'string' ? redactLine(out, folder.secrets) : out;
+}

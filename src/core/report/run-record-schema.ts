@@ -1,0 +1,160 @@
+import { z } from 'zod';
+import type { RunRecord } from '../../shared/run-record.js';
+
+// The run record's zod schema, for reading run.json back. Objects are loose: a field added later within
+// schemaVersion 1 ("add, never rename") must not make an older reader refuse the file.
+// Belongs in src/shared/ beside the RunRecord type once that file takes schemas.
+
+const num = z.number();
+const numOrNull = z.number().nullable();
+const ci = z.tuple([num, num]).nullable();
+
+const CheckSchema = z.looseObject({ id: z.string(), status: z.enum(['pass', 'warn', 'fail']), detail: z.string() });
+
+const SummarySchema = z.looseObject({
+  n: num,
+  mean: numOrNull,
+  std: numOrNull,
+  min: numOrNull,
+  max: numOrNull,
+  p50: numOrNull,
+  p90: numOrNull,
+  p95: numOrNull,
+  p99: numOrNull,
+  p95Ci: ci,
+  p99Ci: ci,
+});
+
+const RoundSchema = z.looseObject({
+  round: num,
+  outputTokPerSec: num,
+  totalTokPerSec: num,
+  reqPerSec: num,
+  windowMs: num,
+  completed: num,
+  failed: num,
+  startMs: num,
+  endMs: num,
+  partial: z.boolean().optional(),
+});
+
+const LevelTelemetrySchema = z.looseObject({
+  source: z.string(),
+  reason: z.string().optional(),
+  samples: num,
+  smClockMeanMhz: numOrNull,
+  smClockMinMhz: numOrNull,
+  clockRatioMean: numOrNull,
+  clockRatioMin: numOrNull,
+  tempMaxC: numOrNull,
+  powerMeanW: numOrNull,
+  energyJ: numOrNull,
+  jPerOutputTok: numOrNull,
+  throttle: z.looseObject({
+    thermalFraction: numOrNull,
+    hwSlowdownFraction: numOrNull,
+    powerCapFraction: numOrNull,
+    idleFraction: numOrNull,
+    unknownFraction: numOrNull,
+  }),
+  kvUsagePeak: numOrNull,
+  waitingPeak: numOrNull,
+  runningPeak: numOrNull,
+  preemptions: numOrNull,
+  prefixCacheHits: numOrNull,
+  otherGpuProcesses: z.array(z.string()).optional(),
+});
+
+const LevelSchema = z.looseObject({
+  serverConfigIndex: num,
+  serverVariant: z.record(z.string(), z.union([z.string(), num, z.boolean()])).optional(),
+  concurrency: num,
+  rate: num.optional(),
+  inputLen: num,
+  outputLen: num,
+  startMs: num,
+  endMs: num,
+  warmupRequests: num,
+  rounds: z.array(RoundSchema),
+  ttftMs: SummarySchema,
+  tpotMs: SummarySchema,
+  itlMs: SummarySchema,
+  itlPerTokenMs: SummarySchema,
+  e2eMs: SummarySchema,
+  tokensPerChunk: SummarySchema,
+  scheduleLagMs: SummarySchema.optional(),
+  outputTokPerSec: num,
+  totalTokPerSec: num,
+  reqPerSec: num,
+  roundCv: numOrNull,
+  costPerMOutputTokUsd: num.optional(),
+  costPerMOutputTokAtUtilizationUsd: num.optional(),
+  goodput: numOrNull.optional(),
+  completed: num,
+  failed: num,
+  cancelled: num.optional(),
+  malformedLines: num.optional(),
+  outputTokensSource: z.enum(['server', 'estimated', 'mixed']),
+  errorsByReason: z.record(z.string(), num),
+  telemetry: LevelTelemetrySchema.optional(),
+  partial: z.boolean().optional(),
+  checks: z.array(CheckSchema),
+});
+
+const EnvironmentSchema = z.looseObject({
+  host: z.looseObject({ hostname: z.string(), os: z.string(), cpus: num, node: z.string() }),
+  servebenchVersion: z.string(),
+  engine: z.looseObject({
+    kind: z.string(),
+    version: z.string().optional(),
+    model: z.string().optional(),
+    url: z.string().optional(),
+    simulated: z.boolean(),
+    command: z.string().optional(),
+  }),
+  gpus: z
+    .array(
+      z.looseObject({
+        index: num,
+        name: z.string().nullable(),
+        memoryMiB: numOrNull,
+        driver: z.string().nullable(),
+        cudaVersion: z.string().nullable(),
+        powerLimitW: numOrNull,
+        maxSmClockMhz: numOrNull,
+      }),
+    )
+    .optional(),
+});
+
+/** run.json as schemaVersion 1 describes it; config is checked loosely (its defaults were applied when written). */
+export const RunRecordSchema = z.looseObject({
+  schemaVersion: z.literal(1),
+  id: z.string(),
+  label: z.string(),
+  startedAt: z.string(),
+  finishedAt: z.string().nullable(),
+  status: z.string(),
+  error: z.string().optional(),
+  simulated: z.boolean(),
+  config: z.looseObject({
+    api: z.string().optional(),
+    concurrency: z.array(num),
+    inputLen: z.array(num),
+    outputLen: z.array(num),
+    rounds: num,
+    server: z.looseObject({ engine: z.string() }),
+  }),
+  environment: EnvironmentSchema,
+  clock: z.looseObject({ originMonoNs: z.string(), originWall: z.string() }),
+  levels: z.array(LevelSchema),
+  checks: z.array(CheckSchema),
+});
+
+/** The newest run.json layout this servebench reads. */
+export const RUN_SCHEMA_VERSION = 1;
+
+/** Parses an already-JSON-decoded run.json; throws the zod error when it does not fit. */
+export function parseRunRecord(value: unknown): RunRecord {
+  return RunRecordSchema.parse(value) as unknown as RunRecord;
+}

@@ -1,0 +1,162 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { htmlReport } from '../../../src/core/report/html.js';
+import { loadRunFolder } from '../../../src/core/report/load-run-folder.js';
+import { NO_CHROMIUM, findChromium, pdfExporter } from '../../../src/core/report/pdf.js';
+import { EXPORTERS, REPORT_FORMATS, findExporter, renderExport } from '../../../src/core/report/registry.js';
+import { summaryCsv } from '../../../src/core/report/summary-csv.js';
+import { FIXTURES, fixtureDir } from './fixtures.js';
+
+const TEXT_FORMATS = EXPORTERS.filter((e) => !e.binary).map((e) => e.format);
+
+describe('the exporter registry', () => {
+  it('lists each format once, in the order the CLI shows them', () => {
+    expect(REPORT_FORMATS).toEqual(['html', 'pdf', 'md', 'csv', 'json', 'vllm-json']);
+    expect(findExporter('nope')).toBeUndefined();
+  });
+
+  it.each(FIXTURES)('renders every text format of the %s run folder', async (name) => {
+    const folder = await loadRunFolder(fixtureDir(name));
+    for (const format of TEXT_FORMATS) {
+      const out = await renderExport(findExporter(format)!, folder);
+      expect(typeof out).toBe('string');
+      expect((out as string).length, format).toBeGreaterThan(100);
+    }
+  });
+});
+
+describe('csv', () => {
+  it.each(FIXTURES)('is summary.csv as the run wrote it (%s): same columns, same values', async (name) => {
+    const folder = await loadRunFolder(fixtureDir(name));
+    expect(summaryCsv(folder.record)).toBe(await readFile(join(fixtureDir(name), 'summary.csv'), 'utf8'));
+  });
+});
+
+describe('markdown', () => {
+  it('has the headline, the article table with one row per level, checks with reasons, cost and the command', async () => {
+    const folder = await loadRunFolder(fixtureDir('closed'));
+    const md = (await renderExport(findExporter('md')!, folder)) as string;
+    expect(md).toMatch(/^# servebench report: closed \(SIMULATED\)/);
+    expect(md).toContain('| conc | out tok/s | TTFT p50 (ms) |');
+    expect(md.split('\n').filter((l) => /^\| [14] \| /.test(l))).toHaveLength(2 * 2); // results + telemetry tables
+    expect(md).toMatch(/\*\*FAIL\*\* throttling: .*thermal slowdown/);
+    expect(md).toContain('GPU price $2/h, average utilization 50 %');
+    expect(md).toMatch(/```\n.*servebench|cli\.js sim --mimic vllm/);
+  });
+
+  it('says a cancelled run was cancelled, and an attached server is not SIMULATED', async () => {
+    const cancelled = (await renderExport(findExporter('md')!, await loadRunFolder(fixtureDir('cancelled')))) as string;
+    expect(cancelled).toMatch(/\*\*Status:\*\* cancelled: cancelled by the user/);
+    const attach = (await renderExport(findExporter('md')!, await loadRunFolder(fixtureDir('attach')))) as string;
+    expect(attach).not.toMatch(/SIMULATED/);
+    expect(attach).toContain('not launched by servebench: attach');
+  });
+});
+
+describe('json', () => {
+  it('is the validated run record', async () => {
+    const folder = await loadRunFolder(fixtureDir('sweep'));
+    const json = JSON.parse((await renderExport(findExporter('json')!, folder)) as string);
+    const raw = JSON.parse(await readFile(join(fixtureDir('sweep'), 'run.json'), 'utf8'));
+    expect(json.levels).toEqual(raw.levels);
+    expect(json.schemaVersion).toBe(1);
+  });
+});
+
+describe('vllm-json', () => {
+  const SUMMARY_KEYS = ['ttft', 'tpot', 'itl', 'e2el'].flatMap((m) =>
+    ['mean', 'median', 'std', 'p99'].map((s) => `${s}_${m}_ms`),
+  );
+  const KEYS = [
+    'date',
+    'backend',
+    'model_id',
+    'tokenizer_id',
+    'num_prompts',
+    'max_concurrency',
+    'request_rate',
+    'duration',
+    'completed',
+    'total_input_tokens',
+    'total_output_tokens',
+    'request_throughput',
+    'output_throughput',
+    'total_token_throughput',
+    'input_lens',
+    'output_lens',
+    'ttfts',
+    'itls',
+    ...SUMMARY_KEYS,
+  ];
+
+  it.each(FIXTURES)('writes one object per level with vLLM bench serve keys and units (%s)', async (name) => {
+    const folder = await loadRunFolder(fixtureDir(name));
+    const text = (await renderExport(findExporter('vllm-json')!, folder)) as string;
+    const lines = text.trim().split('\n');
+    expect(lines).toHaveLength(folder.record.levels.length);
+    lines.forEach((line, i) => {
+      const o = JSON.parse(line);
+      const level = folder.record.levels[i]!;
+      for (const key of KEYS) expect(o, key).toHaveProperty(key);
+      expect(o.date).toMatch(/^\d{8}-\d{6}$/);
+      expect(o.num_prompts).toBe(o.ttfts.length);
+      expect(o.input_lens).toHaveLength(o.num_prompts);
+      expect(o.completed).toBe(level.completed);
+      // Lists in seconds, summaries in ms: the median of the per-request TTFTs matches median_ttft_ms.
+      const ok = o.ttfts.filter((t: number) => t > 0).sort((a: number, b: number) => a - b);
+      const mid = ok.length % 2 ? ok[(ok.length - 1) / 2] : (ok[ok.length / 2 - 1] + ok[ok.length / 2]) / 2;
+      expect(mid * 1000).toBeCloseTo(o.median_ttft_ms, 1);
+      expect(o.median_ttft_ms).toBe(level.ttftMs.p50);
+      expect(o.request_rate).toBe(level.rate ?? 'inf');
+      expect(o.max_concurrency).toBe(level.rate === undefined ? level.concurrency : 16);
+    });
+  });
+});
+
+describe('html', () => {
+  it.each(FIXTURES)('is one file with every section, charts as inline SVG and nothing to fetch (%s)', async (name) => {
+    const folder = await loadRunFolder(fixtureDir(name));
+    const html = htmlReport(folder);
+    for (const id of ['results', 'charts', 'checks', 'cost', 'command', 'environment', 'telemetry']) {
+      expect(html, id).toContain(`<section id="${id}">`);
+    }
+    for (const id of ['chart-throughput', 'chart-ttft', 'chart-tpot', 'chart-e2e', 'chart-pareto', 'chart-timeline']) {
+      expect(html, id).toContain(`id="${id}"`);
+    }
+    expect(html).not.toMatch(/\s(src|href)=/);
+    expect(html).not.toMatch(/@import|url\(/);
+    expect(html.includes('SIMULATED')).toBe(folder.record.simulated);
+    const data = /<script type="application\/json" id="servebench-run">(.*?)<\/script>/s.exec(html);
+    expect(JSON.parse(data![1]!).id).toBe(folder.record.id);
+  });
+
+  it('shows the diffusion parameters of a server sweep and one series per server configuration', async () => {
+    const html = htmlReport(await loadRunFolder(fixtureDir('sweep')));
+    expect(html).toMatch(/Diffusion<\/b>[^<]*threshold=0\.95, threshold=0\.9/);
+    expect(html).toContain('output tok/s threshold=0.95');
+    expect(html).toContain('output tok/s threshold=0.9');
+  });
+
+  it('draws a request cancelled by the user apart from failed ones', async () => {
+    const html = htmlReport(await loadRunFolder(fixtureDir('cancelled')));
+    expect(html).toMatch(/<path class="req cancelled" d="M[\d.]+ [\d.]+H[\d.]+"\/>/);
+    expect(html).not.toContain('class="req failed"');
+    expect(html).toContain('This run ended cancelled: cancelled by the user');
+  });
+
+  it('shades thermal throttling in the timeline of a throttled run', async () => {
+    const html = htmlReport(await loadRunFolder(fixtureDir('closed')));
+    expect(html).toMatch(/<rect class="span throttled"/);
+    expect(html).toContain('SM clock (MHz)');
+  });
+});
+
+describe('pdf', () => {
+  it('without a browser, says in one line how to get one', async () => {
+    expect(findChromium({ PATH: '' }, [])).toBeUndefined();
+    const folder = await loadRunFolder(fixtureDir('open'));
+    await expect(pdfExporter.render(folder, {})).rejects.toThrow(NO_CHROMIUM);
+    expect(NO_CHROMIUM).toMatch(/apt-get install chromium/);
+  });
+});
