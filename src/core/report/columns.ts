@@ -108,7 +108,8 @@ export const ARTICLE_COLUMNS: readonly Column[] = [
     key: 'output_tok_s',
     header: 'out tok/s',
     value: ({ level }) => level.outputTokPerSec,
-    text: ({ level }) => level.outputTokPerSec.toFixed(1) + (level.partial ? '*' : ''),
+    text: ({ level }) =>
+      (level.outputTokPerSec === null ? '—' : level.outputTokPerSec.toFixed(1)) + (level.partial ? '*' : ''),
   },
   latency('ttft_p50_ms', 'TTFT p50', (l) => l.ttftMs, 'p50'),
   latency('ttft_p95_ms', 'TTFT p95', (l) => l.ttftMs, 'p95'),

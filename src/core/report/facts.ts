@@ -137,7 +137,7 @@ export function costLines(record: RunRecord): string[] {
     (a, l) => (!a || (l.costPerMOutputTokUsd ?? Infinity) < (a.costPerMOutputTokUsd ?? Infinity) ? l : a),
     undefined,
   );
-  if (best) {
+  if (best && best.outputTokPerSec !== null) {
     const at = best.rate !== undefined ? `${best.rate} req/s` : `concurrency ${best.concurrency}`;
     lines.push(
       `Cheapest level: ${at} at ${best.outputTokPerSec.toFixed(1)} output tok/s: $${fmtFixed(best.costPerMOutputTokUsd, 3)} per 1M output tokens at full use` +

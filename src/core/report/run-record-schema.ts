@@ -83,9 +83,10 @@ const LevelSchema = z.looseObject({
   e2eMs: SummarySchema,
   tokensPerChunk: SummarySchema,
   scheduleLagMs: SummarySchema.optional(),
-  outputTokPerSec: num,
-  totalTokPerSec: num,
-  reqPerSec: num,
+  // null when the level was cut short before a complete round (no throughput from a crash).
+  outputTokPerSec: numOrNull,
+  totalTokPerSec: numOrNull,
+  reqPerSec: numOrNull,
   roundCv: numOrNull,
   costPerMOutputTokUsd: num.optional(),
   costPerMOutputTokAtUtilizationUsd: num.optional(),
@@ -98,6 +99,7 @@ const LevelSchema = z.looseObject({
   errorsByReason: z.record(z.string(), num),
   telemetry: LevelTelemetrySchema.optional(),
   partial: z.boolean().optional(),
+  cutShort: z.string().optional(),
   checks: z.array(CheckSchema),
 });
 

@@ -65,7 +65,10 @@ export function vllmLevelResult(record: RunRecord, level: LevelResult, requests:
     total_input_tokens: ok.reduce((a, r) => a + (r.nIn ?? r.expectedIn), 0),
     total_output_tokens: ok.reduce((a, r) => a + r.nOut, 0),
     request_throughput: level.reqPerSec,
-    request_goodput: level.goodput !== undefined && level.goodput !== null ? level.goodput * level.reqPerSec : null,
+    request_goodput:
+      level.goodput !== undefined && level.goodput !== null && level.reqPerSec !== null
+        ? level.goodput * level.reqPerSec
+        : null,
     output_throughput: level.outputTokPerSec,
     total_token_throughput: level.totalTokPerSec,
     input_lens: requests.map((r) => r.nIn ?? r.expectedIn),

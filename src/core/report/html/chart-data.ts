@@ -40,7 +40,9 @@ export function throughputChart(record: RunRecord): XyChart {
   const series: XySeries[] = gs.map((g, i) => ({
     name: seriesName(g, gs.length > 1, 'output tok/s'),
     color: i,
-    points: g.map((l) => {
+    // A level cut short has no throughput: no point, rather than a made-up one.
+    points: g.flatMap((l) => {
+      if (l.outputTokPerSec === null) return [];
       const rounds = l.rounds.filter((r) => !r.partial).map((r) => r.outputTokPerSec);
       return {
         x: loadOf(l),
@@ -109,9 +111,9 @@ export function paretoChart(record: RunRecord): XyChart {
     name: seriesName(g, gs.length > 1, 'per-user tok/s'),
     color: i,
     points: g
-      .filter((l) => typeof l.tpotMs.p50 === 'number' && l.tpotMs.p50 > 0)
+      .filter((l) => typeof l.tpotMs.p50 === 'number' && l.tpotMs.p50 > 0 && l.outputTokPerSec !== null)
       .map((l) => ({
-        x: l.outputTokPerSec,
+        x: l.outputTokPerSec as number,
         y: 1000 / (l.tpotMs.p50 as number),
         label: l.rate !== undefined ? `${l.rate}/s` : `c=${l.concurrency}`,
       })),
