@@ -67,7 +67,7 @@ describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)',
       if (m.type() === 'error') consoleErrors.push(m.text());
     });
     page.on('pageerror', (e) => consoleErrors.push(e.message));
-  }, 180_000);
+  }, 300_000); // above the bounds of the two builds ensureBuilt may run
 
   afterAll(async () => {
     release();
@@ -91,53 +91,49 @@ describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)',
     expect(await error.textContent()).toMatch(/concurrency/);
   });
 
-  it(
-    'runs a tiny sweep from the form, shows it live, then the results',
-    async () => {
-      await page.getByTestId('engine-sim').check({ force: true });
-      await page.getByTestId('concurrency').fill('1,2');
-      await page.getByTestId('input-len').fill('32');
-      await page.getByTestId('output-len').fill('16');
-      await page.getByTestId('rounds').fill('1');
-      await page.getByTestId('label').fill('e2e-tiny');
-      await page.getByTestId('gpu-price').fill('2');
-      await page.getByTestId('utilization').fill('60');
-      await page.getByTestId('start').click();
+  it('runs a tiny sweep from the form, shows it live, then the results', { timeout: SWEEP_TEST_MS }, async () => {
+    await page.getByTestId('engine-sim').check({ force: true });
+    await page.getByTestId('concurrency').fill('1,2');
+    await page.getByTestId('input-len').fill('32');
+    await page.getByTestId('output-len').fill('16');
+    await page.getByTestId('rounds').fill('1');
+    await page.getByTestId('label').fill('e2e-tiny');
+    await page.getByTestId('gpu-price').fill('2');
+    await page.getByTestId('utilization').fill('60');
+    await page.getByTestId('start').click();
 
-      // Mid-run (events held after the first measured request): the live view shows the round being measured.
-      const live = page.getByTestId('live-view');
-      await live
-        .getByText(/measuring round 1/)
-        .first()
-        .waitFor();
-      expect(await live.locator('h1').textContent()).toBe('Running');
-      await page.screenshot({ path: join(shots, 'app-live.png') });
-      release();
+    // Mid-run (events held after the first measured request): the live view shows the round being measured.
+    const live = page.getByTestId('live-view');
+    await live
+      .getByText(/measuring round 1/)
+      .first()
+      .waitFor();
+    expect(await live.locator('h1').textContent()).toBe('Running');
+    await page.screenshot({ path: join(shots, 'app-live.png') });
+    release();
 
-      const results = page.getByTestId('results-view');
-      await results.getByTestId('results-table').waitFor();
-      const rows = results.getByTestId('results-row');
-      expect(await rows.count()).toBe(2);
-      expect((await rows.nth(0).locator('td').first().textContent())?.trim()).toBe('1');
-      expect((await rows.nth(1).locator('td').first().textContent())?.trim()).toBe('2');
-      expect(await rows.nth(0).locator('td').nth(8).textContent()).toMatch(/^\$[\d.]+ \/ \$[\d.]+$/);
-      await results.getByTestId('simulated-badge').waitFor();
-      // The run's telemetry over time (getTelemetry), on the latency's time axis, each level's window shaded.
-      const timeline = results.getByTestId('timeline');
-      for (const caption of ['GPU SM clock (MHz)', 'GPU temperature (°C)', 'GPU power (W)']) {
-        await timeline.getByText(caption, { exact: true }).waitFor();
-      }
-      await timeline.getByTestId('windows-note').waitFor();
-      await results.getByTestId('telemetry-simulated').waitFor();
-      await page.screenshot({ path: join(shots, 'app-results.png') });
-      await timeline.screenshot({ path: join(shots, 'app-results-telemetry.png') });
-      await page.screenshot({ path: join(shots, 'app-results-full.png'), fullPage: true });
-      // The run is listed and opens from the list.
-      await page.getByTestId('runs-list').getByText('e2e-tiny').waitFor();
-      expect(consoleErrors).toEqual([]);
-    },
-    SWEEP_TEST_MS,
-  );
+    const results = page.getByTestId('results-view');
+    await results.getByTestId('results-table').waitFor();
+    const rows = results.getByTestId('results-row');
+    expect(await rows.count()).toBe(2);
+    expect((await rows.nth(0).locator('td').first().textContent())?.trim()).toBe('1');
+    expect((await rows.nth(1).locator('td').first().textContent())?.trim()).toBe('2');
+    expect(await rows.nth(0).locator('td').nth(8).textContent()).toMatch(/^\$[\d.]+ \/ \$[\d.]+$/);
+    await results.getByTestId('simulated-badge').waitFor();
+    // The run's telemetry over time (getTelemetry), on the latency's time axis, each level's window shaded.
+    const timeline = results.getByTestId('timeline');
+    for (const caption of ['GPU SM clock (MHz)', 'GPU temperature (°C)', 'GPU power (W)']) {
+      await timeline.getByText(caption, { exact: true }).waitFor();
+    }
+    await timeline.getByTestId('windows-note').waitFor();
+    await results.getByTestId('telemetry-simulated').waitFor();
+    await page.screenshot({ path: join(shots, 'app-results.png') });
+    await timeline.screenshot({ path: join(shots, 'app-results-telemetry.png') });
+    await page.screenshot({ path: join(shots, 'app-results-full.png'), fullPage: true });
+    // The run is listed and opens from the list.
+    await page.getByTestId('runs-list').getByText('e2e-tiny').waitFor();
+    expect(consoleErrors).toEqual([]);
+  });
 
   it('opens a past run from the list after a reload', async () => {
     await page.reload();
