@@ -10,12 +10,16 @@ import { defaultBenchmarkDeps } from '../../src/core/default-deps.js';
 import { listPresets } from '../../src/core/servers/presets.js';
 import { startUiServer } from '../../src/core/ui-server/index.js';
 import type { UiServer } from '../../src/core/ui-server/index.js';
+import { holdEvents } from './held-events.js';
 import { ensureBuilt } from './renderer-build.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const root = resolve(import.meta.dirname, '..', '..');
 const shots = join(root, 'test-results');
 const haveChromium = existsSync(CHROMIUM);
+// Waits end on what the page shows; these only bound them, generously, for a loaded or slow machine.
+const WAIT_MS = 120_000;
+const SWEEP_TEST_MS = 300_000;
 if (!haveChromium) console.warn(`skipping the app e2e test: ${CHROMIUM} is absent (apt-get install chromium)`);
 
 describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)', () => {
@@ -23,18 +27,27 @@ describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)',
   let server: UiServer;
   let browser: Browser;
   let page: Page;
+  let release: () => void = () => undefined;
   const consoleErrors: string[] = [];
 
   beforeAll(async () => {
     ensureBuilt(root);
     mkdirSync(shots, { recursive: true });
     out = await mkdtemp(join(tmpdir(), 'sb-e2e-'));
-    const service = createServebenchService({
-      outDir: out,
-      deps: defaultBenchmarkDeps(),
-      listPresets: () => listPresets(),
-    });
-    server = await startUiServer({ service, port: 0, staticDir: join(root, 'out', 'renderer') });
+    // The page's events are held once the first measured request is back: the live view then stays mid-run
+    // until the test has looked at it, instead of the test having to catch a moment the sweep may race past.
+    const gate = holdEvents(
+      createServebenchService({
+        outDir: out,
+        deps: defaultBenchmarkDeps(),
+        listPresets: () => listPresets(),
+      }),
+      (event, seen) =>
+        event.type === 'request-done' &&
+        seen.some((e) => e.type === 'phase' && e.phase === 'measure' && e.levelIndex === event.levelIndex),
+    );
+    release = gate.release;
+    server = await startUiServer({ service: gate.service, port: 0, staticDir: join(root, 'out', 'renderer') });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: [
@@ -49,13 +62,15 @@ describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)',
       ],
     });
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page.setDefaultTimeout(WAIT_MS);
     page.on('console', (m) => {
       if (m.type() === 'error') consoleErrors.push(m.text());
     });
     page.on('pageerror', (e) => consoleErrors.push(e.message));
-  }, 180_000);
+  }, 300_000); // above the bounds of the two builds ensureBuilt may run
 
   afterAll(async () => {
+    release();
     await browser?.close();
     await server?.close();
     if (out) await rm(out, { recursive: true, force: true });
@@ -64,7 +79,7 @@ describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)',
   it('shows the new-run form with the presets', async () => {
     await page.goto(server.url);
     await page.getByTestId('new-run-form').waitFor();
-    await expect.poll(() => page.getByTestId('preset').locator('option').count()).toBeGreaterThan(1);
+    await page.getByTestId('preset').locator('option').nth(1).waitFor({ state: 'attached' });
     await page.screenshot({ path: join(shots, 'app-new-run.png') });
   });
 
@@ -76,7 +91,7 @@ describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)',
     expect(await error.textContent()).toMatch(/concurrency/);
   });
 
-  it('runs a tiny sweep from the form, shows it live, then the results', async () => {
+  it('runs a tiny sweep from the form, shows it live, then the results', { timeout: SWEEP_TEST_MS }, async () => {
     await page.getByTestId('engine-sim').check({ force: true });
     await page.getByTestId('concurrency').fill('1,2');
     await page.getByTestId('input-len').fill('32');
@@ -87,35 +102,36 @@ describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)',
     await page.getByTestId('utilization').fill('60');
     await page.getByTestId('start').click();
 
+    // Mid-run (events held after the first measured request): the live view shows the round being measured.
     const live = page.getByTestId('live-view');
-    await live.waitFor({ timeout: 30_000 });
-    // Mid-run: once requests are coming back, so the charts have points (the sweep takes seconds).
     await live
-      .getByText(/measuring round/)
+      .getByText(/measuring round 1/)
       .first()
-      .waitFor({ timeout: 60_000 });
+      .waitFor();
+    expect(await live.locator('h1').textContent()).toBe('Running');
     await page.screenshot({ path: join(shots, 'app-live.png') });
+    release();
 
     const results = page.getByTestId('results-view');
-    await results.getByTestId('results-table').waitFor({ timeout: 90_000 });
+    await results.getByTestId('results-table').waitFor();
     const rows = results.getByTestId('results-row');
     expect(await rows.count()).toBe(2);
     expect((await rows.nth(0).locator('td').first().textContent())?.trim()).toBe('1');
     expect((await rows.nth(1).locator('td').first().textContent())?.trim()).toBe('2');
     expect(await rows.nth(0).locator('td').nth(8).textContent()).toMatch(/^\$[\d.]+ \/ \$[\d.]+$/);
-    await expect.poll(() => results.getByTestId('simulated-badge').isVisible()).toBe(true);
+    await results.getByTestId('simulated-badge').waitFor();
     // The run's telemetry over time (getTelemetry), on the latency's time axis, each level's window shaded.
     const timeline = results.getByTestId('timeline');
     for (const caption of ['GPU SM clock (MHz)', 'GPU temperature (°C)', 'GPU power (W)']) {
       await timeline.getByText(caption, { exact: true }).waitFor();
     }
     await timeline.getByTestId('windows-note').waitFor();
-    expect(await results.getByTestId('telemetry-simulated').isVisible()).toBe(true);
+    await results.getByTestId('telemetry-simulated').waitFor();
     await page.screenshot({ path: join(shots, 'app-results.png') });
     await timeline.screenshot({ path: join(shots, 'app-results-telemetry.png') });
     await page.screenshot({ path: join(shots, 'app-results-full.png'), fullPage: true });
     // The run is listed and opens from the list.
-    await expect.poll(() => page.getByTestId('runs-list').getByText('e2e-tiny').count()).toBe(1);
+    await page.getByTestId('runs-list').getByText('e2e-tiny').waitFor();
     expect(consoleErrors).toEqual([]);
   });
 

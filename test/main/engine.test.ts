@@ -91,7 +91,12 @@ describe('engine in a utility process (main side and host side)', () => {
     await engine.call('startRun', [{ concurrency: [1, 2] }]);
 
     const app = new EventEmitter() as EventEmitter & { quit: () => void };
-    const quit = vi.fn(() => app.emit('before-quit', { preventDefault: vi.fn() }));
+    let quitCalled: () => void = () => undefined;
+    const quitting = new Promise<void>((resolve) => (quitCalled = resolve));
+    const quit = vi.fn(() => {
+      app.emit('before-quit', { preventDefault: vi.fn() });
+      quitCalled();
+    });
     app.quit = quit;
     const stopping = vi.fn();
     installQuitGuard(app as never, engine, stopping);
@@ -105,7 +110,8 @@ describe('engine in a utility process (main side and host side)', () => {
     app.emit('before-quit', second);
     expect(second.preventDefault).toHaveBeenCalled();
 
-    await vi.waitFor(() => expect(quit).toHaveBeenCalledTimes(1));
+    await quitting; // the engine has shut down and the guard let the quit through
+    expect(quit).toHaveBeenCalledTimes(1);
     expect(service.cancelled).toEqual(['r1']);
     expect(proc?.exits).toEqual([0]);
     expect(proc?.killed).toBe(false);

@@ -13,6 +13,20 @@ import { FakeService } from '../fakes/fake-service.js';
 
 const connect = (url: string): SocketLike => new WebSocket(url) as unknown as SocketLike;
 
+/** Collects values as they arrive; `next()` resolves with the first one after it was called (no polling, no time limit but the test's). */
+function arrivals<T>(): { all: T[]; add: (x: T) => void; next: () => Promise<T> } {
+  const all: T[] = [];
+  const waiting: Array<(x: T) => void> = [];
+  return {
+    all,
+    add: (x) => {
+      all.push(x);
+      for (const w of waiting.splice(0)) w(x);
+    },
+    next: () => new Promise<T>((resolve) => waiting.push(resolve)),
+  };
+}
+
 describe('WebSocket transport against the ui server (fake service)', () => {
   let dir: string;
   let service: FakeService;
@@ -63,28 +77,36 @@ describe('WebSocket transport against the ui server (fake service)', () => {
     const t = open();
     const api = createApi(t);
     const seen: ContractEvent[] = [];
-    const other: ContractEvent[] = [];
+    const other = arrivals<ContractEvent>();
     const off = t.onEvent((e) => seen.push(e));
-    t.onEvent((e) => other.push(e));
+    t.onEvent(other.add);
+    const started = other.next();
     await api.startRun({ concurrency: [1, 2] });
-    await vi.waitFor(() => expect(seen.map((e) => e.type)).toEqual(['run-started']));
+    expect((await started).type).toBe('run-started');
+    expect(seen.map((e) => e.type)).toEqual(['run-started']); // both listeners get an event together
     off();
+    const hello = other.next();
     service.emit({ type: 'message', severity: 'info', text: 'hello' });
-    await vi.waitFor(() => expect(other).toHaveLength(2));
+    expect(await hello).toMatchObject({ type: 'message', text: 'hello' });
+    expect(other.all).toHaveLength(2);
     expect(seen).toHaveLength(1);
   });
 
   it('fails calls in flight when the connection drops, reports it, and reconnects', async () => {
-    const status: boolean[] = [];
-    const t = open((up) => status.push(up));
+    const status = arrivals<boolean>();
+    const t = open(status.add);
     const api = createApi(t);
     await api.listRuns();
     const port = server.port;
+    const down = status.next();
     await server.close();
-    await vi.waitFor(() => expect(status).toEqual([true, false]));
+    expect(await down).toBe(false);
+    expect(status.all).toEqual([true, false]);
     await expect(api.listRuns()).rejects.toThrow(/connection to servebench was lost/);
+    const up = status.next();
     server = await startUiServer({ service, port, staticDir: dir, token: server.token });
-    await vi.waitFor(() => expect(status.at(-1)).toBe(true), { timeout: 5000 });
+    expect(await up).toBe(true); // reconnected on its own; failed retries in between report nothing new
+    expect(status.all).toEqual([true, false, true]);
     expect(await api.listPresets()).toHaveLength(1);
   });
 });

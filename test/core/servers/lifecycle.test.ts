@@ -1,6 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServerConfigSchema } from '../../../src/shared/config.js';
@@ -447,12 +446,12 @@ describe('launching the simulator as a child process', () => {
     expect(alivePids(pids)).toEqual([]);
   });
 
-  const cli = findCliScript();
-  const realSim =
-    cli !== undefined && spawnSync(process.execPath, [cli, 'sim', '--help'], { timeout: 20_000 }).status === 0;
+  // Built or not decides; a time-limited trial run here would skip the test on a slow machine.
+  const realSim = findCliScript() !== undefined;
   it.skipIf(!realSim)('runs the real built-in simulator (dist/cli.js) from the sim-demo preset', async () => {
     const { runDir } = await makeRun();
-    const config = ServerConfigSchema.parse({ ...loadPreset('sim-demo'), startTimeoutMs: 30_000 });
+    // The preset's start time-out stands: only the test's own (generous) time limit bounds the wait.
+    const config = ServerConfigSchema.parse(loadPreset('sim-demo'));
     const server = await newManager().start(config, { runDir });
     expect(server.info.gpuStateFile).toBe(join(runDir, 'gpu-state.json'));
     expect(server.info.simulated).toBe(true);

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import type { Clock } from '../../../src/core/clock.js';
 import type { GpuSample } from '../../../src/shared/telemetry.js';
 
 /** The fake nvidia-smi that replays test/fixtures/nvidia-smi/<scenario>. */
@@ -44,4 +45,13 @@ export function countdown<T>(count: number): { add: (x: T) => void; done: Promis
     },
     done,
   };
+}
+
+/**
+ * A logical run clock: each reading is one step after the previous one. Every sample read gets its own
+ * time, in read order, however the machine batches the pipe reads (a slow reader gets several frames at once).
+ */
+export function stepClock(stepMs = 10): Clock {
+  let readings = 0;
+  return { originMonoNs: 0n, nowMs: () => ++readings * stepMs };
 }

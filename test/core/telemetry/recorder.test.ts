@@ -3,15 +3,18 @@ import { createMonoClock } from '../../../src/core/clock.js';
 import { telemetryChecks } from '../../../src/core/telemetry/checks.js';
 import { createTelemetryRecorder } from '../../../src/core/telemetry/recorder.js';
 import type { EngineSample, GpuSample } from '../../../src/shared/telemetry.js';
-import { countdown, FAKE_NVIDIA_SMI, scenarioEnv } from './helpers.js';
+import { countdown, FAKE_NVIDIA_SMI, scenarioEnv, stepClock } from './helpers.js';
 
-/** Records a scenario until `count` GPU samples arrived; returns the recorder (stopped) and the run-clock bounds. */
+/**
+ * Records a scenario until `count` GPU samples arrived; returns the recorder (stopped), exactly the first `count`
+ * samples (more may arrive before stop, as many as the machine's speed lets in) and the run-clock bounds.
+ */
 async function record(
   scenario: string,
   count: number,
   extra: Partial<Parameters<typeof createTelemetryRecorder>[0]> = {},
 ) {
-  const clock = createMonoClock();
+  const clock = stepClock();
   const seen = countdown<GpuSample>(count);
   const recorder = createTelemetryRecorder({
     clock,
@@ -27,7 +30,7 @@ async function record(
   await seen.done;
   await recorder.stop();
   const after = clock.nowMs();
-  return { recorder, before, after };
+  return { recorder, samples: recorder.gpuSamples().slice(0, count), before, after };
 }
 
 function window(samples: GpuSample[]) {
@@ -51,8 +54,7 @@ describe('telemetry recorder over recorded nvidia-smi outputs', () => {
   });
 
   it('a thermal run is detected, with episodes, and fails the throttling check', async () => {
-    const { recorder } = await record('rtx4090-555-thermal', 17);
-    const samples = recorder.gpuSamples();
+    const { recorder, samples } = await record('rtx4090-555-thermal', 17);
     const { from, to } = window(samples);
     const t = recorder.summarizeWindow(from, to, 5000);
     expect(t.source).toBe('nvidia-smi');
@@ -75,8 +77,8 @@ describe('telemetry recorder over recorded nvidia-smi outputs', () => {
   });
 
   it('a power-capped run only warns', async () => {
-    const { recorder } = await record('a100x2-550-power-cap', 16);
-    const { from, to } = window(recorder.gpuSamples());
+    const { recorder, samples } = await record('a100x2-550-power-cap', 16);
+    const { from, to } = window(samples);
     const t = recorder.summarizeWindow(from, to, 1000);
     expect(t.throttle.powerCapFraction).toBeGreaterThan(0.5);
     expect(t.throttle.thermalFraction).toBe(0);
@@ -86,8 +88,7 @@ describe('telemetry recorder over recorded nvidia-smi outputs', () => {
   });
 
   it('a cool run passes; the warm-up stretch before the window is left out', async () => {
-    const { recorder } = await record('h100-535', 13);
-    const samples = recorder.gpuSamples();
+    const { recorder, samples } = await record('h100-535', 13);
     const loaded = samples.filter((s) => s.class === 'full-speed');
     const { from, to } = window(loaded.slice(0, 8));
     const t = recorder.summarizeWindow(from, to, 1000);
@@ -103,9 +104,8 @@ describe('telemetry recorder over recorded nvidia-smi outputs', () => {
   });
 
   it('an unknown field is dropped and sampling goes on; [Not Supported] masks are unknown, not full speed', async () => {
-    const { recorder } = await record('t4-470-unknown-field', 8);
+    const { recorder, samples } = await record('t4-470-unknown-field', 8);
     expect(recorder.droppedFields()).toEqual(['temperature.memory']);
-    const samples = recorder.gpuSamples();
     expect(samples.every((s) => s.class === 'unknown')).toBe(true);
     expect(samples.some((s) => s.powerW === null)).toBe(true);
     const { from, to } = window(samples);
@@ -134,7 +134,7 @@ describe('telemetry recorder over recorded nvidia-smi outputs', () => {
   it('scrapes engine metrics on the same clock and counts preemptions in the window', async () => {
     let n = 0;
     const seen = countdown<EngineSample>(4);
-    const clock = createMonoClock();
+    const clock = stepClock();
     const recorder = createTelemetryRecorder({
       clock,
       nvidiaSmiPath: FAKE_NVIDIA_SMI,
@@ -160,7 +160,7 @@ describe('telemetry recorder over recorded nvidia-smi outputs', () => {
   });
 
   it('waitCool resolves once the GPU is idle and cool, and stops waiting when aborted', async () => {
-    const clock = createMonoClock();
+    const clock = stepClock();
     const recorder = createTelemetryRecorder({
       clock,
       nvidiaSmiPath: FAKE_NVIDIA_SMI,
