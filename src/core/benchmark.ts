@@ -244,7 +244,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
       const maxTokensPerRequest = Math.max(...config.inputLen) + Math.max(...config.outputLen);
       const tooMany = concurrencyWarning(info, maxConc, maxTokensPerRequest, serverConfig.maxSeqs);
       if (tooMany) emit({ type: 'message', severity: 'warn', text: tooMany });
-      const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey });
+      const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey, timeoutMs: config.timeoutMs });
       const { compat, note } = await api.probeCompat(config.api, info.model);
       if (note) emit({ type: 'message', severity: 'warn', text: note });
       const { counter, viaTokenize } = await api.tokenCounter(config.api, info.model, compat);

@@ -128,14 +128,19 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
   const url = new URL(options.baseUrl);
   const origin = url.origin;
   const basePath = url.pathname.replace(/\/+$/, '');
-  const agent = new Agent({
+  const agentOptions: Agent.Options = {
     connections: options.connections ?? null,
     pipelining: 1,
     // Below the 5 s idle limit of uvicorn (vLLM, SGLang) and Node: this client, not the server, drops idle sockets.
     keepAliveTimeout: 4_000,
     headersTimeout: 0,
     bodyTimeout: 0,
-  });
+  };
+  const agent = new Agent(agentOptions);
+  // Once the server is known to close after responses, requests go through an agent that never holds an idle
+  // socket (each request closes its own), so none can be written onto a socket the server is closing.
+  let freshAgent: Agent | null = null;
+  const freshDispatcher = (): Agent => (freshAgent ??= new Agent(agentOptions));
   const clock = options.clock;
   const queue = new ParseQueue();
   const baseHeaders: Record<string, string> = {
@@ -316,7 +321,8 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
           });
           if (ending) return;
           // The server closed a kept-alive socket under a request it never answered: it closes sockets after
-          // responses and never read this one (the race of reusing a closing socket). Send it once more, fresh.
+          // responses and never read this one (the race of reusing a closing socket). Send it once more, on a new
+          // socket. A request that already went on a new socket is never retried: its failure is the server's.
           if (
             status === null &&
             lastReadMs === null &&
@@ -341,7 +347,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
         controller = null;
         usedFreshConnection = freshConnections;
         sendMs = clock.nowMs();
-        agent.dispatch(
+        (usedFreshConnection ? freshDispatcher() : agent).dispatch(
           {
             origin,
             path: basePath + spec.path,
@@ -369,9 +375,9 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
 
   return {
     send,
-    close: () => {
+    close: async () => {
       closing = true;
-      return agent.close();
+      await Promise.all([agent.close(), freshAgent?.close()]);
     },
     get freshConnections() {
       return freshConnections;
