@@ -14,8 +14,10 @@ export type HostileMode =
   | 'html-200'
   /** 200 application/json: one whole non-streamed chat completion. */
   | 'json-200'
-  /** Three token chunks, then a TCP reset. */
+  /** Three token chunks, then a TCP reset (RST). */
   | 'reset-mid-stream'
+  /** Three token chunks, then the socket is closed (FIN) inside the chunked body. */
+  | 'close-mid-stream'
   /** HTTP 500 whose body never ends. */
   | 'endless-error-body'
   /** A correct stream labelled text/plain (some proxies relabel). */
@@ -27,6 +29,8 @@ export interface HostileServer {
   bytesSent(): number;
   /** Requests received. */
   requests(): number;
+  /** Resolves once the first body bytes were written. */
+  firstBytes: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -42,13 +46,17 @@ export async function startHostileServer(
   let sent = 0;
   let received = 0;
   const limit = options.endlessBytes ?? 300 * 1024 * 1024;
+  let wrote: () => void = () => {};
+  const firstBytes = new Promise<void>((resolve) => (wrote = resolve));
 
   const pump = (res: ServerResponse, piece: Buffer): void => {
     // Writes until the limit or until the client goes, honouring back-pressure.
     const next = (): void => {
       while (!res.destroyed && sent < limit) {
         sent += piece.length;
-        if (!res.write(piece)) {
+        const more = res.write(piece);
+        wrote();
+        if (!more) {
           res.once('drain', next);
           return;
         }
@@ -101,6 +109,14 @@ export async function startHostileServer(
         res.write(text, () => setTimeout(() => req.socket.resetAndDestroy(), 20));
         return;
       }
+      case 'close-mid-stream': {
+        res.writeHead(200, sse);
+        const text = [1, 2, 3].map(tokenChunk).join('');
+        sent += text.length;
+        // FIN after the data: TCP delivers the three chunks first, then the client sees the body cut short.
+        res.write(text, () => req.socket.end());
+        return;
+      }
       case 'endless-error-body': {
         res.writeHead(500, { 'content-type': 'text/plain' });
         pump(res, Buffer.from('Internal Server Error. '.repeat(2000)));
@@ -132,6 +148,7 @@ export async function startHostileServer(
   return {
     url: `http://127.0.0.1:${port}`,
     bytesSent: () => sent,
+    firstBytes,
     requests: () => received,
     close: async () => {
       server.closeAllConnections();

@@ -228,11 +228,18 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
           parser.overflow === 'line' ? 'line-too-long' : 'event-too-long',
         );
       };
+      // One timer, woken lazily: reads only move the idle deadline later, so they never touch it.
+      let wakeAtMs = Infinity;
+      const arm = (waitMs: number): void => {
+        if (timer) clearTimeout(timer);
+        wakeAtMs = clock.nowMs() + waitMs;
+        timer = setTimeout(watchdog, Math.max(1, Math.ceil(waitMs)));
+      };
       const watchdog = (): void => {
         timer = undefined;
         if (settled || ending) return;
         const verdict = checkTimeouts(limits, sendMs, lastReadMs, clock.nowMs(), derived);
-        if ('waitMs' in verdict) timer = setTimeout(watchdog, Math.max(1, Math.ceil(verdict.waitMs)));
+        if ('waitMs' in verdict) arm(verdict.waitMs);
         else abortWith(verdict.message, verdict.kind);
       };
       const parseLater = (chunk: Buffer, tMs: number): void => {
@@ -269,6 +276,8 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
         onResponseStart(_ctrl, statusCode, headers) {
           status = statusCode;
           lastReadMs = clock.nowMs();
+          // From the first byte on the idle limit rules; it may fall before the wake set for the first byte.
+          if (lastReadMs + limits.idleTimeoutMs < wakeAtMs && !ending) arm(limits.idleTimeoutMs);
           contentType = headerValue(headers as Record<string, string | string[] | undefined>, 'content-type');
           if (statusCode === 200) {
             const m = streamModeOf(contentType);
@@ -369,7 +378,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
       }
       signal?.addEventListener('abort', onAbort, { once: true });
       dispatch();
-      timer = setTimeout(watchdog, Math.max(1, Math.min(limits.timeoutMs, limits.firstByteTimeoutMs)));
+      arm(Math.min(limits.timeoutMs, limits.firstByteTimeoutMs));
     });
   }
 
