@@ -18,6 +18,10 @@ export type HostileMode =
   | 'reset-mid-stream'
   /** Three token chunks, then the socket is closed (FIN) inside the chunked body. */
   | 'close-mid-stream'
+  /** Closes the connection on every request without a byte of answer. */
+  | 'drop-unanswered'
+  /** HTTP 400 whose JSON error message is 60 KB long. */
+  | 'huge-error-message'
   /** HTTP 500 whose body never ends. */
   | 'endless-error-body'
   /** A correct stream labelled text/plain (some proxies relabel). */
@@ -115,6 +119,18 @@ export async function startHostileServer(
         sent += text.length;
         // FIN after the data: TCP delivers the three chunks first, then the client sees the body cut short.
         res.write(text, () => req.socket.end());
+        return;
+      }
+      case 'drop-unanswered':
+        req.socket.destroy();
+        return;
+      case 'huge-error-message': {
+        const body = JSON.stringify({
+          error: { code: 400, message: 'x'.repeat(60_000), type: 'invalid_request_error' },
+        });
+        sent += body.length;
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(body);
         return;
       }
       case 'endless-error-body': {

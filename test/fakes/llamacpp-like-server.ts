@@ -101,6 +101,7 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
   const requestTags: string[] = [];
   const state = { started: 0, closedAfterStream: 0, lostOnClosingSocket: 0 };
   const closing = new WeakSet<object>();
+  const closeTimers = new Set<NodeJS.Timeout>();
   let stepTimer: NodeJS.Timeout | null = null;
   let nextId = 0;
 
@@ -201,8 +202,13 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
           socket.destroy();
         }
       };
-      if (closeDelay > 0) setTimeout(close, closeDelay);
-      else close();
+      if (closeDelay > 0) {
+        const t = setTimeout(() => {
+          closeTimers.delete(t);
+          close();
+        }, closeDelay);
+        closeTimers.add(t);
+      } else close();
     });
   };
 
@@ -450,6 +456,7 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
     },
     close: async () => {
       if (stepTimer) clearTimeout(stepTimer);
+      for (const t of closeTimers) clearTimeout(t);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

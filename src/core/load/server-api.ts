@@ -27,7 +27,7 @@ function serverMessage(res: JsonResponse): string {
     (typeof error === 'string' ? error : error?.message) ??
     parsed?.message ??
     (parsed?.detail !== undefined ? JSON.stringify(parsed.detail) : undefined);
-  return typeof message === 'string' ? message : res.text.trim().slice(0, 200);
+  return (typeof message === 'string' ? message : res.text.trim()).slice(0, 300);
 }
 
 /** Most a control call may answer: a tokenize of a long prompt with pieces is well under this. */
