@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** What the hostile server does with every POST (GETs get 404). */
+/** What the hostile server does with every POST (GET /health and /v1/models answer normally). */
 export type HostileMode =
   /** 200 event-stream headers, then nothing, forever. */
   | 'headers-then-silence'
@@ -151,6 +151,17 @@ export async function startHostileServer(
   };
 
   const server = createServer((req, res) => {
+    // Discovery looks fine (an OpenAI-compatible model list), so the misbehaviour meets the load client.
+    if (req.method === 'GET' && req.url === '/v1/models') {
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ object: 'list', data: [{ id: 'm', object: 'model' }] }));
+      return;
+    }
+    if (req.method === 'GET' && req.url === '/health') {
+      res.writeHead(200).end();
+      return;
+    }
     if (req.method !== 'POST') {
       res.writeHead(404).end();
       return;
