@@ -262,10 +262,19 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
           failFromText(clock.nowMs());
         }
       };
-      const failFromText = (tMs: number): void => {
-        if (ending) return;
-        if (status === 200) abortWith(describeNonStream(contentType, body), 'not-event-stream', tMs);
-        else if (status !== null) abortWith(httpErrorMessage(status, body, bodyCut), `http-${status}`, tMs);
+      // ended: the whole body came, so the socket stays usable; otherwise the rest is dropped with it.
+      const failFromText = (tMs: number, ended = false): void => {
+        if (ending || status === null) return;
+        const [message, kind] =
+          status === 200
+            ? [describeNonStream(contentType, body), 'not-event-stream']
+            : [httpErrorMessage(status, body, bodyCut), `http-${status}`];
+        if (!ended) {
+          abortWith(message, kind, tMs);
+          return;
+        }
+        ending = true;
+        acc.fail(message, kind);
       };
 
       const handler: Dispatcher.DispatchHandler = {
@@ -319,7 +328,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
             for (const [c] of sniffed) keepText(c);
             sniffed = [];
           }
-          if (mode === 'text') failFromText(tMs);
+          if (mode === 'text') failFromText(tMs, true);
           queue.push(() => finish(tMs));
         },
         onResponseError(_ctrl, error) {
