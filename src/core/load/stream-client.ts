@@ -291,9 +291,9 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
           if (statusCode === 200) {
             const m = streamModeOf(contentType);
             mode = m === 'sse' ? 'sse' : m === null ? 'sniff' : 'text';
-            const connection = headerValue(headers as Record<string, string | string[] | undefined>, 'connection');
-            if (connection?.toLowerCase().includes('close')) freshConnections = true;
           }
+          // A response that says `connection: close` needs nothing: undici never writes another request onto
+          // that socket. Only a close the server did not announce (seen in 'disconnect') teaches fresh sockets.
         },
         onResponseData(_ctrl, chunk) {
           // Timestamp at the read; parse later, so other streams' reads are stamped without waiting for it.
