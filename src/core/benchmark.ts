@@ -276,7 +276,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
       });
       const tooLong = contextProblem(plans, limit);
       if (tooLong) throw new UserError(tooLong);
-      const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey });
+      const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey, timeoutMs: config.timeoutMs });
       const { compat, note } = await api.probeCompat(config.api, info.model);
       if (note) emit({ type: 'message', severity: 'warn', text: note });
       const { counter, viaTokenize } = await api.tokenCounter(config.api, info.model, compat);

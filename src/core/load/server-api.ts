@@ -3,11 +3,12 @@ import { UserError } from '../errors.js';
 import type { TokenCounter } from './prompts.js';
 import { FULL_COMPAT, apiPath, buildRequestBody } from './request-body.js';
 import type { BodyCompat } from './request-body.js';
+import { describeNonStream, looksLikeSse, streamModeOf } from './response-guard.js';
 
 export interface ServerApiOptions {
   baseUrl: string;
   apiKey?: string;
-  /** ms before a small control call (tokenize, probe) gives up. */
+  /** ms before a small control call (tokenize, probe) gives up, body included; --timeout. */
   timeoutMs?: number;
 }
 
@@ -15,9 +16,35 @@ interface JsonResponse {
   status: number;
   json: unknown;
   text: string;
+  contentType?: string;
 }
 
-/** Small non-streaming calls to an OpenAI-compatible server: model list, tokenize, probe. */
+/** The server's own error text from a JSON error body (OpenAI, vLLM and llama.cpp shapes), else the text. */
+function serverMessage(res: JsonResponse): string {
+  const parsed = res.json as { error?: { message?: unknown } | string; message?: unknown; detail?: unknown } | null;
+  const error = parsed?.error;
+  const message =
+    (typeof error === 'string' ? error : error?.message) ??
+    parsed?.message ??
+    (parsed?.detail !== undefined ? JSON.stringify(parsed.detail) : undefined);
+  return (typeof message === 'string' ? message : res.text.trim()).slice(0, 300);
+}
+
+/** Most a control call may answer: a tokenize of a long prompt with pieces is well under this. */
+const MAX_CONTROL_BODY = 16 << 20;
+
+function seconds(ms: number): string {
+  return ms >= 10_000 ? `${Math.round(ms / 1000)} s` : `${+(ms / 1000).toFixed(2)} s`;
+}
+
+/** The numbers a llama.cpp server publishes about itself (GET /props). */
+export interface ServerLimits {
+  /** Context per slot (a prompt of this many tokens or more is refused). */
+  contextTokens: number | null;
+  slots: number | null;
+}
+
+/** Small non-streaming calls to an OpenAI-compatible server: tokenize, probe; each bounded by --timeout. */
 export class ServerApi {
   private readonly base: string;
   private readonly headers: Record<string, string>;
@@ -30,8 +57,17 @@ export class ServerApi {
     this.timeoutMs = options.timeoutMs ?? 30_000;
   }
 
-  /** GET or POST JSON; network errors become a UserError naming the URL. */
+  /**
+   * GET or POST JSON. The whole exchange, body included, is bounded by the time-out and the body by 16 MiB;
+   * every failure becomes a one-line UserError naming the URL and the fix.
+   */
   async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<JsonResponse> {
+    const where = `${method} ${this.base}${path}`;
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const timedOut = (): UserError =>
+      new UserError(
+        `${where} gave no complete answer within ${seconds(this.timeoutMs)} (--timeout): the server is hung or busy; check it, or raise --timeout`,
+      );
     let res;
     try {
       res = await request(this.base + path, {
@@ -40,27 +76,63 @@ export class ServerApi {
         body: body === undefined ? undefined : JSON.stringify(body),
         headersTimeout: this.timeoutMs,
         bodyTimeout: this.timeoutMs,
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: timeout,
+        // A connection per call: llama.cpp closes its socket after a stream, and a reused one races that close.
+        reset: true,
       });
     } catch (error) {
+      if (timeout.aborted) throw timedOut();
       const code = (error as { code?: string }).code ?? (error as Error).name;
       throw new UserError(
         `cannot reach ${this.base} (${code}): is the server running and is --url right (scheme, host, port)?`,
       );
     }
-    const text = await res.body.text();
+    const parts: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > MAX_CONTROL_BODY) {
+          res.body.destroy();
+          throw new UserError(
+            `${where} answered more than ${MAX_CONTROL_BODY >> 20} MiB: that is not an OpenAI-compatible server; check --url`,
+          );
+        }
+        parts.push(chunk);
+      }
+    } catch (error) {
+      if (error instanceof UserError) throw error;
+      if (timeout.aborted) throw timedOut();
+      const code = (error as { code?: string }).code ?? (error as Error).name;
+      throw new UserError(`${where}: the server dropped the connection mid-answer (${code}); check the server's log`);
+    }
+    const text = Buffer.concat(parts).toString('utf8');
     let json: unknown = null;
     try {
       json = JSON.parse(text);
     } catch {
       json = null;
     }
-    return { status: res.statusCode, json, text };
+    const ct = res.headers['content-type'];
+    return { status: res.statusCode, json, text, contentType: Array.isArray(ct) ? ct.join(', ') : ct };
+  }
+
+  /** llama.cpp's GET /props: context per slot and slot count; nulls where the server has no such endpoint. */
+  async serverLimits(): Promise<ServerLimits> {
+    const res = await this.call('GET', '/props');
+    const props = res.json as { default_generation_settings?: { n_ctx?: unknown }; total_slots?: unknown } | null;
+    const nCtx = props?.default_generation_settings?.n_ctx;
+    return {
+      contextTokens: res.status === 200 && typeof nCtx === 'number' ? nCtx : null,
+      slots: res.status === 200 && typeof props?.total_slots === 'number' ? props.total_slots : null,
+    };
   }
 
   /**
-   * A token counter: vLLM-style POST /tokenize when the server has it (exact, no side effects), otherwise
-   * a one-token request whose usage.prompt_tokens tells the count (`exact` false: it fills the prefix cache).
+   * A token counter, exact where the server can tokenize: vLLM's POST /tokenize ({count}), or llama.cpp's
+   * ({content, add_special} -> {tokens}; chat prompts through its /apply-template first, as its chat handler
+   * does). Otherwise a one-token request whose usage.prompt_tokens tells the count (`viaTokenize` false: it
+   * fills the prefix cache). A server that refuses a calibration request says why, in one line.
    */
   async tokenCounter(
     api: 'chat' | 'completions',
@@ -83,6 +155,8 @@ export class ServerApi {
         },
       };
     }
+    const llama = await this.llamaCppCounter(api);
+    if (llama) return { viaTokenize: true, counter: llama };
     return {
       viaTokenize: false,
       counter: async (text) => {
@@ -101,8 +175,37 @@ export class ServerApi {
         delete body.min_tokens;
         const res = await this.call('POST', apiPath(api), body);
         const n = (res.json as { usage?: { prompt_tokens?: unknown } } | null)?.usage?.prompt_tokens;
-        return res.status === 200 && typeof n === 'number' ? n : null;
+        if (res.status === 200) return typeof n === 'number' ? n : null;
+        if (res.status >= 400 && res.status < 500) {
+          throw new UserError(
+            `the server refused a prompt-calibration request (HTTP ${res.status}: ${serverMessage(res)}): lower --input-len, or raise the server's context length`,
+          );
+        }
+        return null;
       },
+    };
+  }
+
+  /** llama.cpp's /tokenize counts the text as its completion handler will (BOS and all); null if absent. */
+  private async llamaCppCounter(api: 'chat' | 'completions'): Promise<TokenCounter | null> {
+    const tokens = async (content: string): Promise<number | null> => {
+      const res = await this.call('POST', '/tokenize', { content, add_special: true, parse_special: true });
+      const list = (res.json as { tokens?: unknown } | null)?.tokens;
+      return res.status === 200 && Array.isArray(list) ? list.length : null;
+    };
+    const probe = await tokens('hello');
+    if (probe === null || probe === 0) return null;
+    if (api === 'completions') return tokens;
+    const template = async (text: string): Promise<string | null> => {
+      const res = await this.call('POST', '/apply-template', { messages: [{ role: 'user', content: text }] });
+      const prompt = (res.json as { prompt?: unknown } | null)?.prompt;
+      return res.status === 200 && typeof prompt === 'string' ? prompt : null;
+    };
+    // Without the chat template the count would miss its tokens: fall back to counting by usage.
+    if ((await template('hello')) === null) return null;
+    return async (text) => {
+      const prompt = await template(text);
+      return prompt === null ? null : tokens(prompt);
     };
   }
 
@@ -132,6 +235,10 @@ export class ServerApi {
       ) as unknown;
       last = await this.call('POST', apiPath(api), body);
       if (last.status === 200) {
+        const mode = streamModeOf(last.contentType);
+        if (mode === 'other' || (mode === null && looksLikeSse(last.text.slice(0, 64)) !== true)) {
+          throw new UserError(`${this.base}${apiPath(api)}: ${describeNonStream(last.contentType, last.text)}`);
+        }
         if (compat === FULL_COMPAT) return { compat };
         return {
           compat,

@@ -24,6 +24,8 @@ interface ChoiceLike {
   finish_reason?: unknown;
 }
 
+const MAX_ERROR_CHARS = 500;
+
 function nonEmpty(value: unknown): boolean {
   return typeof value === 'string' && value.length > 0;
 }
@@ -113,10 +115,11 @@ export class StreamAccumulator {
     this.chunks.push([tMs, tokens]);
   }
 
-  /** Records a transport or HTTP failure (the first error wins). */
+  /** Records a transport or HTTP failure (the first error wins); a server's text is cut to 500 characters. */
   fail(message: string, kind: string): void {
     if (this.error !== null) return;
-    this.error = message;
+    // Every failed request keeps its message in the run record: a server must not be able to bloat it.
+    this.error = message.length > MAX_ERROR_CHARS ? `${message.slice(0, MAX_ERROR_CHARS)}…` : message;
     this.errorKind = kind;
   }
 
