@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { UserError } from '../errors.js';
-import { redactLine } from '../servers/redact.js';
+import { scrubSecrets } from '../servers/redact.js';
 import type { Exporter } from './exporter.js';
 import { htmlReport } from './html.js';
 
@@ -91,6 +91,6 @@ export const pdfExporter: Exporter = {
   render: async (folder, context) => {
     if (!context.printPdf) throw new UserError(NO_CHROMIUM);
     // Binary output skips the registry's text scrub: scrub the page before it is printed.
-    return context.printPdf(redactLine(htmlReport(folder, context.now?.() ?? new Date()), folder.secrets));
+    return context.printPdf(scrubSecrets(htmlReport(folder, context.now?.() ?? new Date()), folder.secrets));
   },
 };

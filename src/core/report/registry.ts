@@ -1,4 +1,4 @@
-import { redactLine } from '../servers/redact.js';
+import { scrubSecrets } from '../servers/redact.js';
 import { csvExporter } from './csv.js';
 import type { ExportContext, Exporter, ReportFormat } from './exporter.js';
 import { htmlExporter } from './html.js';
@@ -33,5 +33,5 @@ export async function renderExport(
   context: ExportContext = {},
 ): Promise<string | Uint8Array> {
   const out = await exporter.render(folder, context);
-  return typeof out === 'string' ? redactLine(out, folder.secrets) : out;
+  return typeof out === 'string' ? scrubSecrets(out, folder.secrets) : out;
 }

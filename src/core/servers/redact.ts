@@ -8,9 +8,10 @@ import type { RunRecord } from '../../shared/run-record.js';
 /** What replaces a secret wherever servebench writes or shows text. */
 export const REDACTED = '***';
 
-// KEY, TOKEN, SECRET, PASS(WORD), AUTH, CREDENTIAL, BEARER anywhere in the name. TOKENS and TOKENIZ-
-// are counts and tokenizer settings (--max-num-batched-tokens, TOKENIZERS_PARALLELISM), not secrets.
-const SECRET_WORD = /KEY|SECRET|PASS|AUTH|CREDENTIAL|BEARER|TOKEN(?!S|IZ)/i;
+// KEY, TOKEN, SECRET, PASS(WORD), AUTH, CREDENTIAL, BEARER anywhere in the name, ending a word: a letter
+// after it makes another word (TOKENS and TOKENIZERS are counts and settings, firstTokenMs a metric).
+const SECRET_WORD =
+  /(?:KEYS?|SECRETS?|PASS(?:WORD|WD|PHRASE)?|AUTH(?:ORIZATION)?|CREDENTIALS?|BEARER|TOKEN)(?![A-Za-z])/i;
 /** Token shapes that are secrets wherever they appear (Hugging Face, OpenAI-style keys, bearer headers). */
 const SECRET_SHAPES: RegExp[] = [
   /\bhf_[A-Za-z0-9]{16,}\b/g,
@@ -25,7 +26,7 @@ const SECRET_SHAPES: RegExp[] = [
 /** A name-like word: `OPENAI_KEY`, `--db-pass`, `api_key`, `hf.token`. */
 const NAME_WORD = /[A-Za-z0-9_.-]+/g;
 /** After a secret name: `=value`, `: value`, `': ['value'`. */
-const ASSIGNED_VALUE = /(\s*[=:]\s*\[?\s*)(["']?)([^\s"',\]}]+)/y;
+const ASSIGNED_VALUE = /(\s*[=:]\s*\[?\s*)(["']?)([^\s"',\]{}[]+)/y;
 /** After a secret flag: ` value` (a flag's value is the next word unless it is a flag itself). */
 const FLAG_VALUE = /(\s+)(["']?)([^\s"']+)/y;
 /** Values too plain to be secrets: blanking every `true` or `8192` in a log would hide the log. */
@@ -173,7 +174,15 @@ export function benchSecretValues(config: Partial<BenchConfig>, env: NodeJS.Proc
 
 /** Removes known secret values, secret flags, secret assignments and secret-shaped tokens from one line of text. */
 export function redactLine(line: string, secrets: readonly string[] = []): string {
-  let out = line;
+  return redactNamedValues(scrubSecrets(line, secrets));
+}
+
+/**
+ * Removes known secret values and secret-shaped tokens, but reads no names: for text servebench rendered
+ * itself from an already redacted record (exports), where its own field names are not secret names.
+ */
+export function scrubSecrets(text: string, secrets: readonly string[] = []): string {
+  let out = text;
   for (const secret of secrets) {
     if (secret.length >= 4 && out.includes(secret)) out = out.split(secret).join(REDACTED);
   }
@@ -182,7 +191,7 @@ export function redactLine(line: string, secrets: readonly string[] = []): strin
       typeof prefix === 'string' ? `${prefix}${REDACTED}` : REDACTED,
     );
   }
-  return redactNamedValues(out);
+  return out;
 }
 
 /** A line redactor bound to one config (and the parent environment the child inherits). */
