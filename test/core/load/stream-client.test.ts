@@ -123,7 +123,7 @@ describe('streaming client against servers that differ', () => {
     hang.close();
   });
 
-  it('ends a request the server never answers as a timeout, with the time-out in its reason', async () => {
+  it('ends a request the server never answers as a first-byte time-out that names the limit and its flag', async () => {
     const { createServer } = await import('node:http');
     // The server reads the request and never answers: only the client's timer can end it, on any machine.
     const silent = createServer(() => undefined);
@@ -131,8 +131,8 @@ describe('streaming client against servers that differ', () => {
     const port = (silent.address() as { port: number }).port;
     const client = createStreamClient({ baseUrl: `http://127.0.0.1:${port}`, clock: createMonoClock() });
     const o = await client.send({ ...spec('chat', 3), timeoutMs: 50 });
-    expect(o.result.errorKind).toBe('timeout');
-    expect(o.result.error).toBe('timed out after 50 ms');
+    expect(o.result.errorKind).toBe('first-byte-timeout');
+    expect(o.result.error).toMatch(/^no response byte within .* \(first-byte limit, set by --timeout\)/);
     expect(o.httpStatus).toBeNull();
     expect(o.endMs).toBeGreaterThanOrEqual(o.sendMs);
     await client.close().catch(() => undefined);
