@@ -119,9 +119,10 @@ export function inputLengthCheck(records: readonly RequestRecord[]): Check {
  * multi-token requests came in one burst and at least one of them shows the buffered shape (chunks crammed into one
  * read: TTFT is really E2E); warns when some did. A request whose whole output came in a single chunk cannot be
  * judged on its own (a block-diffusion model whose block covers the output, or a server that does not stream), so
- * single chunks alone only warn. Block-wise (diffusion) streams, one chunk per block, pass.
+ * single chunks alone only warn. Block-wise (diffusion) streams, one chunk per block, pass. A would-be failure only
+ * warns when the client's own loop lag (p99) was past its limit: a stalled client merges reads itself.
  */
-export function streamingCheck(records: readonly RequestRecord[]): Check {
+export function streamingCheck(records: readonly RequestRecord[], clientLoopLagP99Ms: number | null = null): Check {
   const multi = okMeasured(records).filter((r) => r.nOut > 1);
   if (multi.length === 0) {
     return check('streaming', 'warn', 'no completed multi-token requests: streaming could not be verified');
@@ -187,6 +188,15 @@ export function streamingCheck(records: readonly RequestRecord[]): Check {
       .map(([text, n]) => `${n} with ${text}`)
       .join(', ')}`;
   if (bursts * 2 > multi.length) {
+    // A client whose event loop stalls reads a fast stream's chunks together: then the reads prove nothing either way.
+    if (clientLoopLagP99Ms !== null && clientLoopLagP99Ms > CLIENT_LIMITS.loopLagWarnMs) {
+      return check(
+        'streaming',
+        'warn',
+        `cannot tell whether the server streams: ${what}, but the client's event loop lagged ${fmtNum(clientLoopLagP99Ms)} ms (p99), ` +
+          'long enough to merge a fast stream into one read; rerun with fewer concurrent requests or --client-workers, on a machine with idle cores',
+      );
+    }
     return check(
       'streaming',
       'fail',

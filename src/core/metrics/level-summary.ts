@@ -101,7 +101,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   const checks: Check[] = [
     outputLengthCheck(measured),
     inputLengthCheck(measured),
-    streamingCheck(measured),
+    streamingCheck(measured, input.loopLagP99Ms ?? null),
     warmupCheck(all),
     roundSpreadCheck(
       complete.map((r) => r.outputTokPerSec),

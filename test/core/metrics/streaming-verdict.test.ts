@@ -76,6 +76,14 @@ describe('streaming verdict on buffering proxies', () => {
     );
   });
 
+  it('bursts while the client itself lagged past its limit: a warning that cannot tell, never a fail', () => {
+    const records = queuedLevel({ ...fastQueued, clients: 64, deliver: oneReadAtEnd });
+    expect(streamingCheck(records, 5).status).toBe('fail'); // a healthy client: the reads are evidence
+    const c = streamingCheck(records, 180);
+    expect(c.status).toBe('warn');
+    expect(c.detail).toMatch(/^cannot tell whether the server streams: .* lagged 180 ms \(p99\)/);
+  });
+
   it('proxy flushing one token early, the rest in one read at the end: fails', () => {
     const records = queuedLevel({ ...fastQueued, clients: 64, deliver: firstThenRest });
     expect(burstReason(records[0]!)).toBe('most-in-one-read');
