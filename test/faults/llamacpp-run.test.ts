@@ -63,10 +63,10 @@ describe('servebench run against a llama.cpp-like server (4 slots, a queue, sock
       expect(level.failed, JSON.stringify(level.errorsByReason)).toBe(0);
       expect(level.completed).toBe(64);
       const streaming = level.checks.find((c) => c.id === 'streaming')!;
-      const client = level.checks.find((c) => c.id === 'client')!;
       expect(streaming.status, streaming.detail).not.toBe('fail');
-      // With a client that kept up, the reads show the stream: pass. A starved client may only say it cannot tell.
-      if (client.status === 'pass') expect(streaming.status, streaming.detail).toBe('pass');
+      // On a quiet machine this passes; on a starved one the stand-in itself writes tokens in clumps, or the client
+      // lags: a warning that says so, never "buffered" or "not streaming".
+      if (streaming.status === 'warn') expect(streaming.detail).toMatch(/^(tokens arrived over time|cannot tell)/);
     }
   }, 300_000);
 });
