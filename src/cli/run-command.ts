@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { runBenchmark, saveActiveRunsSync } from '../core/benchmark.js';
 import { defaultBenchmarkDeps } from '../core/default-deps.js';
 import { UserError } from '../core/errors.js';
+import { benchSecretValues, redactEvent, redactLine } from '../core/servers/redact.js';
 import { formatLevelTable, formatProblems } from './format-table.js';
 import { createProgressRenderer } from './progress.js';
 import { BENCH_OPTIONS_HELP, benchConfigFromFlags, runOptions } from './run-options.js';
@@ -62,7 +63,11 @@ export async function runCommand(argv: string[]): Promise<number> {
   };
   process.on('SIGINT', onSigint);
   process.on('SIGTERM', onSigint);
-  const render = createProgressRenderer(process.stderr, Boolean(values.verbose));
+  // What reaches the terminal goes through the same redaction as the run folder: a server may echo a key.
+  const secrets = benchSecretValues(config, process.env);
+  const clean = (line: string): string => redactLine(line, secrets);
+  const progress = createProgressRenderer(process.stderr, Boolean(values.verbose));
+  const render: typeof progress = (event) => progress(redactEvent(event, secrets));
   try {
     const result = await runBenchmark(config, {
       ...defaultBenchmarkDeps(),
@@ -77,10 +82,10 @@ export async function runCommand(argv: string[]): Promise<number> {
       console.log('latencies in ms (s where marked); * = level cut short');
     }
     // With nothing measured, the failure line below says all there is to say.
-    if (record.levels.length > 0) for (const line of formatProblems(record)) console.log(line);
+    if (record.levels.length > 0) for (const line of formatProblems(record)) console.log(clean(line));
     console.log(`\nrun folder: ${dir}`);
     if (result.failure) {
-      console.error(`servebench run: ${record.status}: ${result.failure}`);
+      console.error(clean(`servebench run: ${record.status}: ${result.failure}`));
       return result.exitCode ?? 1;
     }
     if (record.status === 'cancelled') {

@@ -26,7 +26,7 @@ import { RUN_FILES, RunWriter, createRunDir } from './runs/run-store.js';
 import { diskErrorOf, type RunFs } from './runs/run-fs.js';
 import type { RunningServer, ServerFailure, StartServer } from './servers/types.js';
 import type { AbortReason } from './load/stream-client.js';
-import { redactBenchConfig, redactUrl } from './servers/redact.js';
+import { benchSecretValues, redactBenchConfig, redactUrl } from './servers/redact.js';
 import { applyVariant, concurrencyWarning } from './servers/variants.js';
 import type { TelemetryChecks, TelemetryRecorder } from './telemetry/types.js';
 import type { ClientSample, EngineSample, GpuSample } from '../shared/telemetry.js';
@@ -56,6 +56,8 @@ export interface BenchmarkDeps {
   telemetryChecks?: TelemetryChecks;
   /** Host facts for the record (systeminformation in the CLI); os basics otherwise. */
   hostInfo?: () => Promise<Partial<RunEnvironment['host']>>;
+  /** The environment engines inherit, for its token-like secret values (default process.env). */
+  env?: NodeJS.ProcessEnv;
   onEvent?: (event: RunEvent) => void;
   signal?: AbortSignal;
   clock?: Clock;
@@ -175,7 +177,8 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
   });
   const startedAt = now();
   const dir = await createRunDir(config.out, config.label, startedAt, deps.runFs);
-  const writer = new RunWriter(dir, { fs: deps.runFs });
+  // Every file of the run is scrubbed of this run's secrets: a server may echo a key in an error message.
+  const writer = new RunWriter(dir, { fs: deps.runFs, secrets: benchSecretValues(config, deps.env ?? process.env) });
   const runId = dir.split('/').pop() as string;
   const simulated = config.server.engine === 'sim' && !config.server.url;
   const hostExtra = deps.hostInfo ? await deps.hostInfo().catch(() => ({})) : {};

@@ -257,8 +257,27 @@ export class ServerApi {
       );
     }
     if (status === 401 || status === 403) {
-      throw new UserError(`${this.base} refused the request (HTTP ${status}): pass the server's key with --api-key.`);
+      // Quote the server: it may say the key is wrong rather than missing (the CLI blanks a key it echoes).
+      const fix = this.headers.authorization
+        ? 'check the key given with --api-key (or SERVEBENCH_API_KEY)'
+        : "pass the server's key with --api-key (or SERVEBENCH_API_KEY)";
+      throw new UserError(
+        `${this.base} refused the request (HTTP ${status})${detail ? `: ${serverWords(detail)}` : ''}: ${fix}.`,
+      );
     }
     throw new UserError(`${this.base}${apiPath(api)} failed a test request (HTTP ${status}): ${detail}`);
   }
+}
+
+/** The message inside an error body (OpenAI's {error: {message}}, FastAPI's {detail}), else the text itself. */
+function serverWords(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown; detail?: unknown };
+    const error = parsed.error;
+    const text = typeof error === 'string' ? error : (error?.message ?? parsed.message ?? parsed.detail);
+    if (typeof text === 'string' && text.trim() !== '') return text.trim().slice(0, 200);
+  } catch {
+    // Not JSON (a cut body, or plain text): the text is the message.
+  }
+  return body;
 }

@@ -14,6 +14,7 @@ import {
   type RunFs,
 } from './run-fs.js';
 import { currentWriter, withLiveStatus } from './writer-identity.js';
+import { scrubSecrets } from '../servers/redact.js';
 
 /** The files of one run folder. */
 export const RUN_FILES = {
@@ -56,6 +57,8 @@ export async function createRunDir(outDir: string, label: string, startedAt: Dat
 export interface RunWriterOptions {
   /** File operations (default the real file system; tests inject failures). */
   fs?: RunFs;
+  /** Secret values of this run (API key, tokens): blanked in every file, wherever a server echoed them. */
+  secrets?: readonly string[];
 }
 
 /**
@@ -76,9 +79,19 @@ export class RunWriter {
   /** Every write that failed, one line each (the first is `fatal`). */
   readonly errors: string[] = [];
 
+  private readonly secrets: string[];
+
   constructor(dir: string, options: RunWriterOptions = {}) {
     this.dir = dir;
     this.fs = options.fs ?? nodeRunFs;
+    // Files hold JSON: a secret with quotes or backslashes appears there in its escaped form.
+    const forms = (options.secrets ?? []).flatMap((v) => [v, JSON.stringify(v).slice(1, -1)]);
+    this.secrets = [...new Set(forms)].sort((a, b) => b.length - a.length);
+  }
+
+  /** Text as it may reach the disk: known secret values and key-shaped tokens blanked. */
+  private clean(text: string): string {
+    return scrubSecrets(text, this.secrets);
   }
 
   /** Aborts when a write fails: the run must stop rather than measure what it cannot keep. */
@@ -88,7 +101,7 @@ export class RunWriter {
 
   /** run.json written synchronously: the last act of a process that is being forced to exit. */
   writeRecordSync(record: RunRecord): void {
-    replaceFileSync(this.fs, join(this.dir, RUN_FILES.record), recordText(record, true));
+    replaceFileSync(this.fs, join(this.dir, RUN_FILES.record), this.clean(recordText(record, true)));
   }
 
   /** run.json, replaced atomically (a reader never sees half a file); stamped with this process as writer. */
@@ -96,18 +109,18 @@ export class RunWriter {
     const file = join(this.dir, RUN_FILES.record);
     return this.enqueue(file, 'record', async () => {
       try {
-        await replaceFile(this.fs, file, recordText(record, true));
+        await replaceFile(this.fs, file, this.clean(recordText(record, true)));
       } catch (error) {
         // A full disk may still take the same record without indentation: the final status matters most.
         if (!isOutOfSpace(error)) throw error;
-        await replaceFile(this.fs, file, recordText(record, false));
+        await replaceFile(this.fs, file, this.clean(recordText(record, false)));
       }
     });
   }
 
   appendRequests(records: RequestRecord[]): Promise<void> {
     if (records.length === 0) return this.queue;
-    const text = records.map((r) => JSON.stringify(r)).join('\n') + '\n';
+    const text = this.clean(records.map((r) => JSON.stringify(r)).join('\n') + '\n');
     const file = join(this.dir, RUN_FILES.requests);
     return this.enqueue(file, 'data', () => appendWhole(this.fs, file, text));
   }
@@ -115,13 +128,13 @@ export class RunWriter {
   appendLines(name: string, lines: string[]): Promise<void> {
     if (lines.length === 0) return this.queue;
     const file = join(this.dir, name);
-    return this.enqueue(file, 'data', () => appendWhole(this.fs, file, lines.join('\n') + '\n'));
+    return this.enqueue(file, 'data', () => appendWhole(this.fs, file, this.clean(lines.join('\n') + '\n')));
   }
 
   /** A whole text file (summary.csv), replaced atomically. */
   writeText(name: string, text: string): Promise<void> {
     const file = join(this.dir, name);
-    return this.enqueue(file, 'text', () => replaceFile(this.fs, file, text));
+    return this.enqueue(file, 'text', () => replaceFile(this.fs, file, this.clean(text)));
   }
 
   /** Resolves when every queued write is done (on disk, or failed and recorded). */
