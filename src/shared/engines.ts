@@ -68,7 +68,7 @@ export const ENGINE_DESCRIPTIONS = [
     hint: 'servebench launches llama-server with a .gguf model (or a Hugging Face repo for -hf)',
     fields: ['model', 'binary', 'maxSeqs', 'contextSize', 'gpuLayers'],
     requiresModel: true,
-    install: 'build llama.cpp (cmake --build build --target llama-server) or `brew install llama.cpp`',
+    install: 'build llama.cpp (`cmake --build build --target llama-server`) or `brew install llama.cpp`',
   },
   {
     kind: 'command',
