@@ -141,17 +141,28 @@ export function parseQuantizationChoices(help: string): string[] | undefined {
   return choices.length > 0 ? choices : undefined;
 }
 
-/** Reads the quantization methods the installed engine accepts from its own `--help`; undefined when unreadable. */
-export async function probeQuantizationChoices(
+/** The installed engine's own `PYTHON -m MODULE --help`; undefined when it printed nothing. */
+export async function readEngineHelp(
   python: string,
   module: string,
   options: ProbeOptions = {},
-): Promise<string[] | undefined> {
+): Promise<string | undefined> {
   const run = options.run ?? runCapture;
   const result = await run(python, ['-m', module, '--help'], {
     env: options.env,
     timeoutMs: options.timeoutMs ?? 180_000,
     signal: options.signal,
   });
-  return parseQuantizationChoices(`${result.stdout}\n${result.stderr}`);
+  const text = `${result.stdout}\n${result.stderr}`;
+  return result.code === 0 && text.trim().length > 0 ? text : undefined;
+}
+
+/** Reads the quantization methods the installed engine accepts from its own `--help`; undefined when unreadable. */
+export async function probeQuantizationChoices(
+  python: string,
+  module: string,
+  options: ProbeOptions = {},
+): Promise<string[] | undefined> {
+  const help = await readEngineHelp(python, module, options);
+  return help === undefined ? undefined : parseQuantizationChoices(help);
 }

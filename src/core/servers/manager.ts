@@ -9,7 +9,7 @@ import type { RunEvent } from '../../shared/events.js';
 import { UserError } from '../errors.js';
 import { ServerConfigError, ServerStartError } from './server-errors.js';
 import { engineFor, formatCommand, type EngineModule, type LaunchPlan } from './engines/index.js';
-import { probeEngine, probeQuantizationChoices, runCapture } from './engine-probe.js';
+import { parseQuantizationChoices, probeEngine, readEngineHelp, runCapture } from './engine-probe.js';
 import { failureFromExit } from './failures.js';
 import { findCliScript } from '../package-root.js';
 import { baseUrlFor, pickFreePort, probePort } from './ports.js';
@@ -326,20 +326,27 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
         severity: 'info',
         text: `${displayName} ${engineVersion} found (${probe.where})`,
       });
-      if (config.quantization && adapter.probe.type === 'python') {
-        const choices = await probeQuantizationChoices(config.python, adapter.probe.helpModule, {
+      const needs = adapter.helpRequires?.(config) ?? [];
+      if ((config.quantization || needs.length > 0) && adapter.probe.type === 'python') {
+        const help = await readEngineHelp(config.python, adapter.probe.helpModule, {
           env: childEnv,
           signal,
           timeoutMs: options.probeTimeoutMs,
           run: runCapture,
         });
         throwIfAborted();
-        if (choices && !choices.includes(config.quantization)) {
+        const choices = help === undefined ? undefined : parseQuantizationChoices(help);
+        if (config.quantization && choices && !choices.includes(config.quantization)) {
           throw new ServerConfigError(
             `--quantization '${config.quantization}' is not supported by ${displayName} ${engineVersion}; valid: ${choices.join(', ')}`,
           );
         }
-        if (!choices) {
+        const missing = help === undefined ? undefined : needs.find((n) => !help.includes(n.flag));
+        if (missing)
+          throw new ServerConfigError(
+            `${displayName} ${engineVersion} has no ${missing.flag} (${missing.why}): upgrade it (${adapter.description.install} -U)`,
+          );
+        if (config.quantization && !choices) {
           emit({
             type: 'message',
             severity: 'info',

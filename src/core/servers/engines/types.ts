@@ -96,6 +96,8 @@ export interface EngineModule {
   readonly memoryHint?: string;
   /** The fix when the launch command cannot be run at all (ENOENT, EACCES). */
   readonly spawnFix: string;
+  /** Flags this config needs the installed engine to have, checked against its own `--help` before launch. */
+  helpRequires?(config: ServerConfig): Array<{ flag: string; why: string }>;
   /** Builds the launch command. Pure: no I/O. */
   plan(config: ServerConfig, ctx: LaunchContext): LaunchPlan;
   /** Warnings before the run, from the config and the largest request of the sweep. */

@@ -93,6 +93,13 @@ export const vllmEngine: EngineModule = {
     ...HF_MODEL_FAILURES,
     noModuleFailure('vllm', PIP),
   ],
+  helpRequires(config) {
+    if (!config.diffusion) return [];
+    return [
+      { flag: '--diffusion-config', why: 'needed for a diffusion model' },
+      { flag: '--override-generation-config', why: "sets the diffusion model's confidence_threshold" },
+    ];
+  },
   plan(config, ctx) {
     const model = requireModel(config, 'vLLM');
     const args = [
