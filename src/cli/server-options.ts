@@ -1,6 +1,6 @@
 import type { ParseArgsConfig } from 'node:util';
 import { EngineKindSchema, ServerConfigSchema } from '../shared/config.js';
-import { LAUNCHABLE_ENGINES, describeEngine } from '../shared/engines.js';
+import { FLASH_ATTENTION_MODES, LAUNCHABLE_ENGINES, describeEngine } from '../shared/engines.js';
 import { splitCommandLine } from '../core/servers/engines/command.js';
 import { UserError } from '../core/errors.js';
 import { loadPreset, type ServerConfigInput } from '../core/servers/presets.js';
@@ -65,7 +65,7 @@ export const SERVER_OPTIONS_HELP = `Server (launched by servebench unless --url 
 llama.cpp (--engine llamacpp; --model is a .gguf path or a Hugging Face repo for -hf):
   --llama-server PATH          the llama-server binary (default: llama-server on PATH)
   --gpu-layers N  --ctx-size N --threads N   -ngl, -c (shared by the --max-seqs slots), -t
-  --flash-attn on|off|auto  --cont-batching | --no-cont-batching   (--kv-cache-dtype sets -ctk and -ctv)
+  --flash-attn ${FLASH_ATTENTION_MODES.join('|')}  --cont-batching | --no-cont-batching   (--kv-cache-dtype sets -ctk and -ctv)
 Any server (--engine command):
   --cmd "LINE"                 its command line, split like a shell but never run by one;
                                {port}, {host} and {model} are filled in
@@ -182,10 +182,10 @@ export function serverConfigFromFlags(values: Values, preset?: ServerConfigInput
   set('gpuLayers', int(values, 'gpu-layers', 0));
   set('contextSize', int(values, 'ctx-size', 1));
   set('threads', int(values, 'threads', 1));
-  const flashAttn = str(values, 'flash-attn');
-  if (flashAttn !== undefined && !['on', 'off', 'auto'].includes(flashAttn))
-    throw new UserError(`--flash-attn must be on, off or auto (got '${flashAttn}')`);
-  set('flashAttention', flashAttn as 'on' | 'off' | 'auto' | undefined);
+  const flashAttn = str(values, 'flash-attn') as (typeof FLASH_ATTENTION_MODES)[number] | undefined;
+  if (flashAttn !== undefined && !FLASH_ATTENTION_MODES.includes(flashAttn))
+    throw new UserError(`--flash-attn must be ${FLASH_ATTENTION_MODES.join(', ')} (got '${flashAttn}')`);
+  set('flashAttention', flashAttn);
   if (values['cont-batching'] === true && values['no-cont-batching'] === true)
     throw new UserError('--cont-batching and --no-cont-batching contradict each other; pass one');
   if (values['cont-batching'] === true) set('continuousBatching', true);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ENGINE_KINDS } from './engines.js';
+import { ENGINE_KINDS, FLASH_ATTENTION_MODES } from './engines.js';
 
 /** Diffusion (block) decoding parameters: part of a diffusion model's identity. */
 export const DiffusionConfigSchema = z.object({
@@ -53,7 +53,7 @@ export const ServerConfigSchema = z.object({
   /** llamacpp: CPU threads (-t). */
   threads: z.number().int().positive().optional(),
   /** llamacpp: flash attention (-fa on|off|auto). */
-  flashAttention: z.enum(['on', 'off', 'auto']).optional(),
+  flashAttention: z.enum(FLASH_ATTENTION_MODES).optional(),
   /** llamacpp: continuous batching (on by default in llama-server). */
   continuousBatching: z.boolean().optional(),
   /** command: the server's argv ({port}, {host} and {model} are filled in); never run through a shell. */

@@ -21,6 +21,9 @@ export type EngineField =
   | 'simProfile'
   | 'diffusion';
 
+/** llama.cpp's -fa values (common/arg.cpp). */
+export const FLASH_ATTENTION_MODES = ['on', 'off', 'auto'] as const;
+
 /** How an engine presents itself in the app and the docs. */
 export interface EngineDescription {
   readonly kind: string;
@@ -34,7 +37,15 @@ export interface EngineDescription {
   readonly requiresModel: boolean;
   /** How to install it (docs and the engine-missing fix). */
   readonly install: string;
+  /** Suggested values per field (the installed engine's --help has the last word where servebench reads it). */
+  readonly choices?: Partial<Record<EngineField | 'kvCacheDtype' | 'flashAttention', readonly string[]>>;
 }
+
+const HF_CHOICES = {
+  quantization: ['awq', 'gptq', 'fp8', 'bitsandbytes'],
+  dtype: ['auto', 'bfloat16', 'float16'],
+  kvCacheDtype: ['auto', 'fp8'],
+} as const;
 
 /** The registry list, in picker order; adding an engine adds one entry here and one module in core. */
 export const ENGINE_DESCRIPTIONS = [
@@ -53,6 +64,7 @@ export const ENGINE_DESCRIPTIONS = [
     fields: ['model', 'python', 'quantization', 'dtype', 'maxSeqs', 'diffusion'],
     requiresModel: true,
     install: 'pip install vllm',
+    choices: HF_CHOICES,
   },
   {
     kind: 'sglang',
@@ -61,6 +73,7 @@ export const ENGINE_DESCRIPTIONS = [
     fields: ['model', 'python', 'quantization', 'dtype', 'maxSeqs', 'diffusion'],
     requiresModel: true,
     install: 'pip install "sglang[all]"',
+    choices: HF_CHOICES,
   },
   {
     kind: 'llamacpp',
@@ -69,6 +82,11 @@ export const ENGINE_DESCRIPTIONS = [
     fields: ['model', 'binary', 'maxSeqs', 'contextSize', 'gpuLayers'],
     requiresModel: true,
     install: 'build llama.cpp (`cmake --build build --target llama-server`) or `brew install llama.cpp`',
+    // common/arg.cpp: kv_cache_types
+    choices: {
+      kvCacheDtype: ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_1', 'iq4_nl', 'q5_0', 'q5_1'],
+      flashAttention: FLASH_ATTENTION_MODES,
+    },
   },
   {
     kind: 'command',

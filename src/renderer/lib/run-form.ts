@@ -1,6 +1,11 @@
 import type { BenchConfigInput, EngineKind } from '../../shared/config.js';
-import { describeEngine, type EngineField } from '../../shared/engines.js';
+import { ENGINE_DESCRIPTIONS, describeEngine, type EngineField } from '../../shared/engines.js';
 import type { PresetSummary } from '../../shared/contract.js';
+
+/** The app's engine picker: the registry's list, in its order. */
+export const ENGINE_PICKER: ReadonlyArray<{ id: EngineKind; name: string; hint: string }> = ENGINE_DESCRIPTIONS.map(
+  (d) => ({ id: d.kind, name: d.name, hint: d.hint }),
+);
 
 /** The new-run form as the user edits it: strings, so empty means "default". */
 export interface RunForm {

@@ -8,7 +8,7 @@ import { classifyLog } from '../../../src/core/servers/failures.js';
 import { SERVER_OPTIONS_HELP, serverConfigFromFlags } from '../../../src/cli/server-options.js';
 import { engineSampleFromMetrics } from '../../../src/core/telemetry/engine-metrics.js';
 import { parsePrometheusText } from '../../../src/core/telemetry/prometheus-parser.js';
-import { defaultForm, buildConfig } from '../../../src/renderer/lib/run-form.js';
+import { defaultForm, buildConfig, ENGINE_PICKER } from '../../../src/renderer/lib/run-form.js';
 
 const cfg = (input: Record<string, unknown>): ServerConfig => ServerConfigSchema.parse(input);
 const ctx = { host: '127.0.0.1', port: 8123, runDir: '/runs/r1' };
@@ -20,8 +20,9 @@ describe('the engine registry', () => {
     expect(EngineKindSchema.options).toEqual(registry);
     // The app's picker is built from ENGINE_DESCRIPTIONS, the same list in the same order.
     expect(ENGINE_DESCRIPTIONS.map((d) => d.kind)).toEqual(registry);
+    expect(ENGINE_PICKER.map((e) => e.id)).toEqual(registry);
     const form = readFileSync(new URL('../../../src/renderer/components/NewRunForm.svelte', import.meta.url), 'utf8');
-    expect(form).toMatch(/const engines = ENGINE_DESCRIPTIONS\.map/);
+    expect(form).toMatch(/const engines = ENGINE_PICKER;/);
     // CLI: every engine but attach is an --engine choice (attach is --url), named in the help.
     expect([...LAUNCHABLE_ENGINES, 'attach'].sort()).toEqual([...registry].sort());
     expect(SERVER_OPTIONS_HELP).toContain(`--engine ${LAUNCHABLE_ENGINES.join('|')}`);
