@@ -134,6 +134,20 @@ describe('launching llama.cpp (fake llama-server)', () => {
     }
   });
 
+  it('is not ready while /health answers 503: gives up at the start time-out and stops it', async () => {
+    const { runDir, recordFile } = await makeRun();
+    const log = eventLog();
+    const error = await startError(
+      newManager().start(llamaConfig(recordFile, { model: await ggufFile(runDir), startTimeoutMs: 1_500 }, 'hang'), {
+        runDir,
+        onEvent: log.onEvent,
+      }),
+    );
+    expect(error.failure.kind).toBe('timeout');
+    expect(log.events.some((e) => e.type === 'server-state' && e.state === 'ready')).toBe(false);
+    expect(alivePids(launchedPids(recordFile))).toEqual([]);
+  });
+
   it('resolves died when llama-server crashes mid-run', async () => {
     const { runDir, recordFile } = await makeRun();
     const server = await newManager().start(llamaConfig(recordFile, { model: await ggufFile(runDir) }), { runDir });
