@@ -2,6 +2,8 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { ParseArgsConfig } from 'node:util';
 import { EngineKindSchema, ServerConfigSchema } from '../shared/config.js';
+import { FLASH_ATTENTION_MODES, LAUNCHABLE_ENGINES, describeEngine } from '../shared/engines.js';
+import { splitCommandLine } from '../core/servers/engines/command.js';
 import { UserError } from '../core/errors.js';
 import { probePort } from '../core/servers/ports.js';
 import { loadPreset, type ServerConfigInput } from '../core/servers/presets.js';
@@ -31,11 +33,21 @@ export const serverOptions = {
   'prefix-caching': { type: 'boolean' },
   'no-prefix-caching': { type: 'boolean' },
   'start-timeout': { type: 'string' },
+  'llama-server': { type: 'string' },
+  'gpu-layers': { type: 'string' },
+  'ctx-size': { type: 'string' },
+  threads: { type: 'string' },
+  'flash-attn': { type: 'string' },
+  'cont-batching': { type: 'boolean' },
+  'no-cont-batching': { type: 'boolean' },
+  cmd: { type: 'string' },
+  health: { type: 'string' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 /** Help text for the server flags (the run command prints it with its own). */
 export const SERVER_OPTIONS_HELP = `Server (launched by servebench unless --url is given):
-  --engine vllm|sglang|sim     engine to launch (default sim: the built-in simulator)
+  --engine ${LAUNCHABLE_ENGINES.join('|')}
+                               engine to launch (default sim: the built-in simulator)
   --model M                    hub id (org/name) or local folder
   --served-model-name NAME     name the server answers to
   --python PATH                interpreter of the venv/conda env with the engine (default python3)
@@ -52,7 +64,15 @@ export const SERVER_OPTIONS_HELP = `Server (launched by servebench unless --url 
   --env KEY=VALUE              environment for the server, repeatable (secrets never reach logs)
   --host H  --port P           bind address (default 127.0.0.1, a free port)
   --start-timeout T            readiness time-out: seconds, or 90s / 20m / 1h (default 20m)
-  --preset NAME                a ready-made setup from resources/presets (flags override it)`;
+  --preset NAME                a ready-made setup from resources/presets (flags override it)
+llama.cpp (--engine llamacpp; --model is a .gguf path or a Hugging Face repo for -hf):
+  --llama-server PATH          the llama-server binary (default: llama-server on PATH)
+  --gpu-layers N  --ctx-size N --threads N   -ngl, -c (shared by the --max-seqs slots), -t
+  --flash-attn ${FLASH_ATTENTION_MODES.join('|')}  --cont-batching | --no-cont-batching   (--kv-cache-dtype sets -ctk and -ctv)
+Any server (--engine command):
+  --cmd "LINE"                 its command line, split like a shell but never run by one;
+                               {port}, {host} and {model} are filled in
+  --health PATH                readiness path answering 200 when ready (default /health)`;
 
 type Values = Record<string, unknown>;
 
@@ -130,8 +150,10 @@ export function serverConfigFromFlags(values: Values, preset?: ServerConfigInput
   const engine = str(values, 'engine');
   if (engine !== undefined) {
     const parsed = EngineKindSchema.safeParse(engine);
-    if (!parsed.success || engine === 'attach')
-      throw new UserError(`--engine must be vllm, sglang or sim (got '${engine}'); use --url for a running server`);
+    if (!parsed.success || !LAUNCHABLE_ENGINES.includes(parsed.data))
+      throw new UserError(
+        `--engine must be one of ${LAUNCHABLE_ENGINES.join(', ')} (got '${engine}'); use --url for a running server`,
+      );
     set('engine', parsed.data);
   }
   const url = typeof values.url === 'string' ? values.url : undefined;
@@ -161,6 +183,34 @@ export function serverConfigFromFlags(values: Values, preset?: ServerConfigInput
   set('port', int(values, 'port', 0, 65535));
   set('host', str(values, 'host'));
   set('seed', int(values, 'seed', 0));
+
+  set('llamaServer', str(values, 'llama-server'));
+  set('gpuLayers', int(values, 'gpu-layers', 0));
+  set('contextSize', int(values, 'ctx-size', 1));
+  set('threads', int(values, 'threads', 1));
+  const flashAttn = str(values, 'flash-attn') as (typeof FLASH_ATTENTION_MODES)[number] | undefined;
+  if (flashAttn !== undefined && !FLASH_ATTENTION_MODES.includes(flashAttn))
+    throw new UserError(`--flash-attn must be ${FLASH_ATTENTION_MODES.join(', ')} (got '${flashAttn}')`);
+  set('flashAttention', flashAttn);
+  if (values['cont-batching'] === true && values['no-cont-batching'] === true)
+    throw new UserError('--cont-batching and --no-cont-batching contradict each other; pass one');
+  if (values['cont-batching'] === true) set('continuousBatching', true);
+  if (values['no-cont-batching'] === true) set('continuousBatching', false);
+  const cmd = str(values, 'cmd');
+  if (cmd !== undefined) {
+    let argv: string[];
+    try {
+      argv = splitCommandLine(cmd);
+    } catch (error) {
+      throw new UserError(`--cmd: ${(error as Error).message}`);
+    }
+    if (argv.length === 0) throw new UserError('--cmd needs a command line');
+    set('command', argv);
+  }
+  const health = str(values, 'health');
+  if (health !== undefined && !health.startsWith('/'))
+    throw new UserError(`--health must be a path such as /health (got '${health}')`);
+  set('healthPath', health);
 
   if (values['prefix-caching'] === true && values['no-prefix-caching'] === true) {
     throw new UserError('--prefix-caching and --no-prefix-caching contradict each other; pass one');
@@ -211,8 +261,13 @@ export function serverConfigFromFlags(values: Values, preset?: ServerConfigInput
   }
 
   const engineKind = out.engine ?? 'sim';
-  if ((engineKind === 'vllm' || engineKind === 'sglang') && !out.model) {
-    throw new UserError(`--model is required with --engine ${engineKind} (a hub id like org/name or a local folder)`);
+  if (describeEngine(engineKind).requiresModel && !out.model) {
+    const what =
+      engineKind === 'llamacpp' ? 'a .gguf file or a Hugging Face repo' : 'a hub id like org/name or a local folder';
+    throw new UserError(`--model is required with --engine ${engineKind} (${what})`);
+  }
+  if (engineKind === 'command' && !out.command) {
+    throw new UserError('--engine command needs --cmd "server command line" (with {port} where the port goes)');
   }
 
   const check = ServerConfigSchema.safeParse(out);
@@ -246,6 +301,14 @@ const FLAG_OF: Record<string, string> = {
   extraArgs: '--server-arg',
   simArgs: '--server-arg',
   startTimeoutMs: '--start-timeout',
+  llamaServer: '--llama-server',
+  gpuLayers: '--gpu-layers',
+  contextSize: '--ctx-size',
+  threads: '--threads',
+  flashAttention: '--flash-attn',
+  continuousBatching: '--cont-batching',
+  command: '--cmd',
+  healthPath: '--health',
 };
 
 /**

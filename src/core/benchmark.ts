@@ -249,6 +249,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
         onEvent: emit,
         signal: userSignal,
         maxConcurrency: maxPlannedConcurrency(plans),
+        largestRequest: { inputTokens: Math.max(...config.inputLen), outputTokens: Math.max(...config.outputLen) },
         apiKey: config.apiKey,
       });
       const info = server.info;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ENGINE_KINDS, FLASH_ATTENTION_MODES } from './engines.js';
 
 /** Diffusion (block) decoding parameters: part of a diffusion model's identity. */
 export const DiffusionConfigSchema = z.object({
@@ -8,8 +9,8 @@ export const DiffusionConfigSchema = z.object({
 });
 export type DiffusionConfig = z.infer<typeof DiffusionConfigSchema>;
 
-export const EngineKindSchema = z.enum(['vllm', 'sglang', 'sim', 'attach']);
-export type EngineKind = z.infer<typeof EngineKindSchema>;
+export const EngineKindSchema = z.enum(ENGINE_KINDS);
+export type { EngineKind } from './engines.js';
 
 /** Everything needed to launch (or attach to) one inference server. */
 export const ServerConfigSchema = z.object({
@@ -44,6 +45,22 @@ export const ServerConfigSchema = z.object({
   /** sim only: profile name and extra sim flags. */
   simProfile: z.string().optional(),
   simArgs: z.array(z.string()).default([]),
+  /** llamacpp: the llama-server binary (default: llama-server on PATH). */
+  llamaServer: z.string().min(1).optional(),
+  /** llamacpp: layers offloaded to the GPU (-ngl). */
+  gpuLayers: z.number().int().min(0).optional(),
+  /** llamacpp: total context in tokens (-c), shared by the parallel slots. */
+  contextSize: z.number().int().positive().optional(),
+  /** llamacpp: CPU threads (-t). */
+  threads: z.number().int().positive().optional(),
+  /** llamacpp: flash attention (-fa on|off|auto). */
+  flashAttention: z.enum(FLASH_ATTENTION_MODES).optional(),
+  /** llamacpp: continuous batching (on by default in llama-server). */
+  continuousBatching: z.boolean().optional(),
+  /** command: the server's argv ({port}, {host} and {model} are filled in); never run through a shell. */
+  command: z.array(z.string()).min(1).optional(),
+  /** command: readiness path that answers 200 once the server is ready (default /health). */
+  healthPath: z.string().startsWith('/').optional(),
 });
 export type ServerConfig = z.infer<typeof ServerConfigSchema>;
 

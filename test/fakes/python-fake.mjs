@@ -34,6 +34,9 @@ function help(module) {
     console.log('  --model MODEL         Name or path of the Hugging Face model to use.');
     console.log(`  --quantization {${VLLM_QUANT}}, -q {${VLLM_QUANT}}`);
     console.log('                        Method used to quantize the weights.');
+    // FAKE_VLLM_OLD: a vLLM from before diffusion models (no --diffusion-config).
+    if (!process.env.FAKE_VLLM_OLD) console.log('  --diffusion-config DIFFUSION_CONFIG');
+    console.log('  --override-generation-config OVERRIDE_GENERATION_CONFIG');
   } else {
     console.log('usage: launch_server.py [-h] --model-path MODEL_PATH [--quantization {' + SGLANG_QUANT + '}]');
     console.log('options:');

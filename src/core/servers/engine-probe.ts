@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
-import type { EngineKind } from '../../shared/config.js';
-import { classifyLog, installFix, pipInstallCommand } from './failures.js';
+import type { ServerConfig } from '../../shared/config.js';
+import { engineFor } from './engines/index.js';
+import { classifyLog, installFix } from './failures.js';
 import type { ServerFailure } from './types.js';
 
 /** Output of a short command run to completion. */
@@ -59,86 +60,73 @@ export function runCapture(
 
 /** What the engine probe found. */
 export type EngineProbe =
-  { ok: true; version: string } | { ok: false; failure: Omit<ServerFailure, 'logTail'> & { logTail: string[] } };
+  | { ok: true; version: string; where: string }
+  | { ok: false; failure: Omit<ServerFailure, 'logTail'> & { logTail: string[] } };
 
 const lines = (text: string): string[] => text.split(/\r?\n/).filter((l) => l.trim().length > 0);
 
+type ProbeOptions = { env?: NodeJS.ProcessEnv; timeoutMs?: number; signal?: AbortSignal; run?: typeof runCapture };
+
 /**
- * Detects an installed engine: `PYTHON -c "import vllm, sys; print(vllm.__version__)"`.
- * A missing interpreter or module becomes an 'engine-missing' failure with the install command.
+ * Detects an installed engine and its version, as its module says: a Python package
+ * (`PYTHON -c "import vllm, sys; print(vllm.__version__)"`) or a binary (`llama-server --version`).
+ * A missing interpreter, module or binary becomes an 'engine-missing' failure with the install hint.
  */
-export async function probeEngine(
-  python: string,
-  engine: Extract<EngineKind, 'vllm' | 'sglang'>,
-  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; signal?: AbortSignal; run?: typeof runCapture } = {},
-): Promise<EngineProbe> {
+export async function probeEngine(config: ServerConfig, options: ProbeOptions = {}): Promise<EngineProbe> {
+  const engine = engineFor(config.engine);
+  const spec = engine.probe;
+  if (!spec) throw new Error(`${engine.description.name} has nothing to probe`);
   const run = options.run ?? runCapture;
-  const pkg = engine;
-  const name = engine === 'vllm' ? 'vLLM' : 'SGLang';
-  const result = await run(python, ['-c', `import ${pkg}, sys; print(${pkg}.__version__)`], {
-    env: options.env,
-    timeoutMs: options.timeoutMs ?? 120_000,
-    signal: options.signal,
-  });
+  const name = engine.description.name;
+  const timeoutMs = options.timeoutMs ?? 120_000;
+  const command = spec.type === 'python' ? config.python : spec.binary(config);
+  const args =
+    spec.type === 'python' ? ['-c', `import ${spec.pkg}, sys; print(${spec.pkg}.__version__)`] : spec.versionArgs;
+  const result = await run(command, args, { env: options.env, timeoutMs, signal: options.signal });
   const output = lines(`${result.stdout}\n${result.stderr}`);
+  const check = spec.type === 'python' ? `\`${command} -c "import ${spec.pkg}"\`` : `\`${command} ${args.join(' ')}\``;
+  const missing = (message: string, fix: string, logTail: string[] = output.slice(-20)): EngineProbe => ({
+    ok: false,
+    failure: { kind: 'engine-missing', message, fix, logTail },
+  });
   if (result.spawnError) {
     const what = result.spawnError === 'ENOENT' ? 'was not found' : `cannot be run (${result.spawnError})`;
-    return {
-      ok: false,
-      failure: {
-        kind: 'engine-missing',
-        message: `${name} is not available: the Python interpreter '${python}' ${what}`,
-        fix: `pass --python PATH to the interpreter of the venv/conda env that has ${name}, or install Python 3 and run \`${pipInstallCommand(engine)}\``,
-        logTail: [],
-      },
-    };
+    if (spec.type === 'binary')
+      return missing(`${name} is not available: '${command}' ${what}`, installFix(config.engine), []);
+    return missing(
+      `${name} is not available: the Python interpreter '${command}' ${what}`,
+      `pass --python PATH to the interpreter of the venv/conda env that has ${name}, or install Python 3 and run \`${engine.description.install}\``,
+      [],
+    );
   }
-  if (result.timedOut) {
-    return {
-      ok: false,
-      failure: {
-        kind: 'engine-missing',
-        message: `${name} did not finish importing within ${Math.round((options.timeoutMs ?? 120_000) / 1000)} s ('${python}')`,
-        fix: `check that \`${python} -c "import ${pkg}"\` works`,
-        logTail: output.slice(-20),
-      },
-    };
-  }
+  if (result.timedOut)
+    return missing(
+      `${name} did not answer ${check} within ${Math.round(timeoutMs / 1000)} s`,
+      `check that ${check} works`,
+    );
   if (result.code === 0) {
-    const version = lines(result.stdout)
-      .reverse()
-      .find((l) => /^\s*v?\d+\.\d+/.test(l))
-      ?.trim();
-    if (version) return { ok: true, version };
+    const version =
+      spec.type === 'python'
+        ? lines(result.stdout)
+            .reverse()
+            .find((l) => /^\s*v?\d+\.\d+/.test(l))
+            ?.trim()
+        : spec.version(`${result.stdout}\n${result.stderr}`);
+    if (version) return { ok: true, version, where: command };
   }
-  const missingModule = output.some((l) => new RegExp(`No module named '?${pkg}\\b`).test(l));
-  if (missingModule) {
-    return {
-      ok: false,
-      failure: {
-        kind: 'engine-missing',
-        message: `${name} is not installed for '${python}'`,
-        fix: installFix(engine),
-        logTail: output.slice(-20),
-      },
-    };
-  }
-  const known = classifyLog(output, engine);
+  if (spec.type === 'python' && output.some((l) => new RegExp(`No module named '?${spec.pkg}\\b`).test(l)))
+    return missing(`${name} is not installed for '${command}'`, installFix(config.engine));
+  const known = classifyLog(output, config.engine);
   if (known)
     return {
       ok: false,
-      failure: { ...known, message: `${name} cannot be imported: ${known.message}`, logTail: output.slice(-20) },
+      failure: { ...known, message: `${name} cannot be run: ${known.message}`, logTail: output.slice(-20) },
     };
   const last = output.at(-1) ?? `exit code ${result.code}`;
-  return {
-    ok: false,
-    failure: {
-      kind: 'engine-missing',
-      message: `${name} cannot be imported with '${python}': ${last}`,
-      fix: `run \`${python} -c "import ${pkg}"\` to see why; ${installFix(engine)}`,
-      logTail: output.slice(-20),
-    },
-  };
+  return missing(
+    `${name} does not work with '${command}': ${last}`,
+    `run ${check} to see why; ${installFix(config.engine)}`,
+  );
 }
 
 /** Parses the choice list of `--quantization {a,b,c}` (or `--quantization, -q {a,b,c}`) from an argparse --help text. */
@@ -153,17 +141,28 @@ export function parseQuantizationChoices(help: string): string[] | undefined {
   return choices.length > 0 ? choices : undefined;
 }
 
-/** Reads the quantization methods the installed engine accepts from its own `--help`; undefined when unreadable. */
-export async function probeQuantizationChoices(
+/** The installed engine's own `PYTHON -m MODULE --help`; undefined when it printed nothing. */
+export async function readEngineHelp(
   python: string,
   module: string,
-  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; signal?: AbortSignal; run?: typeof runCapture } = {},
-): Promise<string[] | undefined> {
+  options: ProbeOptions = {},
+): Promise<string | undefined> {
   const run = options.run ?? runCapture;
   const result = await run(python, ['-m', module, '--help'], {
     env: options.env,
     timeoutMs: options.timeoutMs ?? 180_000,
     signal: options.signal,
   });
-  return parseQuantizationChoices(`${result.stdout}\n${result.stderr}`);
+  const text = `${result.stdout}\n${result.stderr}`;
+  return result.code === 0 && text.trim().length > 0 ? text : undefined;
+}
+
+/** Reads the quantization methods the installed engine accepts from its own `--help`; undefined when unreadable. */
+export async function probeQuantizationChoices(
+  python: string,
+  module: string,
+  options: ProbeOptions = {},
+): Promise<string[] | undefined> {
+  const help = await readEngineHelp(python, module, options);
+  return help === undefined ? undefined : parseQuantizationChoices(help);
 }

@@ -1,5 +1,5 @@
 export * from './types.js';
-export * from './adapters.js';
+export * from './engines/index.js';
 export * from './engine-probe.js';
 export * from './failures.js';
 export * from './manager.js';

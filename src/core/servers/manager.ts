@@ -8,8 +8,8 @@ import type { ServerConfig } from '../../shared/config.js';
 import type { RunEvent } from '../../shared/events.js';
 import { UserError } from '../errors.js';
 import { ServerConfigError, ServerStartError } from './server-errors.js';
-import { adapterFor, formatCommand, type EngineAdapter, type LaunchPlan } from './adapters.js';
-import { probeEngine, probeQuantizationChoices, runCapture } from './engine-probe.js';
+import { engineFor, formatCommand, type EngineModule, type LaunchPlan } from './engines/index.js';
+import { parseQuantizationChoices, probeEngine, readEngineHelp, runCapture } from './engine-probe.js';
 import { failureFromExit } from './failures.js';
 import { findCliScript } from '../package-root.js';
 import { baseUrlFor, pickFreePort, probePort } from './ports.js';
@@ -265,7 +265,7 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
   }
 
   async function launch(config: ServerConfig, opts: StartServerOptions, emit: Emit): Promise<RunningServer> {
-    const adapter: EngineAdapter = adapterFor(config.engine);
+    const adapter: EngineModule = engineFor(config.engine);
     const signal = opts.signal;
     const parentEnv = options.env ?? process.env;
     const childEnv: NodeJS.ProcessEnv = { ...parentEnv, ...config.env };
@@ -274,12 +274,13 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
       if (signal?.aborted) throw abortError(signal);
     };
     throwIfAborted();
-    if ((config.engine === 'vllm' || config.engine === 'sglang') && !config.model) {
+    const displayName = adapter.description.name;
+    if (adapter.description.requiresModel && !config.model) {
       throw new ServerConfigError(
-        `${adapter.displayName} needs a model: pass --model (a hub id like org/name or a local folder)`,
+        `${displayName} needs a model: pass --model (${config.engine === 'llamacpp' ? 'a .gguf file or a Hugging Face repo' : 'a hub id like org/name or a local folder'})`,
       );
     }
-    emit({ type: 'server-state', state: 'checking', detail: `checking ${adapter.displayName}` });
+    emit({ type: 'server-state', state: 'checking', detail: `checking ${displayName}` });
     await mkdir(opts.runDir, { recursive: true });
 
     // The port: vLLM binds with SO_REUSEPORT and would share a taken port silently, so check it ourselves.
@@ -311,8 +312,8 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
 
     // The engine: installed, which version, and does it know the requested quantization?
     let engineVersion: string | undefined;
-    if ((config.engine === 'vllm' || config.engine === 'sglang') && adapter.module) {
-      const probe = await probeEngine(config.python, config.engine, {
+    if (adapter.probe) {
+      const probe = await probeEngine(config, {
         env: childEnv,
         signal,
         timeoutMs: options.probeTimeoutMs,
@@ -323,26 +324,33 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
       emit({
         type: 'message',
         severity: 'info',
-        text: `${adapter.displayName} ${engineVersion} found (${config.python})`,
+        text: `${displayName} ${engineVersion} found (${probe.where})`,
       });
-      if (config.quantization) {
-        const choices = await probeQuantizationChoices(config.python, adapter.module, {
+      const needs = adapter.helpRequires?.(config) ?? [];
+      if ((config.quantization || needs.length > 0) && adapter.probe.type === 'python') {
+        const help = await readEngineHelp(config.python, adapter.probe.helpModule, {
           env: childEnv,
           signal,
           timeoutMs: options.probeTimeoutMs,
           run: runCapture,
         });
         throwIfAborted();
-        if (choices && !choices.includes(config.quantization)) {
+        const choices = help === undefined ? undefined : parseQuantizationChoices(help);
+        if (config.quantization && choices && !choices.includes(config.quantization)) {
           throw new ServerConfigError(
-            `--quantization '${config.quantization}' is not supported by ${adapter.displayName} ${engineVersion}; valid: ${choices.join(', ')}`,
+            `--quantization '${config.quantization}' is not supported by ${displayName} ${engineVersion}; valid: ${choices.join(', ')}`,
           );
         }
-        if (!choices) {
+        const missing = help === undefined ? undefined : needs.find((n) => !help.includes(n.flag));
+        if (missing)
+          throw new ServerConfigError(
+            `${displayName} ${engineVersion} has no ${missing.flag} (${missing.why}): upgrade it (${adapter.description.install} -U)`,
+          );
+        if (config.quantization && !choices) {
           emit({
             type: 'message',
             severity: 'info',
-            text: `could not read the quantization methods from ${adapter.displayName} --help; passing --quantization ${config.quantization} as is`,
+            text: `could not read the quantization methods from ${displayName} --help; passing --quantization ${config.quantization} as is`,
           });
         }
       }
@@ -353,16 +361,23 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
       cliScript = options.cliScript ?? findCliScript();
       if (!cliScript) throw new UserError('the simulator needs the built CLI (dist/cli.js): run `npm run build:cli`');
     }
-    const plan: LaunchPlan = adapter.plan(config, {
-      host: config.host,
-      port,
-      runDir: opts.runDir,
-      maxConcurrency: opts.maxConcurrency,
-      cliScript,
-      nodePath: options.nodePath,
-    });
+    let plan: LaunchPlan;
+    try {
+      plan = adapter.plan(config, {
+        host: config.host,
+        port,
+        runDir: opts.runDir,
+        maxConcurrency: opts.maxConcurrency,
+        cliScript,
+        nodePath: options.nodePath,
+      });
+    } catch (error) {
+      throw new ServerConfigError((error as Error).message);
+    }
     for (const file of plan.files) await writeFile(file.path, file.content);
     for (const text of plan.messages) emit({ type: 'message', severity: 'info', text });
+    for (const text of opts.largestRequest ? (adapter.preRunWarnings?.(config, opts.largestRequest) ?? []) : [])
+      emit({ type: 'message', severity: 'warn', text });
     throwIfAborted();
 
     const baseUrl = baseUrlFor(config.host, port);
@@ -386,10 +401,7 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
       fail(emit, {
         kind: 'engine-missing',
         message: `cannot run '${plan.command}' (${spawned.ok ? 'no pid' : spawned.code})`,
-        fix:
-          config.engine === 'sim'
-            ? 'check the Node installation'
-            : 'pass --python PATH to a working Python interpreter',
+        fix: adapter.spawnFix,
         logTail: [],
       });
     }
@@ -485,7 +497,7 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
           emit({
             type: 'message',
             severity: 'warn',
-            text: `${adapter.displayName} (process group ${pgid}) still running ${afterMs >= 1000 ? `${Math.round(afterMs / 1000)} s` : `${afterMs} ms`} after the previous signal: sending ${sig}`,
+            text: `${displayName} (process group ${pgid}) still running ${afterMs >= 1000 ? `${Math.round(afterMs / 1000)} s` : `${afterMs} ms`} after the previous signal: sending ${sig}`,
           }),
         );
         // Output pipes close once every process holding them is gone; a process that left the group could hold them.
@@ -545,11 +557,12 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
     running.add(server);
 
     // ---- wait for readiness: /health 200 (and the ready line), or exit, time-out, abort ----
-    emit({ type: 'server-state', state: 'loading', detail: `waiting for ${baseUrl}${adapter.healthPath}` });
+    const healthPath = plan.healthPath ?? adapter.healthPath;
+    emit({ type: 'server-state', state: 'loading', detail: `waiting for ${baseUrl}${healthPath}` });
     const watch = new AbortController();
     const healthy = (async (): Promise<void> => {
       while (!watch.signal.aborted) {
-        const res = await httpGet(fetchFn, `${baseUrl}${adapter.healthPath}`, { signal: watch.signal });
+        const res = await httpGet(fetchFn, `${baseUrl}${healthPath}`, { signal: watch.signal });
         if (res.status === 200) return;
         await delay(pollMs, watch.signal);
       }
@@ -586,7 +599,7 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
         await stop();
         fail(emit, {
           kind: 'timeout',
-          message: `${adapter.displayName} was not ready within ${Math.round(config.startTimeoutMs / 1000)} s`,
+          message: `${displayName} was not ready within ${Math.round(config.startTimeoutMs / 1000)} s`,
           fix: 'a big model can take long to load: raise --start-timeout; else read server.log for where it stalled',
           logTail: tail.slice(-30),
         });
@@ -617,10 +630,7 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
     emit({
       type: 'server-state',
       state: 'ready',
-      detail: `${adapter.displayName} ${info.engineVersion ?? ''} at ${baseUrl} serving ${info.model}`.replace(
-        /\s+/g,
-        ' ',
-      ),
+      detail: `${displayName} ${info.engineVersion ?? ''} at ${baseUrl} serving ${info.model}`.replace(/\s+/g, ' '),
     });
     return server;
   }

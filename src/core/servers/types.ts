@@ -81,6 +81,8 @@ export interface StartServerOptions {
   maxConcurrency?: number;
   /** attach: bearer key for the readiness and model probes. */
   apiKey?: string;
+  /** The sweep's largest request: engines with a per-request limit (llama.cpp's per-slot context) warn before the run. */
+  largestRequest?: { inputTokens: number; outputTokens: number };
 }
 
 /** Launches or attaches to a server from a ServerConfig. */

@@ -3,56 +3,45 @@ import type { Clock } from '../clock.js';
 import { describeHttpError, type HttpGetText } from './http-get.js';
 import { startPoller } from './poller.js';
 import { maxMetric, parsePrometheusText, sumMetric, type PromText } from './prometheus-parser.js';
+import { ENGINES, type MetricRef } from '../servers/engines/index.js';
 
 type Reader = (text: PromText) => number | null;
+type Field = Exclude<keyof EngineSample, 'tMs'>;
 
-const sum =
-  (...names: string[]): Reader =>
+const FIELDS: Field[] = [
+  'running',
+  'waiting',
+  'kvUsage',
+  'preemptionsTotal',
+  'prefixCacheHitsTotal',
+  'generationTokensTotal',
+];
+
+/** One metric: summed over label sets (several engines / DP ranks), or the fullest one for a usage fraction. */
+const readOne =
+  (ref: MetricRef, aggregate: 'sum' | 'max'): Reader =>
   (text) => {
-    for (const name of names) {
-      const v = sumMetric(text, name);
-      if (v !== null) return v;
-    }
-    return null;
-  };
-const max =
-  (...names: string[]): Reader =>
-  (text) => {
-    for (const name of names) {
-      const v = maxMetric(text, name);
-      if (v !== null) return v;
-    }
-    return null;
-  };
-const first =
-  (...readers: Reader[]): Reader =>
-  (text) => {
-    for (const read of readers) {
-      const v = read(text);
-      if (v !== null) return v;
-    }
-    return null;
+    if (typeof ref !== 'string')
+      return sumMetric(text, ref.name, (l) => Object.entries(ref.labels).every(([k, v]) => l[k] === v));
+    return aggregate === 'max' ? maxMetric(text, ref) : sumMetric(text, ref);
   };
 
-/**
- * vLLM (v1 and older) and SGLang metric names mapped onto EngineSample fields. Counts are summed
- * over label sets (several engines / DP ranks); the KV usage fraction takes the fullest one.
- */
-export const ENGINE_METRIC_READERS: Record<Exclude<keyof EngineSample, 'tMs'>, Reader> = {
-  running: first(sum('vllm:num_requests_running'), sum('sglang:num_running_reqs')),
-  waiting: first(sum('vllm:num_requests_waiting'), sum('sglang:num_queue_reqs')),
-  kvUsage: first(max('vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc'), max('sglang:token_usage')),
-  preemptionsTotal: first(
-    sum('vllm:num_preemptions_total', 'vllm:num_preemptions'),
-    sum('sglang:num_retracted_requests_total'),
-  ),
-  prefixCacheHitsTotal: first(
-    sum('vllm:prefix_cache_hits_total', 'vllm:gpu_prefix_cache_hits_total'),
-    sum('sglang:cached_tokens_total'),
-    (text) => sumMetric(text, 'sglang:realtime_tokens_total', (l) => l.mode === 'prefill_cache'),
-  ),
-  generationTokensTotal: first(sum('vllm:generation_tokens_total'), sum('sglang:generation_tokens_total')),
-};
+/** Each EngineSample field read from the names the engine modules declare (first present wins, engine by engine). */
+export const ENGINE_METRIC_READERS = Object.fromEntries(
+  FIELDS.map((field) => {
+    const readers = ENGINES.flatMap((e) => e.metricNames?.[field] ?? []).map((ref) =>
+      readOne(ref, field === 'kvUsage' ? 'max' : 'sum'),
+    );
+    const read: Reader = (text) => {
+      for (const r of readers) {
+        const v = r(text);
+        if (v !== null) return v;
+      }
+      return null;
+    };
+    return [field, read];
+  }),
+) as Record<Field, Reader>;
 
 /** Maps one parsed /metrics page to an EngineSample (null where the engine does not export the metric). */
 export function engineSampleFromMetrics(text: PromText, tMs: number): EngineSample {
@@ -114,7 +103,7 @@ export function startEngineScraper(options: {
         if (!status.available)
           setStatus({
             available: false,
-            reason: `engine metrics unavailable: ${options.url} has no vLLM or SGLang metrics`,
+            reason: `engine metrics unavailable: ${options.url} has no metrics servebench knows (vLLM, SGLang, llama.cpp)`,
           });
         return;
       }

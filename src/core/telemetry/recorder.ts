@@ -1,4 +1,5 @@
 import type { LevelTelemetry } from '../../shared/run-record.js';
+import type { EngineKind } from '../../shared/config.js';
 import type { ClientSample, EngineSample, GpuSample } from '../../shared/telemetry.js';
 import type { Clock } from '../clock.js';
 import { startClientSampler } from './client-sampler.js';
@@ -28,7 +29,7 @@ export interface TelemetryRecorderOptions {
   dcgmUrl?: string;
   /** The engine's Prometheus /metrics URL. */
   metricsUrl?: string;
-  engine?: 'vllm' | 'sglang' | 'sim' | 'attach';
+  engine?: EngineKind;
   /** GPU sampling interval (default 500 ms). */
   intervalMs?: number;
   /** Engine /metrics interval (default 1000 ms). */

@@ -1,5 +1,11 @@
 import type { BenchConfigInput, EngineKind } from '../../shared/config.js';
+import { ENGINE_DESCRIPTIONS, describeEngine, type EngineField } from '../../shared/engines.js';
 import type { PresetSummary } from '../../shared/contract.js';
+
+/** The app's engine picker: the registry's list, in its order. */
+export const ENGINE_PICKER: ReadonlyArray<{ id: EngineKind; name: string; hint: string }> = ENGINE_DESCRIPTIONS.map(
+  (d) => ({ id: d.kind, name: d.name, hint: d.hint }),
+);
 
 /** The new-run form as the user edits it: strings, so empty means "default". */
 export interface RunForm {
@@ -12,6 +18,13 @@ export interface RunForm {
   dtype: string;
   maxSeqs: string;
   python: string;
+  /** llamacpp: the llama-server binary. */
+  binary: string;
+  /** command: the server's command line ({port}, {host}, {model}). */
+  command: string;
+  healthPath: string;
+  contextSize: string;
+  gpuLayers: string;
   simProfile: string;
   diffusion: boolean;
   blockSize: string;
@@ -40,6 +53,11 @@ export function defaultForm(): RunForm {
     dtype: '',
     maxSeqs: '',
     python: '',
+    binary: '',
+    command: '',
+    healthPath: '',
+    contextSize: '',
+    gpuLayers: '',
     simProfile: '',
     diffusion: false,
     blockSize: '32',
@@ -87,6 +105,8 @@ export function buildConfig(form: RunForm, presetServer: PresetServer = {}): Bui
     ['maxSeqs', 'max seqs'],
     ['blockSize', 'block size'],
     ['threshold', 'threshold'],
+    ['contextSize', 'context size'],
+    ['gpuLayers', 'GPU layers'],
   ];
   for (const [field, name] of numbers) {
     const v = num(String(form[field]));
@@ -101,29 +121,36 @@ export function buildConfig(form: RunForm, presetServer: PresetServer = {}): Bui
   const engine = form.engine;
   if (engine === 'attach' && form.url.trim() === '')
     return { ok: false, field: 'url', error: 'give the server URL to attach to' };
-  if ((engine === 'vllm' || engine === 'sglang') && form.model.trim() === '') {
-    return { ok: false, field: 'model', error: `give the model ${engine === 'vllm' ? 'vLLM' : 'SGLang'} should serve` };
+  const described = describeEngine(engine);
+  const uses = (field: EngineField): boolean => described.fields.includes(field);
+  if (described.requiresModel && form.model.trim() === '') {
+    return { ok: false, field: 'model', error: `give the model ${described.name} should serve` };
   }
+  if (uses('command') && form.command.trim() === '')
+    return { ok: false, field: 'command', error: 'give the command line that starts the server' };
 
   // The preset is the base (it may carry settings the form has no field for, such as extra arguments);
   // every field the form shows is the form's to set or clear.
   const server: Record<string, unknown> = { ...presetServer, engine };
-  for (const key of ['model', 'url', 'quantization', 'dtype', 'maxSeqs', 'python', 'simProfile', 'diffusion'])
-    delete server[key];
+  const shown = ['model', 'url', 'quantization', 'dtype', 'maxSeqs', 'python', 'simProfile', 'diffusion'];
+  for (const key of [...shown, 'llamaServer', 'command', 'healthPath', 'contextSize', 'gpuLayers']) delete server[key];
   const text = (v: string): string | undefined => (v.trim() === '' ? undefined : v.trim());
   const set = (key: string, v: unknown): void => {
     if (v !== undefined) server[key] = v;
   };
   set('model', text(form.model));
-  if (engine === 'attach') set('url', text(form.url));
-  if (engine !== 'attach') {
-    set('quantization', text(form.quantization));
-    set('dtype', text(form.dtype));
-    set('maxSeqs', num(form.maxSeqs));
-  }
-  if (engine === 'vllm' || engine === 'sglang') set('python', text(form.python));
-  if (engine === 'sim') set('simProfile', text(form.simProfile));
-  if (form.diffusion && engine !== 'attach') {
+  if (uses('url')) set('url', text(form.url));
+  if (uses('quantization')) set('quantization', text(form.quantization));
+  if (uses('dtype')) set('dtype', text(form.dtype));
+  if (uses('maxSeqs')) set('maxSeqs', num(form.maxSeqs));
+  if (uses('python')) set('python', text(form.python));
+  if (uses('binary')) set('llamaServer', text(form.binary));
+  if (uses('contextSize')) set('contextSize', num(form.contextSize));
+  if (uses('gpuLayers')) set('gpuLayers', num(form.gpuLayers));
+  if (uses('command')) set('command', splitWords(form.command));
+  if (uses('healthPath')) set('healthPath', text(form.healthPath));
+  if (uses('simProfile')) set('simProfile', text(form.simProfile));
+  if (form.diffusion && uses('diffusion')) {
     const base = presetServer.diffusion ?? {};
     server.diffusion = { ...base, blockSize: num(form.blockSize) ?? 32, threshold: num(form.threshold) ?? 0.95 };
   }
@@ -147,6 +174,12 @@ export function buildConfig(form: RunForm, presetServer: PresetServer = {}): Bui
   return { ok: true, config: config as BenchConfigInput };
 }
 
+/** A command line as words (quotes group; the service spawns the argv, never a shell). */
+export function splitWords(line: string): string[] | undefined {
+  const words = [...line.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3] ?? '');
+  return words.length > 0 ? words : undefined;
+}
+
 /** The form with a preset's server settings filled in (fields the preset leaves out are cleared). */
 export function applyPreset(form: RunForm, preset: PresetSummary | undefined): RunForm {
   if (!preset) {
@@ -161,6 +194,11 @@ export function applyPreset(form: RunForm, preset: PresetSummary | undefined): R
       dtype: d.dtype,
       maxSeqs: d.maxSeqs,
       python: d.python,
+      binary: d.binary,
+      command: d.command,
+      healthPath: d.healthPath,
+      contextSize: d.contextSize,
+      gpuLayers: d.gpuLayers,
       simProfile: d.simProfile,
       diffusion: d.diffusion,
       blockSize: d.blockSize,
@@ -181,6 +219,11 @@ export function applyPreset(form: RunForm, preset: PresetSummary | undefined): R
     dtype: str(s.dtype),
     maxSeqs: str(s.maxSeqs),
     python: str(s.python),
+    binary: str(s.llamaServer),
+    command: (s.command ?? []).map((w) => (/\s/.test(w) ? `"${w}"` : w)).join(' '),
+    healthPath: str(s.healthPath),
+    contextSize: str(s.contextSize),
+    gpuLayers: str(s.gpuLayers),
     simProfile: str(s.simProfile),
     diffusion: diffusion !== undefined,
     blockSize: str(diffusion?.blockSize ?? 32),

@@ -3,16 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ServerConfigSchema, type ServerConfig } from '../../../src/shared/config.js';
-import {
-  adapterFor,
-  sglangAdapter,
-  simAdapter,
-  vllmAdapter,
-  SGLANG_PROGRESS,
-  VLLM_PROGRESS,
-  type ProgressPattern,
-} from '../../../src/core/servers/adapters.js';
+import { engineFor, SGLANG_PROGRESS, VLLM_PROGRESS } from '../../../src/core/servers/engines/index.js';
+
+const vllmAdapter = engineFor('vllm');
+const sglangAdapter = engineFor('sglang');
+const simAdapter = engineFor('sim');
+const adapterFor = engineFor;
 import { parseQuantizationChoices } from '../../../src/core/servers/engine-probe.js';
+import { progress } from './helpers.js';
 import { classifyLog, failureFromExit } from '../../../src/core/servers/failures.js';
 import { findCliScript, findPackageRoot } from '../../../src/core/package-root.js';
 import { listPresets, loadPreset } from '../../../src/core/servers/presets.js';
@@ -91,14 +89,22 @@ describe('vLLM argv', () => {
     expect(plan.model).toBe('m');
   });
 
-  it('turns prefix caching on explicitly and passes diffusion as JSON', () => {
+  it("passes diffusion as vLLM's DiffusionConfig (canvas_length only) and the threshold as a generation-config override", () => {
     const plan = vllmAdapter.plan(
       cfg({ engine: 'vllm', model: 'org/m', prefixCaching: true, diffusion: { blockSize: 16, threshold: 0.9 } }),
       ctx,
     );
     expect(plan.args).toContain('--enable-prefix-caching');
-    const json = plan.args[plan.args.indexOf('--diffusion-config') + 1] as string;
-    expect(JSON.parse(json)).toEqual({ algorithm: 'LowConfidence', block_size: 16, threshold: 0.9 });
+    const json = (flag: string): unknown => JSON.parse(plan.args[plan.args.indexOf(flag) + 1] as string);
+    // vllm/config/diffusion.py is a strict pydantic config: canvas_length and max_denoising_steps, nothing else.
+    expect(json('--diffusion-config')).toEqual({ canvas_length: 16 });
+    expect(json('--override-generation-config')).toEqual({ confidence_threshold: 0.9 });
+    expect(plan.messages).toEqual([]);
+  });
+
+  it('says that a diffusion algorithm other than the default applies to SGLang only', () => {
+    const plan = vllmAdapter.plan(cfg({ engine: 'vllm', model: 'org/m', diffusion: { algorithm: 'Other' } }), ctx);
+    expect(plan.messages.join(' ')).toMatch(/SGLang only/);
   });
 });
 
@@ -264,14 +270,6 @@ describe('adapters', () => {
   });
 });
 
-function progress(patterns: ProgressPattern[], line: string): { key: string; value?: number } | undefined {
-  for (const p of patterns) {
-    const m = line.match(p.pattern);
-    if (m) return { key: p.key, value: p.value?.(m) };
-  }
-  return undefined;
-}
-
 describe('start-up progress from the log', () => {
   it.each([
     ['INFO 08-01 [kv_cache_utils.py:716] GPU KV cache size: 1,234,560 tokens', 'kv-cache', 1234560],
@@ -308,7 +306,6 @@ describe('failure classification', () => {
       'oom',
       'ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.',
     ],
-    ['oom', 'RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.'],
     [
       'kv-cache-too-small',
       "ValueError: The model's max seq len (131072) is larger than the maximum number of tokens that can be stored in KV cache (93760).",
@@ -333,6 +330,12 @@ describe('failure classification', () => {
     );
     expect(failure?.kind).toBe(kind);
     expect(failure?.fix.length).toBeGreaterThan(10);
+  });
+
+  it("classifies SGLang's own out-of-memory line as SGLang's", () => {
+    const f = classifyLog(['RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.'], 'sglang');
+    expect(f?.kind).toBe('oom');
+    expect(f?.fix).toMatch(/mem-fraction-static/);
   });
 
   it('names the largest max model length that fits', () => {

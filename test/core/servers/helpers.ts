@@ -7,6 +7,7 @@ import { ServerConfigSchema, type ServerConfig } from '../../../src/shared/confi
 import type { RunEvent } from '../../../src/shared/events.js';
 import { isProcessAlive } from '../../../src/core/servers/process-group.js';
 import type { ServerConfigInput } from '../../../src/core/servers/presets.js';
+import type { ProgressPattern } from '../../../src/core/servers/engines/index.js';
 
 export const FAKE_PYTHON = fileURLToPath(new URL('../../fakes/python-fake.mjs', import.meta.url));
 export const FAKE_SIM_CLI = fileURLToPath(new URL('../../fakes/engine-sim-cli.mjs', import.meta.url));
@@ -86,4 +87,13 @@ export function eventLog(): {
         else waiters.push({ pred, resolve });
       }),
   };
+}
+
+/** The first start-up milestone a log line matches: its key and value. */
+export function progress(patterns: ProgressPattern[], line: string): { key: string; value?: number } | undefined {
+  for (const p of patterns) {
+    const m = line.match(p.pattern);
+    if (m) return { key: p.key, value: p.value?.(m) };
+  }
+  return undefined;
 }

@@ -122,7 +122,7 @@ describe('server flags', () => {
   });
 
   it.each([
-    [['--engine', 'tgi'], /^--engine must be vllm, sglang or sim \(got 'tgi'\)/],
+    [['--engine', 'tgi'], /^--engine must be one of sim, vllm, sglang, llamacpp, command \(got 'tgi'\); use --url/],
     [['--engine', 'vllm'], /^--model is required with --engine vllm/],
     [['--tp', 'two'], /^--tp must be a positive integer \(got 'two'\)/],
     [['--tp', '0'], /^--tp must be a positive integer/],

@@ -1,0 +1,153 @@
+import { describeEngine } from '../../../shared/engines.js';
+import type { ServerConfig } from '../../../shared/config.js';
+import { num, push, requireModel } from './common.js';
+import type { EngineMetricNames, EngineModule, ProgressPattern } from './types.js';
+
+// Facts from llama.cpp's own source: tools/server/server.cpp (log lines, /health), server-context.cpp (metrics,
+// slots), server-http.cpp (bind error), src/llama-kv-cache.cpp (KV size line), common/arg.cpp (--version).
+
+/** llama-server's start-up milestones. */
+export const LLAMACPP_PROGRESS: ProgressPattern[] = [
+  { key: 'loading', pattern: /load_model: loading model '([^']+)'/, message: (m) => `loading ${m[1]}` },
+  {
+    key: 'weights',
+    pattern: /load_tensors:\s+(\S+) model buffer size =\s+([\d.]+) MiB/,
+    message: (m) => `weights loaded: ${m[2]} MiB on ${m[1]}`,
+    value: (m) => {
+      const mib = num(m[2]);
+      return mib === undefined ? undefined : mib / 1024;
+    },
+  },
+  {
+    // "llama_kv_cache: size =  512.00 MiB (  4096 cells,  32 layers,  4/4 seqs), K (f16): ..." (one cell, one token)
+    key: 'kv-cache',
+    pattern: /llama_kv_cache\w*: +size = +[\d.]+ MiB \(\s*(\d+) cells/,
+    message: (m) => `KV cache: ${m[1]} tokens`,
+    value: (m) => num(m[1]),
+  },
+  {
+    key: 'max-running-requests',
+    pattern: /initializing slots, n_slots = (\d+)/,
+    message: (m) => `parallel slots: ${m[1]}`,
+    value: (m) => num(m[1]),
+  },
+  { key: 'http', pattern: /server is listening on (\S+)/, message: (m) => `listening on ${m[1]}` },
+];
+
+/** llama-server's /metrics (needs --metrics); kv_cache_usage_ratio exists in older builds only. */
+export const LLAMACPP_METRICS: EngineMetricNames = {
+  running: ['llamacpp:requests_processing'],
+  waiting: ['llamacpp:requests_deferred'],
+  kvUsage: ['llamacpp:kv_cache_usage_ratio'],
+  generationTokensTotal: ['llamacpp:tokens_predicted_total'],
+};
+
+/** A model argument names a local file (-m) rather than a Hugging Face repo (-hf). */
+export const isLocalModel = (model: string): boolean =>
+  /\.gguf$/i.test(model) || model.startsWith('/') || model.startsWith('.') || model.startsWith('~');
+
+/** The llama-server binary: --llama-server PATH, else llama-server on PATH. */
+export const llamaServerBinary = (config: ServerConfig): string => config.llamaServer ?? 'llama-server';
+
+/** Context each parallel slot gets (llama-server splits -c evenly over -np); undefined when -c is left to the model. */
+export function perSlotContext(config: ServerConfig): number | undefined {
+  if (config.contextSize === undefined) return undefined;
+  return Math.floor(config.contextSize / (config.maxSeqs ?? 1));
+}
+
+/** llama.cpp's llama-server: one GGUF model, N parallel slots sharing one context. */
+export const llamacppEngine: EngineModule = {
+  kind: 'llamacpp',
+  description: describeEngine('llamacpp'),
+  probe: {
+    type: 'binary',
+    binary: llamaServerBinary,
+    versionArgs: ['--version'],
+    // common/arg.cpp: fprintf(stderr, "version: %d (%s)\n", LLAMA_BUILD_NUMBER, LLAMA_COMMIT)
+    version: (out) => {
+      const m = out.match(/version: (\d+) \(([0-9a-f]+)\)/);
+      return m ? `b${m[1]} (${m[2]})` : undefined;
+    },
+    flag: '--llama-server PATH',
+  },
+  healthPath: '/health',
+  progress: LLAMACPP_PROGRESS,
+  metricsPath: '/metrics',
+  metricNames: LLAMACPP_METRICS,
+  memoryHint: '--gpu-layers (llama.cpp -ngl) or --ctx-size',
+  spawnFix: 'install llama.cpp so llama-server is on PATH, or pass --llama-server PATH',
+  failures: [
+    {
+      kind: 'oom',
+      pattern:
+        /cudaMalloc failed: out of memory|unable to allocate (?:CUDA\d*|backend) buffer|failed to allocate (\w+) buffer of size (\d+)/,
+      message: () => 'the GPU ran out of memory loading the model or its KV cache',
+      fix: () =>
+        'offload fewer layers (--gpu-layers), lower --ctx-size, quantize the KV cache (--kv-cache-dtype q8_0) or use a smaller quantization',
+    },
+    {
+      kind: 'model-not-found',
+      pattern: /failed to open GGUF file '([^']*)'/,
+      message: (m) => `llama.cpp cannot open the model file '${m[1]}'`,
+      fix: () => 'check --model: the path to a .gguf file, or a Hugging Face repo such as org/name-GGUF',
+    },
+    {
+      kind: 'model-not-found',
+      pattern: /error loading model: (.*)/,
+      message: (m) => `llama.cpp could not load the model: ${m[1]}`,
+      fix: () =>
+        'check the .gguf file (complete download, an architecture this llama.cpp build knows: update llama.cpp if not)',
+    },
+    {
+      kind: 'port-in-use',
+      pattern: /couldn't bind HTTP server socket, hostname: (\S+), port: (\d+)/,
+      message: (m) => `port ${m[2]} on ${m[1]} is already in use`,
+      fix: () => 'choose another --port (or omit it to pick a free one), or stop the process that holds it',
+    },
+  ],
+  plan(config, ctx) {
+    const model = requireModel(config, 'llama.cpp');
+    const args = isLocalModel(model) ? ['-m', model] : ['-hf', model];
+    args.push('--host', ctx.host, '--port', String(ctx.port));
+    push(args, '--alias', config.servedModelName);
+    push(args, '--n-gpu-layers', config.gpuLayers);
+    push(args, '--ctx-size', config.contextSize);
+    push(args, '--parallel', config.maxSeqs);
+    if (config.continuousBatching === true) args.push('--cont-batching');
+    if (config.continuousBatching === false) args.push('--no-cont-batching');
+    push(args, '--flash-attn', config.flashAttention);
+    push(args, '--cache-type-k', config.kvCacheDtype);
+    push(args, '--cache-type-v', config.kvCacheDtype);
+    push(args, '--threads', config.threads);
+    push(args, '--seed', config.seed);
+    args.push('--metrics');
+    args.push(...config.extraArgs);
+    const messages: string[] = [];
+    const ignored = (
+      [
+        ['quantization', '--quantization (a GGUF file is quantized already: pick the file)'],
+        ['dtype', '--dtype'],
+        ['tensorParallel', '--tp (llama.cpp splits layers: --server-arg=--split-mode)'],
+        ['gpuMemoryFraction', '--gpu-memory (use --gpu-layers)'],
+        ['maxModelLen', '--max-model-len (use --ctx-size: the context all slots share)'],
+      ] as const
+    ).filter(([key]) => config[key] !== undefined);
+    for (const [, flag] of ignored) messages.push(`llama.cpp ignores ${flag}`);
+    return {
+      command: llamaServerBinary(config),
+      args,
+      files: [],
+      messages,
+      ...(config.servedModelName ? { model: config.servedModelName } : {}),
+    };
+  },
+  preRunWarnings(config, request) {
+    const slot = perSlotContext(config);
+    const need = request.inputTokens + request.outputTokens;
+    if (slot === undefined || need <= slot) return [];
+    const slots = config.maxSeqs ?? 1;
+    return [
+      `requests of ${request.inputTokens} + ${request.outputTokens} tokens exceed llama.cpp's per-slot context of ${slot} (--ctx-size ${config.contextSize} / ${slots} slots): llama-server will answer HTTP 400; raise --ctx-size to at least ${need * slots} or lower --max-seqs`,
+    ];
+  },
+};

@@ -1,0 +1,137 @@
+import { describeEngine } from '../../../shared/engines.js';
+import { HF_MODEL_FAILURES, KV_CACHE_TOO_SMALL, noModuleFailure, num, push, requireModel } from './common.js';
+import type { EngineMetricNames, EngineModule, ProgressPattern } from './types.js';
+
+/** vLLM's start-up milestones (V0 and V1 wordings). */
+export const VLLM_PROGRESS: ProgressPattern[] = [
+  { key: 'loading', pattern: /Starting to load model (\S+)/, message: (m) => `loading ${m[1]}` },
+  {
+    key: 'weights',
+    pattern:
+      /(?:Loading weights took|Loading model weights took|Model loading took) ([\d.]+) ?(GiB|GB)(?: and ([\d.]+) seconds)?/,
+    message: (m) => `weights loaded: ${m[1]} ${m[2]}${m[3] ? ` in ${m[3]} s` : ''}`,
+    value: (m) => num(m[1]),
+  },
+  {
+    key: 'kv-cache',
+    pattern: /GPU KV cache size: ([\d,]+) tokens/,
+    message: (m) => `KV cache: ${m[1]} tokens`,
+    value: (m) => num(m[1]),
+  },
+  {
+    key: 'max-concurrency',
+    pattern: /Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x/,
+    message: (m) => `maximum concurrency at ${m[1]} tokens per request: ${m[2]}x`,
+    value: (m) => num(m[2]),
+    perRequestTokens: (m) => num(m[1]),
+  },
+  {
+    key: 'graphs',
+    pattern: /Capturing CUDA graphs?|Capturing cudagraphs|Graph capturing finished in ([\d.]+) secs?/i,
+    message: (m) => (m[1] ? `CUDA graphs captured in ${m[1]} s` : 'capturing CUDA graphs'),
+  },
+  {
+    key: 'http',
+    pattern: /Uvicorn running on (\S+)|Starting vLLM API server/,
+    message: () => 'HTTP server up, waiting for /health',
+  },
+];
+
+/** vLLM's Prometheus names (v1 first, then the V0 spellings). */
+export const VLLM_METRICS: EngineMetricNames = {
+  running: ['vllm:num_requests_running'],
+  waiting: ['vllm:num_requests_waiting'],
+  kvUsage: ['vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc'],
+  preemptionsTotal: ['vllm:num_preemptions_total', 'vllm:num_preemptions'],
+  prefixCacheHitsTotal: ['vllm:prefix_cache_hits_total', 'vllm:gpu_prefix_cache_hits_total'],
+  generationTokensTotal: ['vllm:generation_tokens_total'],
+};
+
+const PIP = 'pip install vllm';
+
+/**
+ * Diffusion flags as vLLM reads them: DiffusionConfig (vllm/config/diffusion.py, strict) has only canvas_length
+ * (the block) and max_denoising_steps; the acceptance threshold is the model's generation-config key.
+ */
+export function vllmDiffusionArgs(d: { blockSize: number; threshold: number }): string[] {
+  return [
+    '--diffusion-config',
+    JSON.stringify({ canvas_length: d.blockSize }),
+    '--override-generation-config',
+    JSON.stringify({ confidence_threshold: d.threshold }),
+  ];
+}
+
+/** vLLM's OpenAI-compatible server: `python -m vllm.entrypoints.openai.api_server --model M ...`. */
+export const vllmEngine: EngineModule = {
+  kind: 'vllm',
+  description: describeEngine('vllm'),
+  probe: { type: 'python', pkg: 'vllm', helpModule: 'vllm.entrypoints.openai.api_server' },
+  healthPath: '/health',
+  progress: VLLM_PROGRESS,
+  metricsPath: '/metrics',
+  metricNames: VLLM_METRICS,
+  memoryHint: '--gpu-memory (vLLM --gpu-memory-utilization)',
+  spawnFix: 'pass --python PATH to a working Python interpreter',
+  failures: [
+    ...KV_CACHE_TOO_SMALL,
+    {
+      kind: 'oom',
+      pattern:
+        /Free memory on device.*?\(([\d.]+)\/([\d.]+) GiB\) on startup is less than desired GPU memory utilization \(([\d.]+)/,
+      message: (m) => `only ${m[1]} of ${m[2]} GiB GPU memory is free, less than the requested fraction ${m[3]}`,
+      fix: () =>
+        'free the GPU (another process holds memory: see nvidia-smi) or lower --gpu-memory (vLLM --gpu-memory-utilization)',
+    },
+    {
+      kind: 'oom',
+      pattern: /No available memory for the cache blocks/,
+      message: () => 'no GPU memory is left for the KV cache after loading the weights',
+      fix: () =>
+        'raise --gpu-memory (vLLM --gpu-memory-utilization), quantize (--quantization), use a smaller model or more GPUs (--tp)',
+    },
+    ...HF_MODEL_FAILURES,
+    noModuleFailure('vllm', PIP),
+  ],
+  helpRequires(config) {
+    if (!config.diffusion) return [];
+    return [
+      { flag: '--diffusion-config', why: 'needed for a diffusion model' },
+      { flag: '--override-generation-config', why: "sets the diffusion model's confidence_threshold" },
+    ];
+  },
+  plan(config, ctx) {
+    const model = requireModel(config, 'vLLM');
+    const args = [
+      '-m',
+      'vllm.entrypoints.openai.api_server',
+      '--model',
+      model,
+      '--host',
+      ctx.host,
+      '--port',
+      String(ctx.port),
+    ];
+    const messages: string[] = [];
+    push(args, '--served-model-name', config.servedModelName);
+    push(args, '--dtype', config.dtype);
+    push(args, '--quantization', config.quantization);
+    push(args, '--kv-cache-dtype', config.kvCacheDtype);
+    push(args, '--tensor-parallel-size', config.tensorParallel);
+    push(args, '--max-model-len', config.maxModelLen);
+    push(args, '--gpu-memory-utilization', config.gpuMemoryFraction);
+    push(args, '--max-num-seqs', config.maxSeqs);
+    if (config.prefixCaching === true) args.push('--enable-prefix-caching');
+    if (config.prefixCaching === false) args.push('--no-enable-prefix-caching');
+    push(args, '--seed', config.seed);
+    if (config.diffusion) {
+      args.push(...vllmDiffusionArgs(config.diffusion));
+      if (config.diffusion.algorithm !== 'LowConfidence')
+        messages.push(
+          `vLLM has no diffusion algorithm setting: --dllm-algorithm ${config.diffusion.algorithm} applies to SGLang only; the model's own sampler is used`,
+        );
+    }
+    args.push(...config.extraArgs);
+    return { command: config.python, args, files: [], messages, model: config.servedModelName ?? model };
+  },
+};

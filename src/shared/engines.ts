@@ -1,0 +1,121 @@
+/**
+ * The engines servebench knows, as the app and the config schema see them: id, name, hint and which
+ * server fields apply. Everything else about an engine (argv, probe, log facts, failures, metrics)
+ * lives in its module under src/core/servers/engines/, whose registry follows this list's order.
+ * It sits in shared because the renderer and the zod schema may not import core.
+ */
+
+/** A server setting the app's form can show (a ServerConfig key, or 'diffusion' for block size and threshold). */
+export type EngineField =
+  | 'model'
+  | 'url'
+  | 'python'
+  | 'binary'
+  | 'command'
+  | 'healthPath'
+  | 'quantization'
+  | 'dtype'
+  | 'maxSeqs'
+  | 'contextSize'
+  | 'gpuLayers'
+  | 'simProfile'
+  | 'diffusion';
+
+/** llama.cpp's -fa values (common/arg.cpp). */
+export const FLASH_ATTENTION_MODES = ['on', 'off', 'auto'] as const;
+
+/** How an engine presents itself in the app and the docs. */
+export interface EngineDescription {
+  readonly kind: string;
+  /** Display name. */
+  readonly name: string;
+  /** One line for the engine picker. */
+  readonly hint: string;
+  /** Form fields that apply to this engine. */
+  readonly fields: readonly EngineField[];
+  /** The engine needs --model before it can start. */
+  readonly requiresModel: boolean;
+  /** How to install it (docs and the engine-missing fix). */
+  readonly install: string;
+  /** Suggested values per field (the installed engine's --help has the last word where servebench reads it). */
+  readonly choices?: Partial<Record<EngineField | 'kvCacheDtype' | 'flashAttention', readonly string[]>>;
+}
+
+const HF_CHOICES = {
+  quantization: ['awq', 'gptq', 'fp8', 'bitsandbytes'],
+  dtype: ['auto', 'bfloat16', 'float16'],
+  kvCacheDtype: ['auto', 'fp8'],
+} as const;
+
+/** The registry list, in picker order; adding an engine adds one entry here and one module in core. */
+export const ENGINE_DESCRIPTIONS = [
+  {
+    kind: 'sim',
+    name: 'Simulator',
+    hint: 'built-in, no GPU needed; numbers are simulated',
+    fields: ['model', 'maxSeqs', 'simProfile', 'diffusion'],
+    requiresModel: false,
+    install: 'built in',
+  },
+  {
+    kind: 'vllm',
+    name: 'vLLM',
+    hint: 'servebench launches vllm serve',
+    fields: ['model', 'python', 'quantization', 'dtype', 'maxSeqs', 'diffusion'],
+    requiresModel: true,
+    install: 'pip install vllm',
+    choices: HF_CHOICES,
+  },
+  {
+    kind: 'sglang',
+    name: 'SGLang',
+    hint: 'servebench launches sglang.launch_server',
+    fields: ['model', 'python', 'quantization', 'dtype', 'maxSeqs', 'diffusion'],
+    requiresModel: true,
+    install: 'pip install "sglang[all]"',
+    choices: HF_CHOICES,
+  },
+  {
+    kind: 'llamacpp',
+    name: 'llama.cpp',
+    hint: 'servebench launches llama-server with a .gguf model (or a Hugging Face repo for -hf)',
+    fields: ['model', 'binary', 'maxSeqs', 'contextSize', 'gpuLayers'],
+    requiresModel: true,
+    install: 'build llama.cpp (`cmake --build build --target llama-server`) or `brew install llama.cpp`',
+    // common/arg.cpp: kv_cache_types
+    choices: {
+      kvCacheDtype: ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_1', 'iq4_nl', 'q5_0', 'q5_1'],
+      flashAttention: FLASH_ATTENTION_MODES,
+    },
+  },
+  {
+    kind: 'command',
+    name: 'Command',
+    hint: 'any OpenAI-compatible server started from a command line ({port} and {model} are filled in)',
+    fields: ['model', 'command', 'healthPath'],
+    requiresModel: false,
+    install: 'install the server the command runs',
+  },
+  {
+    kind: 'attach',
+    name: 'Attach URL',
+    hint: 'an OpenAI-compatible server someone else runs',
+    fields: ['model', 'url'],
+    requiresModel: false,
+    install: 'nothing: servebench connects to a running server',
+  },
+] as const satisfies readonly EngineDescription[];
+
+/** An engine id. */
+export type EngineKind = (typeof ENGINE_DESCRIPTIONS)[number]['kind'];
+
+/** Every engine id, in registry order. */
+export const ENGINE_KINDS = ENGINE_DESCRIPTIONS.map((d) => d.kind) as [EngineKind, ...EngineKind[]];
+
+/** The description of one engine. */
+export function describeEngine(kind: EngineKind): EngineDescription {
+  return ENGINE_DESCRIPTIONS.find((d) => d.kind === kind) as EngineDescription;
+}
+
+/** The engines `--engine` accepts (attach is chosen with --url instead). */
+export const LAUNCHABLE_ENGINES: readonly EngineKind[] = ENGINE_KINDS.filter((k) => k !== 'attach');
