@@ -64,9 +64,9 @@ describe('servebench run against a llama.cpp-like server (4 slots, a queue, sock
       expect(level.completed).toBe(64);
       const streaming = level.checks.find((c) => c.id === 'streaming')!;
       expect(streaming.status, streaming.detail).not.toBe('fail');
-      // On a quiet machine this passes; on a starved one the stand-in itself writes tokens in clumps, or the client
-      // lags: a warning that says so, never "buffered" or "not streaming".
-      if (streaming.status === 'warn') expect(streaming.detail).toMatch(/^(tokens arrived over time|cannot tell)/);
+      // On a quiet machine this passes. On a starved one the stand-in itself writes tokens in clumps (its steps come
+      // late) or the client lags, and a minority of requests may be warned about: never a failure of streaming.
+      if (streaming.status === 'warn') expect(streaming.detail).not.toMatch(/not streaming/);
     }
   }, 300_000);
 });
