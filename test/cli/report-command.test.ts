@@ -17,7 +17,8 @@ afterAll(async () => {
   await rm(dirname(dir), { recursive: true, force: true });
 });
 
-describe('servebench report', () => {
+// Each command may take up to 120 s on a slow machine, and a test runs several: the test's limit is above their sum.
+describe('servebench report', { timeout: 600_000 }, () => {
   it('writes the HTML report into the run folder by default', async () => {
     const r = report([dir]);
     expect(r.status).toBe(0);

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMonoClock } from '../../src/core/clock.js';
 import { isUserError } from '../../src/core/errors.js';
+import { readContextLimit } from '../../src/core/load/context-limit.js';
 import { createInThreadExecutor } from '../../src/core/load/executor.js';
 import type { LevelPlan } from '../../src/core/load/level-plan.js';
 import { runLevel } from '../../src/core/load/level-runner.js';
@@ -169,7 +170,10 @@ describe('client against a llama.cpp context limit', () => {
     expect(await chat.counter('a b c d e')).toBe(9);
     expect(await completions.counter('a b c d e')).toBe(6);
     expect(server.started).toBe(0);
-    expect(await api.serverLimits()).toEqual({ contextTokens: 4096, slots: 4 });
+    expect(await readContextLimit({ baseUrl: server.url, model: MODEL })).toEqual({
+      tokens: 4096,
+      source: 'n_ctx per slot in /props',
+    });
   });
 });
 

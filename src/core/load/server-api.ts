@@ -37,13 +37,6 @@ function seconds(ms: number): string {
   return ms >= 10_000 ? `${Math.round(ms / 1000)} s` : `${+(ms / 1000).toFixed(2)} s`;
 }
 
-/** The numbers a llama.cpp server publishes about itself (GET /props). */
-export interface ServerLimits {
-  /** Context per slot (a prompt of this many tokens or more is refused). */
-  contextTokens: number | null;
-  slots: number | null;
-}
-
 /** Small non-streaming calls to an OpenAI-compatible server: tokenize, probe; each bounded by --timeout. */
 export class ServerApi {
   private readonly base: string;
@@ -115,17 +108,6 @@ export class ServerApi {
     }
     const ct = res.headers['content-type'];
     return { status: res.statusCode, json, text, contentType: Array.isArray(ct) ? ct.join(', ') : ct };
-  }
-
-  /** llama.cpp's GET /props: context per slot and slot count; nulls where the server has no such endpoint. */
-  async serverLimits(): Promise<ServerLimits> {
-    const res = await this.call('GET', '/props');
-    const props = res.json as { default_generation_settings?: { n_ctx?: unknown }; total_slots?: unknown } | null;
-    const nCtx = props?.default_generation_settings?.n_ctx;
-    return {
-      contextTokens: res.status === 200 && typeof nCtx === 'number' ? nCtx : null,
-      slots: res.status === 200 && typeof props?.total_slots === 'number' ? props.total_slots : null,
-    };
   }
 
   /**
