@@ -16,6 +16,7 @@ import type { UiServer } from '../../src/core/ui-server/index.js';
 import { CONTRACT_METHODS } from '../../src/shared/contract.js';
 import { FakeService } from '../fakes/fake-service.js';
 import { holdingServer } from '../fakes/holding-server.js';
+import { createRng } from '../../src/core/rng.js';
 
 // Whatever arrives on the door of `servebench ui`, only that client is closed: the server, the other
 // clients and the run in progress go on. And nobody without the printed token gets in.
@@ -154,18 +155,6 @@ function frame(
   return Buffer.concat([Buffer.from(head), key, body]);
 }
 
-/** A small seeded generator: the fuzz is the same on every machine. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The server still serves: a client connected before the attack gets a new event, a new client an answer, the run is still active. */
 async function stillServes(watcher: Client, tag: string): Promise<void> {
   service.emit({ type: 'message', severity: 'info', text: tag });
@@ -288,7 +277,7 @@ describe('bad frames close only their own client', () => {
 
   it('random bytes on the raw socket after the upgrade (300 seeded rounds): the server and the run go on', async () => {
     const watcher = await runInProgress();
-    const next = rng(8);
+    const next = createRng(8);
     for (let round = 0; round < 300; round++) {
       const raw = await rawUpgraded();
       const bytes = Buffer.from(Array.from({ length: 1 + Math.floor(next() * 64) }, () => Math.floor(next() * 256)));
@@ -302,7 +291,7 @@ describe('bad frames close only their own client', () => {
 
   it('random frames on one connection each (200 seeded: any opcode, mask, length, payload): the server goes on', async () => {
     const watcher = await runInProgress();
-    const next = rng(9);
+    const next = createRng(9);
     for (let round = 0; round < 200; round++) {
       const raw = await rawUpgraded();
       const payload = Buffer.from(Array.from({ length: Math.floor(next() * 200) }, () => Math.floor(next() * 256)));

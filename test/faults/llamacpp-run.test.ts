@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,21 +5,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../../src/shared/run-record.js';
 import { startLlamaCppLike } from '../fakes/llamacpp-like-server.js';
 import type { LlamaCppLikeServer } from '../fakes/llamacpp-like-server.js';
+import { runCliAsync } from '../fakes/run-cli.js';
 
-const cli = new URL('../../bin/servebench.js', import.meta.url).pathname;
-
-/** `servebench run` as a child: the stand-in lives in this process, so the test must not block on the child. */
-function runCli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, 'run', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
+const runCli = (args: string[]) => runCliAsync(['run', ...args]);
 
 let out: string;
 let server: LlamaCppLikeServer | null = null;

@@ -1,12 +1,11 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runCliAsync } from '../fakes/run-cli.js';
 
-const cli = new URL('../../bin/servebench.js', import.meta.url).pathname;
 const KEY = 'plainKeyValue-7391';
 
 /** A server that lists a model and refuses every completion, echoing the API key it was sent (some gateways do). */
@@ -28,17 +27,6 @@ async function startEchoingServer(): Promise<{ url: string; server: Server }> {
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server };
 }
 
-function runCli(args: string[]): Promise<{ status: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, 'run', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, output }));
-  });
-}
-
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()!();
@@ -50,7 +38,8 @@ describe('a server that echoes the API key in its errors', () => {
     cleanups.push(() => new Promise((r) => server.close(() => r())));
     const out = await mkdtemp(join(tmpdir(), 'sb-echo-'));
     cleanups.push(() => rm(out, { recursive: true, force: true }));
-    const res = await runCli([
+    const res = await runCliAsync([
+      'run',
       '--url',
       url,
       '--api-key',
@@ -65,8 +54,8 @@ describe('a server that echoes the API key in its errors', () => {
       out,
     ]);
     expect(res.status).toBe(2);
-    expect(res.output).toContain('Incorrect API key provided: ***');
-    expect(res.output).not.toContain(KEY);
+    expect(res.stdout + res.stderr).toContain('Incorrect API key provided: ***');
+    expect(res.stdout + res.stderr).not.toContain(KEY);
     for (const name of await readdir(out)) {
       for (const file of await readdir(join(out, name))) {
         expect(await readFile(join(out, name, file), 'utf8'), file).not.toContain(KEY);

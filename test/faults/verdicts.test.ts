@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,21 +10,9 @@ import type { RequestRecord } from '../../src/shared/request-record.js';
 import type { RunRecord } from '../../src/shared/run-record.js';
 import { startQueuedServer } from './queued-server.js';
 import type { QueuedServer } from './queued-server.js';
+import { runCliAsync } from '../fakes/run-cli.js';
 
-const cli = new URL('../../bin/servebench.js', import.meta.url).pathname;
-
-/** Runs `servebench run` as a child (the stand-in server lives in this process, so never spawnSync). */
-function runCli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, 'run', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
+const runCli = (args: string[]) => runCliAsync(['run', ...args]);
 
 async function readRun(out: string): Promise<{ dir: string; record: RunRecord; requests: RequestRecord[] }> {
   const [name] = await readdir(out);
