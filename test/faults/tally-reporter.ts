@@ -20,7 +20,7 @@ export class FaultTallyReporter implements Reporter {
       }
       handled += ok;
       total += n;
-      rows.push(`  ${basename(m.moduleId, '.test.ts').padEnd(10)} ${ok}/${n} handled`);
+      rows.push(`  ${basename(m.moduleId, '.test.ts').padEnd(14)} ${ok}/${n} handled`);
       for (const name of missed) rows.push(`    not handled: ${name}`);
     }
     console.log(`\nfault matrix: ${handled} of ${total} cases handled`);
