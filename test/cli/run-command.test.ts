@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { benchConfigFromFlags, parseVary } from '../../src/cli/run-options.js';
 import type { RunRecord } from '../../src/shared/run-record.js';
+import { exitAgrees, failedBeyondMachine } from '../fakes/run-checks.js';
 
 const cli = new URL('../../bin/servebench.js', import.meta.url).pathname;
 // Generous bounds for a loaded or slow machine; the test's own limit is above the command's (spawnSync blocks).
@@ -116,9 +117,12 @@ describe('servebench run flags and config', { timeout: TEST_MS }, () => {
       '--env',
       'HF_TOKEN=hf_secret456',
     ]);
-    expect(res.status).toBe(0);
-    expect(res.stdout + res.stderr).not.toMatch(/sk-secret123|hf_secret456/);
     const [dir] = await readdir(out);
+    const record = JSON.parse(await readFile(join(out, dir as string, 'run.json'), 'utf8')) as RunRecord;
+    expect(record.status).toBe('completed');
+    expect(failedBeyondMachine(record)).toEqual([]);
+    expect(exitAgrees(res.status, record)).toBe(true);
+    expect(res.stdout + res.stderr).not.toMatch(/sk-secret123|hf_secret456/);
     for (const file of await readdir(join(out, dir as string))) {
       expect(await readFile(join(out, dir as string, file), 'utf8'), file).not.toMatch(/sk-secret123|hf_secret456/);
     }
@@ -141,12 +145,14 @@ describe('servebench run flags and config', { timeout: TEST_MS }, () => {
       '--gpu-price-per-hour',
       '2',
     ]);
-    expect(res.status).toBe(0);
     expect(res.stdout).toMatch(/SIMULATED/);
     expect(res.stdout).toMatch(/conc\s+out tok\/s\s+TTFT p50/);
     expect(res.stdout).toMatch(/\$\/1M out/);
     expect(res.stdout).toMatch(/run folder: .*-demo/);
     const [dir] = await readdir(out);
+    const record = JSON.parse(await readFile(join(out, dir as string, 'run.json'), 'utf8')) as RunRecord;
+    expect(failedBeyondMachine(record)).toEqual([]);
+    expect(exitAgrees(res.status, record)).toBe(true);
     const files = await readdir(join(out, dir as string));
     expect(files).toEqual(expect.arrayContaining(['run.json', 'requests.jsonl', 'summary.csv', 'server.log']));
   });

@@ -12,6 +12,7 @@ import { ServerConfigError, ServerStartError } from '../../../src/core/servers/s
 import type { RunningServer } from '../../../src/core/servers/types.js';
 import type { RunRecord } from '../../../src/shared/run-record.js';
 import { alivePids, eventLog, launchedPids, makeRun, readRecord } from './helpers.js';
+import { exitAgrees, failedBeyondMachine } from '../../fakes/run-checks.js';
 
 const FAKE_LLAMA = fileURLToPath(new URL('../../fakes/llama-server.mjs', import.meta.url));
 const CLI = fileURLToPath(new URL('../../../bin/servebench.js', import.meta.url));
@@ -245,9 +246,10 @@ describe('a short sweep on llama.cpp through the CLI', () => {
         { encoding: 'utf8', timeout: 240_000 },
       );
       expect(res.stderr + res.stdout).not.toMatch(/internal error/i);
-      expect(res.status).toBe(0);
       const [dir] = await readdir(out);
       const record = JSON.parse(await readFile(join(out, dir as string, 'run.json'), 'utf8')) as RunRecord;
+      expect(failedBeyondMachine(record)).toEqual([]);
+      expect(exitAgrees(res.status, record)).toBe(true);
       expect(record.environment.engine).toMatchObject({ kind: 'llamacpp', version: 'b6500 (6c7a4415)' });
       const requests = readFileSync(join(out, dir as string, 'requests.jsonl'), 'utf8')
         .trim()
