@@ -155,7 +155,11 @@ export function streamingCheck(records: readonly RequestRecord[], clientLoopLagP
         'streaming',
         'warn',
         `${stalls.count}/${multi.length} requests paused mid-stream for up to ${fmtNum(stalls.maxGapMs)} ms ` +
-          `(median chunk gap ${fmtNum(stalls.medianGapMs)} ms): the server stalled (a long prefill of other requests, a preemption) or the network did; it inflates E2E and TPOT`,
+          `(median chunk gap ${fmtNum(stalls.medianGapMs)} ms): ` +
+          (clientLoopLagP99Ms !== null && clientLoopLagP99Ms > CLIENT_LIMITS.loopLagWarnMs
+            ? `the server, the network or this client stalled (its event loop lagged ${fmtNum(clientLoopLagP99Ms)} ms at p99)`
+            : 'the server stalled (a long prefill of other requests, a preemption) or the network did') +
+          '; it inflates E2E and TPOT',
       );
     }
     return check(

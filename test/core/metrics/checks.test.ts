@@ -92,6 +92,17 @@ describe('streaming', () => {
     );
   });
 
+  it('names this client among the causes of a stall when its own event loop lagged past its limit', () => {
+    const stalled = streamed({ ttftMs: 100, gapMs: 10, chunks: 40 });
+    stalled.chunks = stalled.chunks.map(([t, n], i) => [i >= 20 ? t + 300 : t, n]);
+    stalled.endMs = (stalled.endMs as number) + 300;
+    const records = [...times(9, () => streamed({ ttftMs: 100, gapMs: 10, chunks: 40 })), stalled];
+    expect(streamingCheck(records, 5).detail).toContain('the server stalled');
+    const c = streamingCheck(records, 250);
+    expect(c.status).toBe('warn');
+    expect(c.detail).toContain('the server, the network or this client stalled (its event loop lagged 250 ms at p99)');
+  });
+
   it('warns, not fails, when the whole output came in one chunk: streaming cannot be judged', () => {
     // A block-diffusion model whose one block covers the 256 tokens, or a server that does not stream.
     const single = times(8, () => streamed({ ttftMs: 900, chunks: 1, tokensPerChunk: 256, tailMs: 1 }));
