@@ -92,7 +92,8 @@ export interface LevelTelemetry {
 /**
  * GPU energy of one level shared out to its requests (docs/telemetry.md): power samples integrated between
  * sample times, less the idle baseline, each interval split between the requests active in it by the tokens they
- * processed there (prompt tokens weighted by the fitted prefill cost). Joules; all GPUs together.
+ * processed there (prompt tokens weighted by the fitted prefill cost; by time active where no fit holds). Joules;
+ * all GPUs together.
  */
 export interface LevelEnergy {
   /** Idle power subtracted (W, all GPUs), and where it came from; null when none could be measured (gross energy). */
@@ -106,8 +107,8 @@ export interface LevelEnergy {
   /** Net energy given to requests (warm-up included), and what fell in intervals with no request active. */
   attributedJ: number;
   unattributedJ: number;
-  /** 'fitted': prompt vs output token weights fitted to the samples; 'token-count': every token weighs the same. */
-  weights: 'fitted' | 'token-count';
+  /** 'fitted': tokens weighted by prompt and output token costs fitted to the samples; 'time': by time active instead. */
+  weights: 'fitted' | 'time';
   /** Net joules per prompt token and per output token, when fitted. */
   prefillJPerToken?: number;
   decodeJPerToken?: number;
