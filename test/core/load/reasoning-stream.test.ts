@@ -83,6 +83,11 @@ describe('reasoning streams', () => {
       6,
     );
     expect(truth).toMatchObject({ completionTokens: 10, reasoningTokens: 4 });
+    // The energy truth: 10 decode steps of 5.5 ms alone on the GPU at its load power, plus the prompt's prefill.
+    const p = testProfile();
+    const loadW = p.gpuFullPowerW - p.gpuIdlePowerW;
+    expect(truth!.energyJ! - truth!.prefillEnergyJ!).toBeCloseTo((loadW * 10 * 5.5) / 1000, 4);
+    expect(truth!.prefillEnergyJ!).toBeCloseTo((loadW * truth!.promptTokens) / p.prefillTokPerS, 4);
     expect(record).toMatchObject({ nOut: 10, nReasoning: 4, nContent: 6, nReasoningSource: 'server' });
 
     const level = summarizeLevel({
