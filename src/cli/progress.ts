@@ -69,7 +69,9 @@ export function createProgressRenderer(stream: NodeJS.WriteStream, verbose: bool
         break;
       case 'level-finished': {
         const l = event.level;
-        const text = `  ${label}: ${l.outputTokPerSec?.toFixed(1) ?? '—'} out tok/s, TTFT p50 ${l.ttftMs.p50?.toFixed(1) ?? '—'} ms, ${l.failed} failed`;
+        // Reasoning streams: the first answer token (TTFO) beside TTFT, which a reasoning token already ends.
+        const ttfo = l.ttfoMs ? `, TTFO p50 ${l.ttfoMs.p50?.toFixed(1) ?? '—'} ms` : '';
+        const text = `  ${label}: ${l.outputTokPerSec?.toFixed(1) ?? '—'} out tok/s, TTFT p50 ${l.ttftMs.p50?.toFixed(1) ?? '—'} ms${ttfo}, ${l.failed} failed`;
         if (bar) {
           bar.stop();
           bar = null;

@@ -28,6 +28,7 @@ import type { RunningServer, ServerFailure, StartServer } from './servers/types.
 import type { AbortReason } from './load/stream-client.js';
 import { benchSecretValues, redactBenchConfig, redactUrl } from './servers/redact.js';
 import { applyVariant, concurrencyWarning } from './servers/variants.js';
+import { levelEnergyFromRecorder } from './telemetry/level-energy.js';
 import type { TelemetryChecks, TelemetryRecorder } from './telemetry/types.js';
 import type { ClientSample, EngineSample, GpuSample } from '../shared/telemetry.js';
 import { SERVEBENCH_VERSION } from './version.js';
@@ -571,5 +572,7 @@ async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
   level.startMs = startMs;
   level.endMs = endMs;
   if (telemetry) level.telemetry = telemetry;
+  const energy = input.telemetry ? levelEnergyFromRecorder(input.telemetry, [...run.warmup, ...run.measured]) : null;
+  if (energy) level.energy = energy;
   return level;
 }

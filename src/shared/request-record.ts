@@ -33,4 +33,11 @@ export interface RequestRecord {
   httpStatus?: number;
   /** SSE lines that were not valid JSON events (counted, never fatal). */
   malformedLines: number;
+  /** Reasoning streams only: first chunk carrying answer text (TTFO = this - sendMs); null when none came. */
+  firstContentMs?: number | null;
+  /** Reasoning streams only: output tokens spent reasoning, and the rest (the answer). */
+  nReasoning?: number;
+  nContent?: number;
+  /** From the server's reasoning_tokens, or counted from the reasoning chunks (estimated). */
+  nReasoningSource?: 'server' | 'estimated';
 }

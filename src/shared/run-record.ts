@@ -89,6 +89,38 @@ export interface LevelTelemetry {
   otherGpuProcesses?: string[];
 }
 
+/**
+ * GPU energy of one level shared out to its requests (docs/telemetry.md): power samples integrated between
+ * sample times, less the idle baseline, each interval split between the requests active in it by the tokens they
+ * processed there (prompt tokens weighted by the fitted prefill cost; by time active where no fit holds). Joules;
+ * all GPUs together.
+ */
+export interface LevelEnergy {
+  /** Idle power subtracted (W, all GPUs), and where it came from; null when none could be measured (gross energy). */
+  idleW: number | null;
+  idleSource: 'before-run' | 'idle-samples' | 'none';
+  /** Median spacing of the power samples (ms): the attribution cannot place energy finer than this. */
+  sampleIntervalMs: number | null;
+  /** Energy over the level's requests' span: as measured, and less idle. */
+  measuredJ: number;
+  netJ: number;
+  /** Net energy given to requests (warm-up included), and what fell in intervals with no request active. */
+  attributedJ: number;
+  unattributedJ: number;
+  /** 'fitted': tokens weighted by prompt and output token costs fitted to the samples; 'time': by time active instead. */
+  weights: 'fitted' | 'time';
+  /** Net joules per prompt token and per output token, when fitted. */
+  prefillJPerToken?: number;
+  decodeJPerToken?: number;
+  /** Measured ok requests: joules per request, per output token, and the prefill and decode parts. */
+  perRequestJ: Summary;
+  jPerOutputTok: number | null;
+  prefillJ: number;
+  decodeJ: number;
+  /** Per measured ok request: [id, total J, prefill J, decode J]. */
+  requests: Array<[number, number, number, number]>;
+}
+
 /** Server-side parameters that define one configuration of a server sweep (e.g. threshold 0.9). */
 export type ServerVariant = Record<string, string | number | boolean>;
 
@@ -113,6 +145,15 @@ export interface LevelResult {
   e2eMs: Summary;
   /** Tokens per token-bearing chunk, pooled. */
   tokensPerChunk: Summary;
+  /** Reasoning streams only: time to the first answer token (TTFO), beside ttftMs (first token of any kind). */
+  ttfoMs?: Summary;
+  /** Reasoning streams only: output tokens spent reasoning and on the answer, per request. */
+  reasoningTokens?: Summary;
+  contentTokens?: Summary;
+  /** Whether those counts came from the server's reasoning_tokens or from counting chunks. */
+  reasoningTokensSource?: 'server' | 'estimated' | 'mixed';
+  /** GPU energy attributed to this level's requests (docs/telemetry.md), when power was sampled. */
+  energy?: LevelEnergy;
   scheduleLagMs?: Summary;
   /** Null when no round of the level completed (cut short): a partial round's rate is no throughput. */
   outputTokPerSec: number | null;

@@ -1,4 +1,5 @@
 import type { RequestRecord } from '../../shared/request-record.js';
+import { reasoningFields } from './reasoning-fields.js';
 import type { ScheduledOutcome } from './scheduler.js';
 
 /** Context that the outcome itself does not carry. */
@@ -35,6 +36,7 @@ export function outcomeToRecord(outcome: ScheduledOutcome, ctx: RecordContext): 
     ok,
     malformedLines: r.malformedLines,
   };
+  if (r.sawReasoning) Object.assign(record, reasoningFields(r, record.nOut));
   if (outcome.scheduledMs !== undefined) record.scheduledMs = outcome.scheduledMs;
   if (outcome.httpStatus !== null) record.httpStatus = outcome.httpStatus;
   if (!ok) {

@@ -11,11 +11,30 @@ export interface StreamResult {
   error: string | null;
   errorKind: string | null;
   malformedLines: number;
+  /** Reasoning streams only (else null): first chunk carrying answer text (delta.content or completions text). */
+  firstContentMs: number | null;
+  /** True when any chunk carried delta.reasoning_content or delta.reasoning. */
+  sawReasoning: boolean;
+  /** Tokens of the reasoning chunks and of the content chunks, by the chunks' token counts. */
+  reasoningChunkTokens: number;
+  contentChunkTokens: number;
+  /** usage.completion_tokens_details.reasoning_tokens (vLLM) or usage.reasoning_tokens (SGLang); null when absent. */
+  reasoningTokens: number | null;
 }
 
 interface UsageLike {
   prompt_tokens?: unknown;
   completion_tokens?: unknown;
+  reasoning_tokens?: unknown;
+  completion_tokens_details?: { reasoning_tokens?: unknown } | null;
+}
+
+/** The server's reasoning-token count in a usage object: vLLM nests it, SGLang puts it at the top. */
+function usageReasoningTokens(usage: UsageLike): number | null {
+  const nested = usage.completion_tokens_details;
+  if (nested && typeof nested === 'object' && typeof nested.reasoning_tokens === 'number')
+    return nested.reasoning_tokens;
+  return typeof usage.reasoning_tokens === 'number' ? usage.reasoning_tokens : null;
 }
 
 interface ChoiceLike {
@@ -52,6 +71,11 @@ export class StreamAccumulator {
   private error: string | null = null;
   private errorKind: string | null = null;
   private malformed = 0;
+  private firstContentMs: number | null = null;
+  private sawReasoning = false;
+  private reasoningChunkTokens = 0;
+  private contentChunkTokens = 0;
+  private reasoningTokens: number | null = null;
 
   /** One SSE event's data and the time of the read that carried it. */
   onEvent(data: string, tMs: number): void {
@@ -87,11 +111,13 @@ export class StreamAccumulator {
     const usage = event.usage;
     const choice = Array.isArray(event.choices) ? event.choices[0] : undefined;
     let hasText = false;
+    let hasContent = false;
     if (choice) {
       const delta = choice.delta;
-      hasText = delta
-        ? nonEmpty(delta.content) || nonEmpty(delta.reasoning_content) || nonEmpty(delta.reasoning)
-        : nonEmpty(choice.text);
+      hasContent = delta ? nonEmpty(delta.content) : nonEmpty(choice.text);
+      const hasReasoning = delta ? nonEmpty(delta.reasoning_content) || nonEmpty(delta.reasoning) : false;
+      if (hasReasoning) this.sawReasoning = true;
+      hasText = hasContent || hasReasoning;
       if (typeof choice.finish_reason === 'string') this.finishReason = choice.finish_reason;
     }
     let usageCompletion: number | null = null;
@@ -101,6 +127,8 @@ export class StreamAccumulator {
         usageCompletion = usage.completion_tokens;
         this.completionTokens = usageCompletion;
       }
+      const reasoning = usageReasoningTokens(usage);
+      if (reasoning !== null) this.reasoningTokens = reasoning;
     }
     if (!hasText) return;
     if (this.firstTokenMs === null) this.firstTokenMs = tMs;
@@ -113,6 +141,13 @@ export class StreamAccumulator {
       this.allChunksCounted = false;
     }
     this.chunks.push([tMs, tokens]);
+    // A chunk with answer text counts as content even if it also closes the reasoning.
+    if (hasContent) {
+      this.firstContentMs ??= tMs;
+      this.contentChunkTokens += tokens;
+    } else {
+      this.reasoningChunkTokens += tokens;
+    }
   }
 
   /** Records a transport or HTTP failure (the first error wins); a server's text is cut to 500 characters. */
@@ -147,6 +182,11 @@ export class StreamAccumulator {
       error,
       errorKind,
       malformedLines: this.malformed,
+      firstContentMs: this.sawReasoning ? this.firstContentMs : null,
+      sawReasoning: this.sawReasoning,
+      reasoningChunkTokens: this.reasoningChunkTokens,
+      contentChunkTokens: this.contentChunkTokens,
+      reasoningTokens: this.reasoningTokens,
     };
   }
 }

@@ -19,7 +19,7 @@ import { costPerMillionOutputTokens } from './cost.js';
 import { commonestError } from './error-summary.js';
 import { goodput } from './goodput.js';
 import { summarize } from './percentiles.js';
-import { isCancelled, isMeasured, poolLatencies } from './request-metrics.js';
+import { isCancelled, isMeasured, poolLatencies, type PooledLatencies } from './request-metrics.js';
 import { requestEndBound, roundCv, roundResults } from './throughput.js';
 
 /** Everything summarizeLevel needs besides the records: the level's conditions and the run's options. */
@@ -61,6 +61,20 @@ function outputTokensSource(ok: readonly RequestRecord[]): LevelResult['outputTo
   if (ok.length > 0 && server === ok.length) return 'server';
   if (server === 0) return 'estimated';
   return 'mixed';
+}
+
+/** TTFO and the reasoning/answer token split, for levels whose streams carried reasoning. */
+function reasoningSummary(
+  pooled: PooledLatencies,
+): Pick<LevelResult, 'ttfoMs' | 'reasoningTokens' | 'contentTokens' | 'reasoningTokensSource'> {
+  const n = pooled.reasoningTokens.length;
+  const fromServer = pooled.reasoningFromServer;
+  return {
+    ttfoMs: summarize(pooled.ttfoMs),
+    reasoningTokens: summarize(pooled.reasoningTokens),
+    contentTokens: summarize(pooled.contentTokens),
+    reasoningTokensSource: fromServer === n ? 'server' : fromServer === 0 ? 'estimated' : 'mixed',
+  };
 }
 
 /**
@@ -147,6 +161,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     checks,
   };
   // Optional fields are set only when they apply, so run.json carries no misleading nulls or zeros.
+  if (pooled.reasoningTokens.length > 0) Object.assign(result, reasoningSummary(pooled));
   if (input.serverVariant !== undefined) result.serverVariant = input.serverVariant;
   if (input.rate !== undefined) result.rate = input.rate;
   if (scheduleLagMs !== undefined) result.scheduleLagMs = scheduleLagMs;

@@ -14,6 +14,8 @@ export interface RequestMetrics {
   itlPerTokenMs: number[];
   /** Tokens in each token-bearing chunk. */
   tokensPerChunk: number[];
+  /** Reasoning streams: first answer token - send (TTFO); null otherwise or when no answer came. */
+  ttfoMs: number | null;
 }
 
 /** True for a request that counts toward a level's metrics (not a warm-up request). */
@@ -44,7 +46,11 @@ export function requestMetrics(record: RequestRecord): RequestMetrics {
     // A chunk with no counted tokens has no per-token time; leave it out rather than divide by zero.
     if (tokens > 0) itlPerTokenMs.push(gap / tokens);
   }
-  return { ttftMs, e2eMs, tpotMs, itlMs, itlPerTokenMs, tokensPerChunk };
+  const ttfoMs =
+    record.firstContentMs === undefined || record.firstContentMs === null
+      ? null
+      : record.firstContentMs - record.sendMs;
+  return { ttftMs, e2eMs, tpotMs, itlMs, itlPerTokenMs, tokensPerChunk, ttfoMs };
 }
 
 /** Pooled latency samples of the ok, measured requests among records. */
@@ -55,6 +61,12 @@ export interface PooledLatencies {
   itlMs: number[];
   itlPerTokenMs: number[];
   tokensPerChunk: number[];
+  /** Reasoning streams only: TTFO, and the reasoning and answer token counts. */
+  ttfoMs: number[];
+  reasoningTokens: number[];
+  contentTokens: number[];
+  /** How many of those counts came from the server's reasoning_tokens. */
+  reasoningFromServer: number;
 }
 
 /** Pools per-request latencies over ok, measured requests (failed requests have no valid latency). */
@@ -66,6 +78,10 @@ export function poolLatencies(records: readonly RequestRecord[]): PooledLatencie
     itlMs: [],
     itlPerTokenMs: [],
     tokensPerChunk: [],
+    ttfoMs: [],
+    reasoningTokens: [],
+    contentTokens: [],
+    reasoningFromServer: 0,
   };
   for (const record of records) {
     if (!record.ok || !isMeasured(record)) continue;
@@ -77,6 +93,12 @@ export function poolLatencies(records: readonly RequestRecord[]): PooledLatencie
     for (const v of m.itlMs) pooled.itlMs.push(v);
     for (const v of m.itlPerTokenMs) pooled.itlPerTokenMs.push(v);
     for (const v of m.tokensPerChunk) pooled.tokensPerChunk.push(v);
+    if (m.ttfoMs !== null) pooled.ttfoMs.push(m.ttfoMs);
+    if (record.nReasoning !== undefined) {
+      pooled.reasoningTokens.push(record.nReasoning);
+      pooled.contentTokens.push(record.nContent ?? record.nOut - record.nReasoning);
+      if (record.nReasoningSource === 'server') pooled.reasoningFromServer++;
+    }
   }
   return pooled;
 }

@@ -59,6 +59,8 @@ export class FakeGpu {
   powerW: number;
   mask = REASON_IDLE;
   private busyMs = 0;
+  /** Steps whose busy time is not yet all counted: each is counted in the tick it ran in, not the one it was planned in. */
+  private steps: Array<{ start: number; end: number }> = [];
   private lastTickMs: number;
 
   constructor(
@@ -71,9 +73,17 @@ export class FakeGpu {
     this.lastTickMs = nowMs;
   }
 
-  /** The scheduler reports time the GPU spent computing (a step). */
-  addBusy(ms: number): void {
-    this.busyMs += ms;
+  /** The scheduler reports time the GPU spends computing (a step); with startMs it counts in the ticks it spans. */
+  addBusy(ms: number, startMs?: number): void {
+    if (startMs === undefined) this.busyMs += ms;
+    else if (ms > 0) this.steps.push({ start: startMs, end: startMs + ms });
+  }
+
+  /** Power above idle while computing at the current clock (W): the energy truth charges steps at this rate. */
+  loadPowerW(): number {
+    const p = this.p;
+    const demand = p.gpuIdlePowerW + (p.gpuFullPowerW - p.gpuIdlePowerW) * this.clockRatio;
+    return Math.max(0, Math.min(demand, p.gpuPowerLimitW) - p.gpuIdlePowerW);
   }
 
   /** Advances the model to nowMs: utilization from busy time, then power, heat and clocks. */
@@ -81,6 +91,12 @@ export class FakeGpu {
     const dtMs = nowMs - this.lastTickMs;
     if (dtMs <= 0) return;
     this.lastTickMs = nowMs;
+    for (const step of this.steps) {
+      const upTo = Math.min(step.end, nowMs);
+      if (upTo > step.start) this.busyMs += upTo - step.start;
+      step.start = Math.max(step.start, upTo);
+    }
+    this.steps = this.steps.filter((step) => step.start < step.end);
     const util = Math.min(1, this.busyMs / dtMs);
     this.busyMs = 0;
     const dt = dtMs / 1000;

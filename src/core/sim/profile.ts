@@ -37,6 +37,8 @@ export interface SimProfile {
   prefixCaching: boolean;
   /** Zero-delay mode: every response is written at once, no step time (client benchmarks). */
   instant: boolean;
+  /** Reasoning mode: the first N tokens of each chat answer stream as delta.reasoning_content (0 = off). */
+  reasoningTokens: number;
   gpuName: string;
   gpuCount: number;
   gpuMemTotalMib: number;
@@ -112,6 +114,13 @@ export const PROFILE_PARAMS: readonly ProfileParam[] = [
   { key: 'denoiseExponent', flag: 'denoise-exponent', kind: 'number', min: 0, doc: 'denoising curve exponent' },
   { key: 'prefixCaching', flag: 'prefix-caching', kind: 'bool', doc: 'automatic prefix caching (true|false)' },
   { key: 'instant', flag: 'instant', kind: 'bool', doc: 'zero-delay mode: all chunks at once (true|false)' },
+  {
+    key: 'reasoningTokens',
+    flag: 'reasoning-tokens',
+    kind: 'int',
+    min: 0,
+    doc: 'reasoning mode: first N tokens of a chat answer as reasoning_content',
+  },
   { key: 'gpuName', flag: 'gpu-name', kind: 'string', doc: 'fake GPU name' },
   { key: 'gpuCount', flag: 'gpu-count', kind: 'int', min: 1, max: 16, doc: 'number of fake GPUs' },
   { key: 'gpuMemTotalMib', flag: 'gpu-mem-total', kind: 'int', min: 1, doc: 'GPU memory (MiB)' },
@@ -168,6 +177,7 @@ export const BASE_PROFILE: SimProfile = {
   denoiseExponent: 12,
   prefixCaching: true,
   instant: false,
+  reasoningTokens: 0,
   gpuName: 'NVIDIA H200',
   gpuCount: 1,
   gpuMemTotalMib: 143_771,

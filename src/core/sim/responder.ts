@@ -19,6 +19,8 @@ export interface ResponderOptions {
   finishReason: 'length' | 'stop';
   includeUsage: boolean;
   continuousUsage: boolean;
+  /** Reasoning mode (chat only): the first N generated tokens stream as delta.reasoning_content; 0 = off. */
+  reasoningTokens: number;
   /** Where in the vocabulary this request's text starts (deterministic per request). */
   wordOffset: number;
   /** Completion-token count after which an error event ends the stream; -1 = none. */
@@ -151,7 +153,7 @@ export class Responder {
     }
     if (done) {
       if (this.o.includeUsage && this.o.api !== 'generate') {
-        out += `${this.head}]${this.usagePre}${this.o.promptTokens + this.generated},"completion_tokens":${this.generated}}}\n\n`;
+        out += `${this.head}]${this.usagePre}${this.o.promptTokens + this.generated},"completion_tokens":${this.generated}${this.reasoningUsage()}}}\n\n`;
       }
       out += 'data: [DONE]\n\n';
     }
@@ -167,7 +169,7 @@ export class Responder {
   /** The whole stream in one write, from the body cache when an identical one was built before. */
   private writeWholeBody(count: number, chunkTokens: number): void {
     const o = this.o;
-    const key = `${o.api}|${o.promptTokens}|${o.cachedTokens}|${count}|${chunkTokens}|${o.finishReason}|${o.includeUsage}|${o.continuousUsage}|${o.wordOffset}|${o.id.length}|${o.model}`;
+    const key = `${o.api}|${o.reasoningTokens}|${o.promptTokens}|${o.cachedTokens}|${count}|${chunkTokens}|${o.finishReason}|${o.includeUsage}|${o.continuousUsage}|${o.wordOffset}|${o.id.length}|${o.model}`;
     let entry = bodyCache.get(key);
     let body: Buffer;
     if (entry) {
@@ -187,7 +189,7 @@ export class Responder {
         chunks++;
       }
       if (o.includeUsage && o.api !== 'generate') {
-        out += `${this.head}]${this.usagePre}${o.promptTokens + this.generated},"completion_tokens":${this.generated}}}\n\n`;
+        out += `${this.head}]${this.usagePre}${o.promptTokens + this.generated},"completion_tokens":${this.generated}${this.reasoningUsage()}}}\n\n`;
       }
       out += 'data: [DONE]\n\n';
       body = Buffer.from(out, this.encoding);
@@ -212,6 +214,18 @@ export class Responder {
     this.finish(o.finishReason);
   }
 
+  /** Reasoning tokens generated so far (reasoning mode), capped by what was generated. */
+  private reasoningSoFar(): number {
+    return Math.min(this.o.reasoningTokens, this.generated);
+  }
+
+  /** vLLM's place for the reasoning count in usage (SGLang puts reasoning_tokens at the top of usage). */
+  private reasoningUsage(): string {
+    return this.o.reasoningTokens > 0
+      ? `,"completion_tokens_details":{"reasoning_tokens":${this.reasoningSoFar()}}`
+      : '';
+  }
+
   /** Notes the first token and, with a truth log, stamps the chunks right before they are written. */
   private stampTokens(tokens: number, marks: number[] | null): void {
     if (tokens <= 0) return;
@@ -220,6 +234,7 @@ export class Responder {
     if (truth && marks) {
       const ns = this.o.clock.nowNs().toString();
       truth.firstTokenNs ??= ns;
+      if (this.o.reasoningTokens > 0 && this.generated > this.o.reasoningTokens) truth.firstContentNs ??= ns;
       for (const m of marks) truth.chunks.push([ns, m]);
     }
   }
@@ -250,9 +265,32 @@ export class Responder {
       const role = first
         ? `${this.head}{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]${o.continuousUsage ? `${this.usagePre}${o.promptTokens},"completion_tokens":0}` : ''}}\n\n`
         : '';
-      return `${role}${this.head}{"index":0,"delta":{"content":"${piece}"},"logprobs":null,"finish_reason":${fr}}]${usage}}\n\n`;
+      const before = this.generated - n;
+      const thinking = Math.max(0, Math.min(n, o.reasoningTokens - before));
+      if (thinking === 0) {
+        return `${role}${this.head}{"index":0,"delta":{"content":"${piece}"},"logprobs":null,"finish_reason":${fr}}]${usage}}\n\n`;
+      }
+      // Reasoning tokens go out as reasoning_content; a chunk that crosses into the answer is sent as two events.
+      const cut = this.pieceLength(n, thinking);
+      const thinkUsage = o.continuousUsage
+        ? `${this.usagePre}${o.promptTokens + before + thinking},"completion_tokens":${before + thinking}}`
+        : '';
+      const thinkFr = thinking === n ? fr : 'null';
+      let events = `${role}${this.head}{"index":0,"delta":{"reasoning_content":"${piece.slice(0, cut)}"},"logprobs":null,"finish_reason":${thinkFr}}]${thinking === n ? usage : thinkUsage}}\n\n`;
+      if (thinking < n) {
+        events += `${this.head}{"index":0,"delta":{"content":"${piece.slice(cut)}"},"logprobs":null,"finish_reason":${fr}}]${usage}}\n\n`;
+      }
+      return events;
     }
     return `${this.head}{"index":0,"text":"${piece}","logprobs":null,"finish_reason":${fr}}]${usage}}\n\n`;
+  }
+
+  /** Characters of the first k words of the n just generated (every word is one token). */
+  private pieceLength(n: number, k: number): number {
+    let len = 0;
+    const from = this.o.wordOffset + this.generated - n;
+    for (let i = 0; i < k; i++) len += WORDS[(from + i) % NWORDS]!.length;
+    return len;
   }
 
   private sglangFinish(): string {
@@ -292,11 +330,17 @@ export class Responder {
   private endNonStream(): void {
     const o = this.o;
     let text = '';
-    for (let i = 0; i < this.generated; i++) text += WORDS[(o.wordOffset + i) % NWORDS];
+    let reasoning = '';
+    const thinking = o.api === 'chat' ? this.reasoningSoFar() : 0;
+    for (let i = 0; i < this.generated; i++) {
+      if (i < thinking) reasoning += WORDS[(o.wordOffset + i) % NWORDS];
+      else text += WORDS[(o.wordOffset + i) % NWORDS];
+    }
     const usage = {
       prompt_tokens: o.promptTokens,
       total_tokens: o.promptTokens + this.generated,
       completion_tokens: this.generated,
+      ...(thinking > 0 ? { completion_tokens_details: { reasoning_tokens: thinking } } : {}),
     };
     let body: unknown;
     if (o.api === 'chat') {
@@ -308,7 +352,12 @@ export class Responder {
         choices: [
           {
             index: 0,
-            message: { role: 'assistant', content: text, reasoning_content: null, tool_calls: [] },
+            message: {
+              role: 'assistant',
+              content: text,
+              reasoning_content: thinking > 0 ? reasoning : null,
+              tool_calls: [],
+            },
             logprobs: null,
             finish_reason: o.finishReason,
             stop_reason: null,
@@ -343,6 +392,7 @@ export class Responder {
     if (o.truth) {
       const ns = this.o.clock.nowNs().toString();
       o.truth.firstTokenNs = ns;
+      if (o.reasoningTokens > 0 && this.generated > thinking) o.truth.firstContentNs = ns;
       o.truth.chunks.push([ns, this.generated]);
     }
     this.res.writeHead(200, headers);
@@ -361,6 +411,7 @@ export class Responder {
       truth.endNs = this.o.clock.nowNs().toString();
       truth.completionTokens = this.generated;
       truth.finishReason = reason;
+      if (this.o.reasoningTokens > 0) truth.reasoningTokens = this.reasoningSoFar();
     }
     this.o.onEnd?.(truth);
   }

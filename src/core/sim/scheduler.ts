@@ -16,6 +16,9 @@ export interface Seq {
   stallMs: number;
   /** Called with the tokens of one step (or all of them in zero-delay mode), in chunks of chunkTokens. */
   onTokens(count: number, done: boolean, chunkTokens: number): void;
+  /** Energy truth: GPU energy above idle spent on this request's prompt, and its share of the decode steps (J). */
+  prefillJ?: number;
+  decodeJ?: number;
   /** Set by cancel(); the scheduler drops the sequence. */
   cancelled?: boolean;
   /** Internal bookkeeping. */
@@ -57,6 +60,8 @@ export class Scheduler {
   };
   kvUsed = 0;
   private inStep: Seq[] = [];
+  /** Requests admitted by the step being planned, with the prompt tokens they prefill in it. */
+  private admitted: Array<[Seq, number]> = [];
   private timer: SimTimer | null = null;
   private nextDueMs = 0;
   private stopped = false;
@@ -157,6 +162,7 @@ export class Scheduler {
       this.running.push(seq);
       this.kvUsed += seq.promptTokens + seq.generated;
       prefill += seq.pendingPrefill ?? 0;
+      this.admitted.push([seq, seq.pendingPrefill ?? 0]);
       seq.pendingPrefill = 0;
     }
     return prefill;
@@ -185,6 +191,7 @@ export class Scheduler {
     this.timer = null;
     if (this.stopped) return;
     const now = this.clock.nowMs();
+    this.admitted = [];
     const prefillTokens = this.admit();
     let active = this.running.filter((s) => !s.stalledUntil || s.stalledUntil <= now);
     if (active.length === 0) {
@@ -202,11 +209,26 @@ export class Scheduler {
     const jitter = 1 + p.jitter * (2 * this.rng() - 1);
     const clock = this.gpu ? this.gpu.clockRatio : 1;
     const durMs = ((decodeMs + prefillMs) * jitter) / clock;
-    this.gpu?.addBusy(durMs);
+    this.chargeEnergy(active, prefillTokens, (prefillMs * jitter) / clock, (decodeMs * jitter) / clock);
     this.inStep = active;
     if (this.nextDueMs < now - MAX_LAG_MS) this.nextDueMs = now;
+    this.gpu?.addBusy(durMs, this.nextDueMs);
     this.nextDueMs += durMs;
     this.timer = this.clock.setTimer(() => this.endStep(), Math.max(0, this.nextDueMs - now));
+  }
+
+  /**
+   * Energy truth of one step: the GPU's power above idle over the step, the prefill part shared by the admitted
+   * requests' prompt tokens, the decode part equally by the running ones (each makes one token or block).
+   */
+  private chargeEnergy(active: readonly Seq[], prefillTokens: number, prefillMs: number, decodeMs: number): void {
+    const watts = this.gpu ? this.gpu.loadPowerW() : 0;
+    if (prefillTokens > 0) {
+      for (const [seq, tokens] of this.admitted) {
+        seq.prefillJ = (seq.prefillJ ?? 0) + (watts * prefillMs * tokens) / prefillTokens / 1000;
+      }
+    }
+    for (const seq of active) seq.decodeJ = (seq.decodeJ ?? 0) + (watts * decodeMs) / active.length / 1000;
   }
 
   private endStep(): void {

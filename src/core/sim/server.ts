@@ -210,6 +210,12 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
     if (record) truthLog?.write(record);
   };
 
+  const stampEnergy = (record: TruthRecord, seq: Seq): void => {
+    const prefill = seq.prefillJ ?? 0;
+    record.energyJ = Math.round((prefill + (seq.decodeJ ?? 0)) * 1e6) / 1e6;
+    record.prefillEnergyJ = Math.round(prefill * 1e6) / 1e6;
+  };
+
   const countFinished = (res: ServerResponse): void => {
     res.once('finish', () => {
       finishedRequests++;
@@ -425,6 +431,7 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
       finishReason,
       includeUsage: parsed.includeUsage,
       continuousUsage: parsed.continuousUsage,
+      reasoningTokens: parsed.api === 'chat' ? profile.reasoningTokens : 0,
       wordOffset: (n * 7) % OUTPUT_WORDS.length,
       midstreamErrorAt: midstream ? half : -1,
       malformedAt: malformed ? half : -1,
@@ -435,7 +442,10 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
       receivedMs,
       clock,
       onFirstToken: (ms) => ttft.observe(ms / 1000),
-      onEnd: onRequestEnd,
+      onEnd: (record) => {
+        if (record && seq) stampEnergy(record, seq);
+        onRequestEnd(record);
+      },
       abort: () => {
         if (seq) scheduler.cancel(seq);
       },

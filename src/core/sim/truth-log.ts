@@ -13,6 +13,12 @@ export interface TruthRecord {
   completionTokens: number;
   /** length | stop | error | abort | http-500 */
   finishReason: string | null;
+  /** Reasoning mode: write time of the first chunk carrying answer tokens (null if none), and the reasoning tokens. */
+  firstContentNs?: string | null;
+  reasoningTokens?: number;
+  /** GPU energy above idle this request caused (J): its prompt's prefill and its share of each decode step. */
+  energyJ?: number;
+  prefillEnergyJ?: number;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { LevelTelemetry } from '../../shared/run-record.js';
 import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
+import { medianSpacingMs } from './power-curve.js';
 import { clockRatio } from './throttle.js';
 import type { GpuProcessSnapshot } from './types.js';
 
@@ -30,14 +31,6 @@ function present<T>(values: Array<T | null>): T[] {
   return values.filter((v): v is T => v !== null);
 }
 
-function medianSpacing(times: number[]): number {
-  const gaps: number[] = [];
-  for (let i = 1; i < times.length; i++) gaps.push((times[i] ?? 0) - (times[i - 1] ?? 0));
-  if (!gaps.length) return 0;
-  gaps.sort((a, b) => a - b);
-  return gaps[Math.floor(gaps.length / 2)] ?? 0;
-}
-
 /**
  * Energy in joules one GPU drew over [from, to]: trapezoid over its power readings, interpolated
  * at the window's edges; where no reading lies beyond an edge, the nearest one is held for at most
@@ -49,7 +42,7 @@ export function integratePowerJ(samples: readonly GpuSample[], fromMs: number, t
     .map((s) => ({ t: s.tMs, p: s.powerW as number }))
     .sort((a, b) => a.t - b.t);
   if (!pts.length || toMs <= fromMs) return null;
-  const spacing = medianSpacing(pts.map((p) => p.t));
+  const spacing = medianSpacingMs(pts.map((p) => p.t));
   let energy = 0;
   let covered = false;
   for (let i = 0; i + 1 < pts.length; i++) {
