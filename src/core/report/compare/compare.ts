@@ -142,8 +142,8 @@ function verdictOf(diff: [number, number], higherIsBetter: boolean): Verdict {
 function compareLevels(
   a: CompareLevel,
   b: CompareLevel,
-  aName: string,
-  bName: string,
+  sa: CompareSeries,
+  sb: CompareSeries,
   options: { replicates: number; seed: number },
 ): FigureComparison[] {
   const boot =
@@ -154,14 +154,22 @@ function compareLevels(
           withThroughput: a.figures.throughput !== null && b.figures.throughput !== null,
         })
       : {};
+  const aName = sa.label;
+  const bName = sb.label;
   return FIGURES.map((f) => {
     const x = a.figures[f.key];
     const y = b.figures[f.key];
     const ratio = x !== null && y !== null && x > 0 ? y / x : null;
     const base = { key: f.key, label: f.label, unit: f.unit, baseline: x, value: y, ratio };
     if (x === null || y === null) {
-      const who = [x === null ? aName : null, y === null ? bName : null].filter(Boolean).join(' and ');
-      return { ...base, verdict: 'no verdict' as const, why: `${who} recorded no ${f.label}` };
+      const lacking = [x === null ? sa : null, y === null ? sb : null].filter((s): s is CompareSeries => s !== null);
+      const who = lacking.map((s) => s.label).join(' and ');
+      const hints = [...new Set(lacking.map((s) => s.figureHint).filter(Boolean))];
+      return {
+        ...base,
+        verdict: 'no verdict' as const,
+        why: `${who} recorded no ${f.label}${hints.length ? ` (${hints.join('; ')})` : ''}`,
+      };
     }
     const missing = a.missingRequests?.[f.key] ?? b.missingRequests?.[f.key];
     const interval = boot[f.key];
@@ -199,7 +207,7 @@ export function compareSeries(
           load: lb.load,
           series: si,
           partial: !!(la.partial || lb.partial),
-          figures: compareLevels(la, lb, base.label, s.label, {
+          figures: compareLevels(la, lb, base, s, {
             replicates,
             seed: (seed + si * 7919 + li * 104729) >>> 0,
           }),

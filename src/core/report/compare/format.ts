@@ -33,7 +33,8 @@ export function fmtRatioCi(f: FigureComparison): string {
 export function likeForLikeText(l: LikeForLike, s: CompareSeries, base: CompareSeries): string {
   const unknown = l.unknown.length ? ` Not recorded on one side: ${l.unknown.join(', ')}.` : '';
   if (l.differs.length === 0) return `${s.label} against ${base.label}: the same recorded conditions.${unknown}`;
-  if (l.likeForLike) return `${s.label} against ${base.label}: like for like, differs only in ${l.differs[0]}.${unknown}`;
+  if (l.likeForLike)
+    return `${s.label} against ${base.label}: like for like, differs only in ${l.differs[0]}.${unknown}`;
   return `${s.label} against ${base.label}: NOT LIKE FOR LIKE, differs in ${l.differs.length} conditions (${l.differs.join(', ')}): a difference below may come from any of them.${unknown}`;
 }
 

@@ -26,7 +26,11 @@ export function compareMarkdown(c: Comparison): string {
   for (const level of c.levels) {
     const s = c.series[level.series];
     if (!s || !base) continue;
-    out.push('', `## ${loadText(level.load)}: ${cell(s.label)} against ${cell(base.label)}${level.partial ? ' (a level was cut short)' : ''}`, '');
+    out.push(
+      '',
+      `## ${loadText(level.load)}: ${cell(s.label)} against ${cell(base.label)}${level.partial ? ' (a level was cut short)' : ''}`,
+      '',
+    );
     out.push(
       `| figure | ${cell(base.label)} | ${cell(s.label)} | ratio | 95 % CI of the difference | 95 % CI of the ratio | verdict |`,
       '| --- | ---: | ---: | ---: | ---: | ---: | --- |',

@@ -10,7 +10,10 @@ import type { CompareSeries } from './types.js';
 export async function readCompareInput(path: string): Promise<CompareSeries[]> {
   const full = resolve(path);
   const info = await stat(full).catch(() => null);
-  if (!info) throw new UserError(`nothing at ${full}: give a run folder or a result file of vllm bench serve / sglang bench_serving`);
+  if (!info)
+    throw new UserError(
+      `nothing at ${full}: give a run folder or a result file of vllm bench serve / sglang bench_serving`,
+    );
   if (info.isDirectory() || basename(full) === 'run.json') return seriesFromRunFolder(await loadRunFolder(full), full);
   const text = await readFile(full, 'utf8');
   const label = basename(full).replace(/\.(jsonl?|json)$/i, '');

@@ -1,7 +1,15 @@
 import { UserError } from '../../errors.js';
 import { figuresFromBlocks } from './statistics.js';
 import { noFigures } from './types.js';
-import type { CompareLevel, CompareRequest, CompareSeries, Conditions, FigureKey, LevelFigures, LevelLoad } from './types.js';
+import type {
+  CompareLevel,
+  CompareRequest,
+  CompareSeries,
+  Conditions,
+  FigureKey,
+  LevelFigures,
+  LevelLoad,
+} from './types.js';
 
 // Field sets matched against vllm/benchmarks/serve.py of vLLM at commit 009e6d4a1cd6ba3fb2a9fc00f4ec06f5297232a1
 // (`vllm bench serve --save-result [--save-detailed] [--append-result]`) and python/sglang/bench_serving.py of
@@ -138,7 +146,12 @@ function levelOf(o: Json, kind: 'vllm' | 'sglang', tool: string): { level: Compa
   if (!same(outLens)) lack(['throughput'], 'output lengths');
   if (!same(ttfts)) lack(['ttftP50', 'ttftP95'], 'TTFTs');
   if (!same(latencies)) lack(['e2eP50', 'e2eP95'], 'latencies');
-  if (!same(latencies) || !same(ttfts) || !same(outLens)) lack(['tpotP50', 'tpotP95'], 'latencies, TTFTs and output lengths');
+  const forTpot = [
+    same(latencies) ? null : 'latencies',
+    same(ttfts) ? null : 'TTFTs',
+    same(outLens) ? null : 'output lengths',
+  ].filter((x): x is string => x !== null);
+  if (forTpot.length) lack(['tpotP50', 'tpotP95'], `${forTpot.join(' or ')} (TPOT needs all three)`);
   for (const k of Object.keys(figures) as FigureKey[]) if (!missing[k]) figures[k] = fromRequests[k];
   return { level: { load, figures, blocks, missingRequests: missing }, note };
 }
@@ -188,5 +201,9 @@ export function seriesFromResultObjects(objects: Json[], path: string, label: st
     notes.push(`${tool} backend '${String(good[0].backend)}': the file does not say which engine served it`);
   const models = new Set(good.map((o) => o.model_id ?? o.model).filter((m) => typeof m === 'string'));
   if (models.size > 1) notes.push(`${path} holds results of ${models.size} models; its conditions show the first`);
-  return { label, source: kind, path, conditions, levels, notes };
+  const hint =
+    kind === 'vllm'
+      ? 'vllm bench serve writes p99 only unless --metric-percentiles names 95, and E2E summaries only with --percentile-metrics e2el'
+      : 'sglang bench_serving writes median and p99 only';
+  return { label, source: kind, path, conditions, levels, notes, figureHint: hint };
 }

@@ -91,7 +91,10 @@ export function seriesFromRunFolder(folder: RunFolder, path: string): CompareSer
       const requests = (byLevel[i] ?? []).filter((r) => isMeasured(r) && !isCancelled(r));
       const blocks = blocksOf(level, requests);
       levels.push({
-        load: level.rate !== undefined ? { kind: 'rate', value: level.rate } : { kind: 'concurrency', value: level.concurrency },
+        load:
+          level.rate !== undefined
+            ? { kind: 'rate', value: level.rate }
+            : { kind: 'concurrency', value: level.concurrency },
         figures: figuresFromBlocks(blocks, level.outputTokPerSec !== null),
         blocks,
         partial: level.partial,

@@ -65,6 +65,8 @@ export interface CompareSeries {
   conditions: Conditions;
   levels: CompareLevel[];
   notes: string[];
+  /** Why a figure may be absent from this tool's files (named where one is). */
+  figureHint?: string;
 }
 
 export const FIGURES: ReadonlyArray<{ key: FigureKey; label: string; unit: string; higherIsBetter: boolean }> = [
