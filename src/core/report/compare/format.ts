@@ -38,10 +38,15 @@ export function likeForLikeText(l: LikeForLike, s: CompareSeries, base: CompareS
   return `${s.label} against ${base.label}: NOT LIKE FOR LIKE, differs in ${l.differs.length} conditions (${l.differs.join(', ')}): a difference below may come from any of them.${unknown}`;
 }
 
+/** The one line under the title: what is compared with what. */
+export function baselineText(c: Comparison): string {
+  return `Baseline: ${c.series[0]?.label ?? '—'}. Ratios are series / baseline; verdicts are about the series. See "Method" for the intervals.`;
+}
+
 /** How the intervals were made, in one paragraph. */
 export function methodText(c: Comparison): string {
   return (
-    `Baseline: ${c.series[0]?.label ?? '—'}. Ratios are series / baseline. The 95 % confidence intervals come from a block bootstrap ` +
+    `The 95 % confidence intervals come from a block bootstrap ` +
     `(${c.replicates} replicates, seed ${c.seed}: the same inputs give the same intervals): each replicate draws a level's rounds ` +
     'with replacement, then the requests within each drawn round. Throughput here is output tokens / the summed windows of the ' +
     'level\'s complete rounds (vLLM\'s definition; servebench\'s own tables show the mean of the rounds, which can differ a little). Verdict: "faster" or "slower" when the interval of the difference excludes 0, ' +

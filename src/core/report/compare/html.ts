@@ -3,7 +3,16 @@ import { REPORT_CSS } from '../html/styles.js';
 import { renderXyChart } from '../html/xy-chart.js';
 import { compareCharts } from './charts.js';
 import type { Comparison, Verdict } from './compare.js';
-import { Footnotes, fmtDiffCi, fmtRatio, fmtRatioCi, fmtValue, likeForLikeText, methodText } from './format.js';
+import {
+  Footnotes,
+  baselineText,
+  fmtDiffCi,
+  fmtRatio,
+  fmtRatioCi,
+  fmtValue,
+  likeForLikeText,
+  methodText,
+} from './format.js';
 import { loadText } from './types.js';
 
 // Only what the report's stylesheet lacks: verdict colours and the marked condition rows.
@@ -63,7 +72,7 @@ export function compareHtml(c: Comparison, now: Date = new Date()): string {
     `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`,
     `<meta name="color-scheme" content="light dark"><title>${esc(title)}</title><style>${REPORT_CSS}${COMPARE_CSS}</style></head><body>`,
     sim ? '<div class="sim-stamp" aria-hidden="true">SIMULATED</div>' : '',
-    `<header><h1>${esc(title)}</h1><p class="sub">${esc(methodText(c))}</p>`,
+    `<header><h1>${esc(title)}</h1><p class="sub">${esc(baselineText(c))}</p>`,
     sim
       ? '<div class="sim-banner">SIMULATED: at least one series comes from the built-in simulator, not a GPU.</div>'
       : '',
@@ -76,6 +85,7 @@ export function compareHtml(c: Comparison, now: Date = new Date()): string {
     notes.list.length ? `<ol class="notes">${notes.list.map((n) => `<li>${esc(n)}</li>`).join('')}</ol>` : '',
     '</section>',
     `<section id="charts"><h2>Charts</h2><div class="charts">${charts}</div></section>`,
+    `<section id="method"><h2>Method</h2><p>${esc(methodText(c))}</p></section>`,
     `<footer>servebench compare · made ${esc(now.toISOString())} from ${c.series.length} series</footer>`,
     '</body></html>',
   ].join('\n');

@@ -1,5 +1,14 @@
 import type { Comparison } from './compare.js';
-import { Footnotes, fmtDiffCi, fmtRatio, fmtRatioCi, fmtValue, likeForLikeText, methodText } from './format.js';
+import {
+  Footnotes,
+  baselineText,
+  fmtDiffCi,
+  fmtRatio,
+  fmtRatioCi,
+  fmtValue,
+  likeForLikeText,
+  methodText,
+} from './format.js';
 import { loadText } from './types.js';
 
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -11,7 +20,7 @@ export function compareMarkdown(c: Comparison): string {
   out.push(`# servebench compare: ${names.join(' vs ')}`, '');
   if (c.series.some((s) => s.conditions.simulated))
     out.push('> **SIMULATED**: at least one series comes from the built-in simulator, not a GPU.', '');
-  out.push(methodText(c), '', '## Conditions', '');
+  out.push(baselineText(c), '', '## Conditions', '');
   out.push(`| condition | ${names.join(' | ')} |`, `| --- |${names.map(() => ' --- |').join('')}`);
   for (const r of c.conditions)
     out.push(`| ${r.differs ? `**${r.label}** (differs)` : r.label} | ${r.values.map(cell).join(' | ')} |`);
@@ -45,6 +54,6 @@ export function compareMarkdown(c: Comparison): string {
   if (c.levels.length === 0) out.push('', '_No load was measured by both the baseline and another series._');
   if (c.unmatched.length) out.push('', '## Loads not compared', '', ...c.unmatched.map((u) => `- ${cell(u)}`));
   if (notes.list.length) out.push('', '## Notes', '', ...notes.list.map((n, i) => `${i + 1}. ${cell(n)}`));
-  out.push('');
+  out.push('', '## Method', '', methodText(c), '');
   return out.join('\n');
 }
