@@ -1,10 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import { compareSeries } from '../../../../src/core/report/compare/compare.js';
-import { bootstrapDifference, resampleBlocks } from '../../../../src/core/report/compare/statistics.js';
+import { percentile } from '../../../../src/core/metrics/percentiles.js';
+import {
+  bootstrapDifference,
+  resampleBlocks,
+  selectPercentile,
+} from '../../../../src/core/report/compare/statistics.js';
 import { createRng } from '../../../../src/core/rng.js';
 import { syntheticBlocks, syntheticSeries } from './helpers.js';
 
 describe('the block bootstrap of a difference', () => {
+  it('selects percentiles in linear time with the same values as the sorted rule (NumPy linear)', () => {
+    const rng = createRng(9);
+    for (const n of [1, 2, 3, 7, 20, 101, 1000]) {
+      // Rounded values: many ties, as latencies in whole milliseconds have.
+      const values = Array.from({ length: n }, () => Math.round(rng() * 50));
+      const sorted = [...values].sort((x, y) => x - y);
+      const buf = Float64Array.from(values);
+      for (const p of [0, 50, 95, 99, 100])
+        expect(selectPercentile(buf, n, p), `${n} p${p}`).toBe(percentile(sorted, p));
+    }
+    expect(selectPercentile(new Float64Array(4), 0, 50)).toBeNull();
+  });
+
   it('draws whole rounds, then requests from within the drawn round only', () => {
     const blocks = syntheticBlocks(1, 5, 30).map((b, i) => ({
       ...b,
