@@ -42,6 +42,8 @@ export interface FigureComparison {
 /** A level both the baseline and a series measured. */
 export interface LevelComparison {
   load: LevelLoad;
+  /** Set where the baseline sweeps lengths: which lengths this level ran. */
+  lengths?: [number, number];
   series: number;
   figures: FigureComparison[];
   partial: boolean;
@@ -133,6 +135,13 @@ function likeForLike(base: CompareSeries, s: CompareSeries): LikeForLike {
 
 const sameLoad = (a: LevelLoad, b: LevelLoad): boolean => a.kind === b.kind && Math.abs(a.value - b.value) < 1e-9;
 
+/** Same load, and the same requested lengths where both sides know them (a length sweep repeats loads). */
+const sameLevel = (a: CompareLevel, b: CompareLevel): boolean =>
+  sameLoad(a.load, b.load) &&
+  (!a.lengths || !b.lengths || (a.lengths[0] === b.lengths[0] && a.lengths[1] === b.lengths[1]));
+
+const lengthKinds = (s: CompareSeries): number => new Set(s.levels.map((l) => l.lengths?.join('/'))).size;
+
 function verdictOf(diff: [number, number], higherIsBetter: boolean): Verdict {
   if (diff[0] <= 0 && diff[1] >= 0) return 'no difference the data can show';
   const up = diff[0] > 0;
@@ -200,11 +209,12 @@ export function compareSeries(
     series.forEach((s, si) => {
       if (si === 0) return;
       s.levels.forEach((lb) => {
-        const li = base.levels.findIndex((la) => sameLoad(la.load, lb.load));
+        const li = base.levels.findIndex((la) => sameLevel(la, lb));
         const la = base.levels[li];
         if (!la) return;
         levels.push({
           load: lb.load,
+          lengths: lengthKinds(base) > 1 || lengthKinds(s) > 1 ? (lb.lengths ?? la.lengths) : undefined,
           series: si,
           partial: !!(la.partial || lb.partial),
           figures: compareLevels(la, lb, base, s, {
@@ -214,19 +224,18 @@ export function compareSeries(
         });
       });
     });
-    const keys = new Map<string, { load: LevelLoad; in: string[] }>();
-    for (const s of series)
-      for (const l of s.levels) {
-        const k = `${l.load.kind}:${l.load.value}`;
-        const e = keys.get(k) ?? { load: l.load, in: [] };
-        e.in.push(s.label);
-        keys.set(k, e);
-      }
-    for (const e of keys.values())
-      if (e.in.length < series.length)
-        unmatched.push(
-          `${e.load.kind === 'rate' ? `${e.load.value} req/s` : `concurrency ${e.load.value}`}: only in ${e.in.join(', ')}`,
-        );
+    const where = (l: CompareLevel): string =>
+      l.load.kind === 'rate'
+        ? `${l.load.value} req/s${l.lengths ? ` (${l.lengths[0]} in / ${l.lengths[1]} out)` : ''}`
+        : `concurrency ${l.load.value}${l.lengths ? ` (${l.lengths[0]} in / ${l.lengths[1]} out)` : ''}`;
+    series.forEach((s, si) => {
+      if (si === 0) return;
+      for (const l of s.levels)
+        if (!base.levels.some((la) => sameLevel(la, l)))
+          unmatched.push(`${where(l)}: in ${s.label}, not in the baseline`);
+      for (const l of base.levels)
+        if (!s.levels.some((lb) => sameLevel(l, lb))) unmatched.push(`${where(l)}: in the baseline, not in ${s.label}`);
+    });
   }
   return {
     series,

@@ -37,7 +37,7 @@ export function compareMarkdown(c: Comparison): string {
     if (!s || !base) continue;
     out.push(
       '',
-      `## ${loadText(level.load)}: ${cell(s.label)} against ${cell(base.label)}${level.partial ? ' (a level was cut short)' : ''}`,
+      `## ${loadText(level.load, level.lengths)}: ${cell(s.label)} against ${cell(base.label)}${level.partial ? ' (a level was cut short)' : ''}`,
       '',
     );
     out.push(

@@ -41,9 +41,10 @@ function conditionsOf(folder: RunFolder, level: LevelResult | undefined, many: b
       record.config.server.quantization ??
       record.config.server.dtype ??
       'model default',
+    // No GPU reported (attached to a remote server, no nvidia-smi) is unknown, not a difference.
     gpu: names.length
       ? `${gpus.length} × ${names.join(', ')}${gpus[0]?.driver ? ` (driver ${gpus[0].driver})` : ''}`
-      : 'none reported',
+      : undefined,
     inputLen: level?.inputLen,
     outputLen: level?.outputLen,
     diffusion: diffusionOf(folder, level) ?? 'none',
@@ -98,6 +99,7 @@ export function seriesFromRunFolder(folder: RunFolder, path: string): CompareSer
         figures: figuresFromBlocks(blocks, level.outputTokPerSec !== null),
         blocks,
         partial: level.partial,
+        lengths: [level.inputLen, level.outputLen],
       });
     });
     const first = folder.record.levels.find((l) => l.serverConfigIndex === config);

@@ -38,6 +38,8 @@ export interface CompareLevel {
   missingRequests?: Partial<Record<FigureKey, string>>;
   /** True when the level was cut short. */
   partial?: boolean;
+  /** Requested input and output tokens (run folders): a length sweep has several levels at one load. */
+  lengths?: [number, number];
 }
 
 /** The conditions a series was measured under (undefined = not recorded). */
@@ -84,7 +86,8 @@ export function noFigures(): LevelFigures {
   return { throughput: null, ttftP50: null, ttftP95: null, tpotP50: null, tpotP95: null, e2eP50: null, e2eP95: null };
 }
 
-/** "c=4" or "4 req/s". */
-export function loadText(load: LevelLoad): string {
-  return load.kind === 'rate' ? `${load.value} req/s` : `c=${load.value}`;
+/** "c=4" or "4 req/s", with the lengths where a series sweeps them. */
+export function loadText(load: LevelLoad, lengths?: [number, number]): string {
+  const at = load.kind === 'rate' ? `${load.value} req/s` : `c=${load.value}`;
+  return lengths ? `${at}, ${lengths[0]} in / ${lengths[1]} out` : at;
 }

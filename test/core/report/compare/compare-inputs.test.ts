@@ -69,6 +69,23 @@ describe('compare: servebench run folders', () => {
     expect(verdicts(c, 2).throughput).toBe('faster');
   });
 
+  it('matches levels by load and, where a run sweeps lengths, by lengths too', async () => {
+    const sweep = await slowedCopy(1, (r) => {
+      r.label = 'lengths';
+      // The two levels become one load at two output lengths.
+      r.levels[0]!.concurrency = 4;
+      r.levels[0]!.outputLen = 8;
+    });
+    made.push(sweep);
+    const c = compareSeries(await readCompareInputs([sweep, fixtureDir('closed')]));
+    expect(c.levels.map((l) => [l.load.value, l.lengths])).toEqual([[4, [32, 16]]]);
+    expect(c.unmatched).toEqual([
+      'concurrency 1 (32 in / 16 out): in closed, not in the baseline',
+      'concurrency 4 (32 in / 8 out): in the baseline, not in closed',
+    ]);
+    expect(compareMarkdown(c)).toContain('## c=4, 32 in / 16 out: closed against lengths');
+  });
+
   it('is reproducible: the same inputs give the same Markdown', async () => {
     const a = compareMarkdown(compareSeries(await readCompareInput(fixtureDir('sweep'))));
     const b = compareMarkdown(compareSeries(await readCompareInput(fixtureDir('sweep'))));
@@ -136,7 +153,7 @@ describe('compare: files of other tools', () => {
     expect(by.ttftP95!.why).toMatch(
       /vllm-summary recorded no TTFT p95 \(vllm bench serve writes p99 only unless --metric-percentiles names 95/,
     );
-    expect(c.unmatched).toEqual(['concurrency 1: only in vllm-detailed']);
+    expect(c.unmatched).toEqual(['concurrency 1: in the baseline, not in vllm-summary']);
   });
 
   it("reads SGLang's bench_serving JSONL (bare Infinity rate; --output-details on the second line only)", async () => {
