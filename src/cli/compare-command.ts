@@ -53,7 +53,9 @@ export async function compareCommand(argv: string[]): Promise<number> {
   if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0))
     throw new UserError(`--seed must be a whole number of 0 or more (got '${values.seed}')`);
   if (positionals.length < 1)
-    throw new UserError('give two or more run folders or result files, e.g. servebench compare runs/a runs/b (see --help)');
+    throw new UserError(
+      'give two or more run folders or result files, e.g. servebench compare runs/a runs/b (see --help)',
+    );
   const result = await renderComparison(positionals, format as CompareFormat, { seed });
   if (result.series < 2)
     throw new UserError(

@@ -2,7 +2,6 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,9 +9,9 @@ import { compareSeries } from '../../../../src/core/report/compare/compare.js';
 import { compareHtml } from '../../../../src/core/report/compare/html.js';
 import { readCompareInputs } from '../../../../src/core/report/compare/read-input.js';
 import { fixtureDir } from '../fixtures.js';
+import { CHROMIUM, CHROMIUM_ARGS, openOffline } from '../offline-page.js';
 import { compareFixtures, slowedCopy } from './helpers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium)
   console.warn(`skipping the comparison's browser test: ${CHROMIUM} is absent (apt-get install chromium)`);
@@ -32,7 +31,7 @@ describe.skipIf(!haveChromium)('the HTML comparison in headless Chromium', () =>
     });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+      args: CHROMIUM_ARGS,
     });
   }, 120_000);
 
@@ -50,19 +49,7 @@ describe.skipIf(!haveChromium)('the HTML comparison in headless Chromium', () =>
     const c = compareSeries(await readCompareInputs(inputs()));
     await writeFile(file, compareHtml(c, new Date('2026-12-01T12:00:00Z')));
     for (const scheme of ['light', 'dark'] as const) {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: scheme });
-      const outside: string[] = [];
-      const errors: string[] = [];
-      page.on('pageerror', (e) => errors.push(e.message));
-      await page.route('**/*', async (route) => {
-        const url = route.request().url();
-        if (url.startsWith('file:') || url.startsWith('data:')) await route.continue();
-        else {
-          outside.push(url);
-          await route.abort();
-        }
-      });
-      await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
+      const { page, outside, errors } = await openOffline(browser, file, scheme);
       const text = await page.locator('body').innerText();
       expect(text).toContain('Conditions');
       expect(text).toContain('95 % CI of the difference');
