@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixtureDir } from '../core/report/fixtures.js';
+import { FIXTURE_SECRETS, fixtureDir } from '../core/report/fixtures.js';
 
 const cli = new URL('../../bin/servebench.js', import.meta.url).pathname;
 const fixtures = new URL('../fixtures/compare/', import.meta.url).pathname;
@@ -28,6 +28,8 @@ describe('servebench compare', () => {
     expect(r.stdout).toMatch(/^# servebench compare: closed vs closed\.vllm/);
     expect(r.stdout).toContain('closed.vllm against closed: the same recorded conditions.');
     expect(r.stdout).not.toMatch(/\| (faster|slower) \|/);
+    // The closed run was given an API key and an HF token: neither reaches a comparison.
+    for (const secret of FIXTURE_SECRETS) expect(r.stdout).not.toContain(secret);
     // Seeded: the same command gives the same bytes; another seed other intervals.
     expect(run(['compare', fixtureDir('closed'), file, '--format', 'md', '--out', '-']).stdout).toBe(r.stdout);
     const other = run(['compare', fixtureDir('closed'), file, '--format', 'md', '--out', '-', '--seed', '7']);
