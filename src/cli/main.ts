@@ -11,6 +11,7 @@ Commands:
   gpu      list the GPUs and print one telemetry sample
   ui       serve the app to a browser on this machine (start runs, watch them live, open past runs)
   report   render a run folder as html, pdf, md, csv, json or vllm-json
+  compare  put runs and vllm/sglang result files side by side, with confidence intervals and verdicts
 
 Run 'servebench <command> --help' for the options of a command.
 Without a GPU, 'servebench run' uses the built-in simulator: its numbers are simulated.`;
@@ -23,6 +24,7 @@ const commands: Record<string, () => Promise<Command>> = {
   gpu: async () => (await import('./gpu-command.js')).gpuCommand,
   ui: async () => (await import('./ui-command.js')).uiCommand,
   report: async () => (await import('./report-command.js')).reportCommand,
+  compare: async () => (await import('./compare-command.js')).compareCommand,
 };
 
 /** Entry point: dispatches to a command and maps errors to one line and an exit code. */

@@ -11,8 +11,8 @@ import { htmlReport } from '../../../src/core/report/html.js';
 import { loadRunFolder } from '../../../src/core/report/load-run-folder.js';
 import { printPdfWithChromium } from '../../../src/core/report/pdf.js';
 import { FIXTURES, fixtureDir } from './fixtures.js';
+import { CHROMIUM, CHROMIUM_ARGS, openOffline } from './offline-page.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) console.warn(`skipping the report's browser test: ${CHROMIUM} is absent (apt-get install chromium)`);
 const shots = resolve(import.meta.dirname, '..', '..', '..', 'test-results');
@@ -35,7 +35,7 @@ describe.skipIf(!haveChromium)('the HTML report in headless Chromium', () => {
     tmp = await mkdtemp(join(tmpdir(), 'sb-report-html-'));
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+      args: CHROMIUM_ARGS,
     });
   }, 120_000);
 
@@ -48,19 +48,7 @@ describe.skipIf(!haveChromium)('the HTML report in headless Chromium', () => {
     const file = join(tmp, `${name}.html`);
     await writeFile(file, htmlReport(await loadRunFolder(fixtureDir(name))));
     for (const scheme of ['light', 'dark'] as const) {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme: scheme });
-      const outside: string[] = [];
-      const errors: string[] = [];
-      page.on('pageerror', (e) => errors.push(e.message));
-      await page.route('**/*', async (route) => {
-        const url = route.request().url();
-        if (url.startsWith('file:') || url.startsWith('data:')) await route.continue();
-        else {
-          outside.push(url);
-          await route.abort();
-        }
-      });
-      await page.goto(pathToFileURL(file).href, { waitUntil: 'load' });
+      const { page, outside, errors } = await openOffline(browser, file, scheme);
       const text = await page.locator('body').innerText();
       expect(text).toContain('Results');
       expect(text.length).toBeGreaterThan(1000);

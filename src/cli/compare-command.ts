@@ -1,0 +1,78 @@
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { UserError } from '../core/errors.js';
+import { COMPARE_FORMATS, renderComparison } from '../core/report/compare/index.js';
+import type { CompareFormat } from '../core/report/compare/index.js';
+import { BOOTSTRAP_SEED } from '../core/report/compare/statistics.js';
+
+const HELP = `Usage: servebench compare RUN_OR_FILE RUN_OR_FILE [...] [--format html|md] [--out FILE]
+
+Puts runs side by side: first what differs in their conditions (engine, model, quantization, GPU, lengths,
+diffusion parameters, servebench version, simulated), then per load both measured the ratio of output
+throughput and of TTFT/TPOT/E2E p50/p95 against the first input, with a 95 % confidence interval of the
+difference (block bootstrap: rounds, then requests within them; seeded) and a verdict: faster, slower, or
+no difference the data can show.
+
+Inputs: servebench run folders (a server sweep gives one series per configuration), result files of
+'vllm bench serve --save-result' (per-request intervals need --save-detailed) and SGLang bench_serving
+.jsonl files (per-request TTFT needs --output-details). Figures a file lacks are named, never made up.
+
+Options:
+  --format FORMAT  html (default; one offline file with overlaid charts) | md
+  --out FILE       where to write it (default compare.html / compare.md here); '-' writes to stdout
+  --seed N         bootstrap seed (default ${BOOTSTRAP_SEED}); the same inputs and seed give the same report
+  -h, --help       this help`;
+
+/** `servebench compare A B [...]`: one comparison report; exit 2 with one line for a bad input or option. */
+export async function compareCommand(argv: string[]): Promise<number> {
+  let values: { format?: string; out?: string; seed?: string; help?: boolean };
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        format: { type: 'string', short: 'f' },
+        out: { type: 'string', short: 'o' },
+        seed: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    throw new UserError(`${(error as Error).message.split('\n')[0]} (see 'servebench compare --help')`);
+  }
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  const format = values.format ?? 'html';
+  if (!(COMPARE_FORMATS as readonly string[]).includes(format))
+    throw new UserError(`--format must be one of ${COMPARE_FORMATS.join(', ')} (got '${format}')`);
+  const seed = values.seed === undefined ? undefined : Number(values.seed);
+  if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0))
+    throw new UserError(`--seed must be a whole number of 0 or more (got '${values.seed}')`);
+  if (positionals.length < 1)
+    throw new UserError(
+      'give two or more run folders or result files, e.g. servebench compare runs/a runs/b (see --help)',
+    );
+  const result = await renderComparison(positionals, format as CompareFormat, { seed });
+  if (result.series < 2)
+    throw new UserError(
+      'give two or more run folders or result files (one run folder is enough only for a server sweep)',
+    );
+  if (values.out === '-') {
+    process.stdout.write(result.text);
+    return 0;
+  }
+  const file = resolve(values.out ?? `compare.${format}`);
+  try {
+    await writeFile(file, result.text);
+  } catch (error) {
+    throw new UserError(
+      `cannot write ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): choose another --out`,
+    );
+  }
+  console.log(`${format} comparison of ${result.series} series (${result.levels} matching levels) written to ${file}`);
+  return 0;
+}

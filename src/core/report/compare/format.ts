@@ -1,0 +1,67 @@
+import type { Comparison, FigureComparison, LikeForLike } from './compare.js';
+import type { CompareSeries } from './types.js';
+
+/** A figure at readable precision: 1234, 12.3, 1.23. */
+export function fmtValue(v: number | null): string {
+  if (v === null || !Number.isFinite(v)) return '—';
+  const a = Math.abs(v);
+  if (a >= 100) return v.toFixed(0);
+  if (a >= 10) return v.toFixed(1);
+  if (a >= 1 || a === 0) return v.toFixed(2);
+  return String(Number(v.toPrecision(2)));
+}
+
+/** "1.23×". */
+export function fmtRatio(v: number | null): string {
+  return v === null || !Number.isFinite(v) ? '—' : `${v.toFixed(2)}×`;
+}
+
+/** "[-1.2, 3.4] ms". */
+export function fmtDiffCi(f: FigureComparison): string {
+  if (!f.interval) return '—';
+  const [lo, hi] = f.interval.diff;
+  return `[${lo >= 0 ? '+' : ''}${fmtValue(lo)}, ${hi >= 0 ? '+' : ''}${fmtValue(hi)}] ${f.unit}`;
+}
+
+/** "[0.91×, 1.10×]". */
+export function fmtRatioCi(f: FigureComparison): string {
+  const r = f.interval?.ratio;
+  return r ? `[${fmtRatio(r[0])}, ${fmtRatio(r[1])}]` : '—';
+}
+
+/** One sentence on how a series' conditions stand against the baseline's. */
+export function likeForLikeText(l: LikeForLike, s: CompareSeries, base: CompareSeries): string {
+  const unknown = l.unknown.length ? ` Not recorded on one side: ${l.unknown.join(', ')}.` : '';
+  if (l.differs.length === 0) return `${s.label} against ${base.label}: the same recorded conditions.${unknown}`;
+  if (l.likeForLike)
+    return `${s.label} against ${base.label}: like for like, differs only in ${l.differs[0]}.${unknown}`;
+  return `${s.label} against ${base.label}: NOT LIKE FOR LIKE, differs in ${l.differs.length} conditions (${l.differs.join(', ')}): a difference below may come from any of them.${unknown}`;
+}
+
+/** The one line under the title: what is compared with what. */
+export function baselineText(c: Comparison): string {
+  return `Baseline: ${c.series[0]?.label ?? '—'}. Ratios are series / baseline; verdicts are about the series. See "Method" for the intervals.`;
+}
+
+/** How the intervals were made, in one paragraph. */
+export function methodText(c: Comparison): string {
+  return (
+    `The 95 % confidence intervals come from a block bootstrap ` +
+    `(${c.replicates} replicates, seed ${c.seed}: the same inputs give the same intervals): each replicate draws a level's rounds ` +
+    'with replacement, then the requests within each drawn round. Throughput here is output tokens / the summed windows of the ' +
+    'level\'s complete rounds (vLLM\'s definition; servebench\'s own tables show the mean of the rounds, which can differ a little). Verdict: "faster" or "slower" when the interval of the difference excludes 0, ' +
+    'else "no difference the data can show". Files that carry only summaries get the ratio without an interval.'
+  );
+}
+
+/** Collects the reasons for a missing interval as numbered footnotes. */
+export class Footnotes {
+  readonly list: string[] = [];
+  /** The footnote number of a reason (added when new). */
+  ref(why: string): number {
+    const i = this.list.indexOf(why);
+    if (i >= 0) return i + 1;
+    this.list.push(why);
+    return this.list.length;
+  }
+}

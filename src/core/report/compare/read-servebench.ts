@@ -1,0 +1,115 @@
+import type { RequestRecord } from '../../../shared/request-record.js';
+import type { LevelResult } from '../../../shared/run-record.js';
+import { isCancelled, isMeasured, requestMetrics } from '../../metrics/request-metrics.js';
+import { variantLabel } from '../columns.js';
+import { diffusionText } from '../facts.js';
+import { requestsByLevel } from '../load-run-folder.js';
+import type { RunFolder } from '../load-run-folder.js';
+import { figuresFromBlocks } from './statistics.js';
+import type { CompareBlock, CompareLevel, CompareRequest, CompareSeries, Conditions } from './types.js';
+
+function toCompareRequest(r: RequestRecord): CompareRequest {
+  if (!r.ok) return { ttftMs: null, tpotMs: null, e2eMs: null, outTokens: 0 };
+  const m = requestMetrics(r);
+  return { ttftMs: m.ttftMs, tpotMs: m.tpotMs, e2eMs: m.e2eMs, outTokens: r.nOut };
+}
+
+/** The level's rounds as bootstrap blocks: complete rounds only, as the level's throughput uses (all when none is). */
+function blocksOf(level: LevelResult, requests: readonly RequestRecord[]): CompareBlock[] {
+  const complete = level.rounds.filter((r) => !r.partial);
+  const rounds = complete.length > 0 ? complete : level.rounds;
+  return rounds
+    .map((round) => ({
+      windowMs: round.windowMs,
+      requests: requests.filter((r) => r.round === round.round).map(toCompareRequest),
+    }))
+    .filter((b) => b.requests.length > 0);
+}
+
+function conditionsOf(folder: RunFolder, level: LevelResult | undefined, many: boolean): Conditions {
+  const record = folder.record;
+  const e = record.environment.engine;
+  const gpus = record.environment.gpus ?? [];
+  const names = [...new Set(gpus.map((g) => g.name).filter((n): n is string => !!n))];
+  const variantQuant = level?.serverVariant?.quantization;
+  return {
+    measuredBy: `servebench ${record.environment.servebenchVersion}`,
+    engine: `${e.kind}${e.version ? ` ${e.version}` : ''}`,
+    model: e.model ?? record.config.model ?? record.config.server.model,
+    quantization:
+      (typeof variantQuant === 'string' ? variantQuant : undefined) ??
+      record.config.server.quantization ??
+      record.config.server.dtype ??
+      'model default',
+    // No GPU reported (attached to a remote server, no nvidia-smi) is unknown, not a difference.
+    gpu: names.length
+      ? `${gpus.length} × ${names.join(', ')}${gpus[0]?.driver ? ` (driver ${gpus[0].driver})` : ''}`
+      : undefined,
+    inputLen: level?.inputLen,
+    outputLen: level?.outputLen,
+    diffusion: diffusionOf(folder, level) ?? 'none',
+    servebenchVersion: record.environment.servebenchVersion,
+    simulated: record.simulated,
+    serverConfig: many ? otherVariantText(level) : undefined,
+  };
+}
+
+/** The sweep's parameters not already shown as diffusion or quantization (a variant is counted once). */
+function otherVariantText(level: LevelResult | undefined): string | undefined {
+  const rest = Object.entries(level?.serverVariant ?? {}).filter(
+    ([k]) => !/diffusion|threshold|block|quantization/i.test(k),
+  );
+  return rest.length ? rest.map(([k, v]) => `${k}=${String(v)}`).join(' ') : undefined;
+}
+
+/** Diffusion parameters of one server configuration: the base ones with the variant's overrides. */
+function diffusionOf(folder: RunFolder, level: LevelResult | undefined): string | undefined {
+  const base = folder.record.config.server.diffusion;
+  const v = level?.serverVariant ?? {};
+  const overrides = Object.entries(v).filter(([k]) => /diffusion|threshold|block/i.test(k));
+  if (!base && overrides.length === 0) return diffusionText(folder.record);
+  const params: Record<string, string> = base
+    ? { algorithm: base.algorithm, block_size: String(base.blockSize), threshold: String(base.threshold) }
+    : {};
+  for (const [k, val] of overrides) {
+    const name = (k.split('.').pop() ?? k).replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase();
+    params[name] = String(val);
+  }
+  return Object.entries(params)
+    .map(([k, val]) => (k === 'algorithm' ? val : `${k} ${val}`))
+    .join(', ');
+}
+
+/** A run folder as compare series: one per server configuration (a server sweep gives several). */
+export function seriesFromRunFolder(folder: RunFolder, path: string): CompareSeries[] {
+  const byLevel = requestsByLevel(folder);
+  const configs = [...new Set(folder.record.levels.map((l) => l.serverConfigIndex))];
+  const many = configs.length > 1;
+  return configs.map((config) => {
+    const levels: CompareLevel[] = [];
+    folder.record.levels.forEach((level, i) => {
+      if (level.serverConfigIndex !== config) return;
+      const requests = (byLevel[i] ?? []).filter((r) => isMeasured(r) && !isCancelled(r));
+      const blocks = blocksOf(level, requests);
+      levels.push({
+        load:
+          level.rate !== undefined
+            ? { kind: 'rate', value: level.rate }
+            : { kind: 'concurrency', value: level.concurrency },
+        figures: figuresFromBlocks(blocks, level.outputTokPerSec !== null),
+        blocks,
+        partial: level.partial,
+        lengths: [level.inputLen, level.outputLen],
+      });
+    });
+    const first = folder.record.levels.find((l) => l.serverConfigIndex === config);
+    return {
+      label: many && first ? `${folder.record.label} [${variantLabel(first, true)}]` : folder.record.label,
+      source: 'servebench' as const,
+      path,
+      conditions: conditionsOf(folder, first, many),
+      levels,
+      notes: [...folder.notes],
+    };
+  });
+}

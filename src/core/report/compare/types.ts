@@ -1,0 +1,93 @@
+/** Where a compared series came from. */
+export type SourceKind = 'servebench' | 'vllm' | 'sglang';
+
+/** One request as compare needs it (ms; null where the request cannot define the figure). */
+export interface CompareRequest {
+  ttftMs: number | null;
+  tpotMs: number | null;
+  e2eMs: number | null;
+  /** Output tokens of a successful request, 0 for a failed one (throughput counts only what was delivered). */
+  outTokens: number;
+}
+
+/** A block of the block bootstrap: one round of a level (or a whole file's run when it knows no rounds). */
+export interface CompareBlock {
+  windowMs: number;
+  requests: CompareRequest[];
+}
+
+/** The figures compare puts side by side. */
+export type FigureKey = 'throughput' | 'ttftP50' | 'ttftP95' | 'tpotP50' | 'tpotP95' | 'e2eP50' | 'e2eP95';
+
+/** The summary figures of a level (null = not recorded by the tool that wrote it). */
+export type LevelFigures = Record<FigureKey, number | null>;
+
+/** The load a level ran at: the matching key between series. */
+export interface LevelLoad {
+  kind: 'concurrency' | 'rate';
+  value: number;
+}
+
+/** One level of one series. */
+export interface CompareLevel {
+  load: LevelLoad;
+  figures: LevelFigures;
+  /** Per-round requests for the bootstrap; absent when the file carries only summaries. */
+  blocks?: CompareBlock[];
+  /** Per figure, why the bootstrap cannot use per-request data (a file without per-request lists ...). */
+  missingRequests?: Partial<Record<FigureKey, string>>;
+  /** True when the level was cut short. */
+  partial?: boolean;
+  /** Requested input and output tokens (run folders): a length sweep has several levels at one load. */
+  lengths?: [number, number];
+}
+
+/** The conditions a series was measured under (undefined = not recorded). */
+export interface Conditions {
+  measuredBy: string;
+  engine?: string;
+  model?: string;
+  quantization?: string;
+  gpu?: string;
+  /** Mean (or requested) tokens in and out per request. */
+  inputLen?: number;
+  outputLen?: number;
+  diffusion?: string;
+  servebenchVersion?: string;
+  simulated?: boolean;
+  /** Server configuration of a server sweep. */
+  serverConfig?: string;
+}
+
+/** One series: a run folder (one per server configuration of a sweep) or one result file. */
+export interface CompareSeries {
+  label: string;
+  source: SourceKind;
+  path: string;
+  conditions: Conditions;
+  levels: CompareLevel[];
+  notes: string[];
+  /** Why a figure may be absent from this tool's files (named where one is). */
+  figureHint?: string;
+}
+
+export const FIGURES: ReadonlyArray<{ key: FigureKey; label: string; unit: string; higherIsBetter: boolean }> = [
+  { key: 'throughput', label: 'output throughput', unit: 'tok/s', higherIsBetter: true },
+  { key: 'ttftP50', label: 'TTFT p50', unit: 'ms', higherIsBetter: false },
+  { key: 'ttftP95', label: 'TTFT p95', unit: 'ms', higherIsBetter: false },
+  { key: 'tpotP50', label: 'TPOT p50', unit: 'ms', higherIsBetter: false },
+  { key: 'tpotP95', label: 'TPOT p95', unit: 'ms', higherIsBetter: false },
+  { key: 'e2eP50', label: 'E2E p50', unit: 'ms', higherIsBetter: false },
+  { key: 'e2eP95', label: 'E2E p95', unit: 'ms', higherIsBetter: false },
+];
+
+/** An all-null figure set. */
+export function noFigures(): LevelFigures {
+  return { throughput: null, ttftP50: null, ttftP95: null, tpotP50: null, tpotP95: null, e2eP50: null, e2eP95: null };
+}
+
+/** "c=4" or "4 req/s", with the lengths where a series sweeps them. */
+export function loadText(load: LevelLoad, lengths?: [number, number]): string {
+  const at = load.kind === 'rate' ? `${load.value} req/s` : `c=${load.value}`;
+  return lengths ? `${at}, ${lengths[0]} in / ${lengths[1]} out` : at;
+}
