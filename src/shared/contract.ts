@@ -15,6 +15,8 @@ export interface RunSummary {
   status: RunStatus;
   simulated: boolean;
   levels: number;
+  /** Set when the folder's run.json cannot be read (damaged, or from a newer servebench): why, in one line. */
+  unreadable?: string;
 }
 
 /** A ready-made server setup (resources/presets): its server fields fill the new-run form. */
