@@ -10,6 +10,8 @@ import type {
 import { runBenchmark, saveActiveRunsSync } from './benchmark.js';
 import type { BenchmarkDeps, BenchmarkResult } from './benchmark.js';
 import { UserError } from './errors.js';
+import { loadRunFolder } from './report/load-run-folder.js';
+import { findExporter, renderExport } from './report/registry.js';
 import { listRuns, loadRequests, loadRun, loadTelemetry } from './runs/run-store.js';
 import { benchSecretValues, redact, redactBenchConfig, redactEvent, redactRecord } from './servers/redact.js';
 
@@ -158,6 +160,15 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
     },
     async listPresets() {
       return (options.listPresets?.() ?? []).map((p) => (p.server ? { ...p, server: redact(p.server) } : p));
+    },
+    async exportRun(runId, format) {
+      if (lock?.run?.runId === runId)
+        throw new UserError(`run ${runId} is still going: export it once it has finished`);
+      const exporter = findExporter(format);
+      if (!exporter || exporter.binary)
+        throw new UserError(`cannot export ${format}: choose html, md, csv, json or vllm-json`);
+      const text = (await renderExport(exporter, await loadRunFolder(runDir(runId)))) as string;
+      return { format, fileName: `${runId}${exporter.extension}`, mediaType: exporter.mediaType, text };
     },
     async liveEvents() {
       return [...replay];
