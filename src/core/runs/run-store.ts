@@ -278,7 +278,8 @@ export async function listRuns(outDir: string): Promise<RunListing[]> {
       const r = await loadRun(dir);
       out.push({ dir, id: r.id, label: r.label, startedAt: r.startedAt, status: r.status, simulated: r.simulated, levels: r.levels.length });
     } catch (error) {
-      const why = error instanceof Error ? error.message : String(error);
+      // The list names the folder already: the reason need not repeat its path.
+      const why = (error instanceof Error ? error.message : String(error)).replace(`run.json in ${dir} `, 'run.json ');
       const startedAt = folderStart(name, info.mtime);
       out.push({ dir, id: name, label: name, startedAt, status: 'failed', simulated: false, levels: 0, unreadable: why });
     }

@@ -94,7 +94,7 @@ describe('reading run.json back (its schema)', () => {
     await mkdir(join(out, 'not-a-run'));
     const runs = await listRuns(out);
     expect(runs.map((r) => r.label)).toEqual([record.label, '20200102T030405Z-newer']);
-    expect(runs[1]!.unreadable).toMatch(/schemaVersion 7, written by a newer servebench/);
+    expect(runs[1]!.unreadable).toMatch(/^run\.json has schemaVersion 7, written by a newer servebench .*: update servebench to read it$/);
     expect(runs[1]!.startedAt).toBe('2020-01-02T03:04:05.000Z');
     expect(runs[0]!.unreadable).toBeUndefined();
   });
