@@ -1,14 +1,7 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 
-// Electron is not installed here (and tests never need it): a fake ipcMain records the handlers.
-const handlers = new Map<string, (event: unknown, ...args: unknown[]) => Promise<unknown>>();
-vi.mock('electron', () => ({
-  ipcMain: {
-    handle: (channel: string, fn: (event: unknown, ...args: unknown[]) => Promise<unknown>) =>
-      handlers.set(channel, fn),
-    removeHandler: (channel: string) => handlers.delete(channel),
-  },
-}));
+vi.mock('electron', () => import('./fake-ipc-main.js'));
+const { handlers } = await import('./fake-ipc-main.js');
 
 const { registerExportIpc } = await import('../../src/main/export-ipc.js');
 const { SAVE_EXPORT_CHANNEL } = await import('../../src/preload/bridge.js');
