@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { BenchConfigSchema } from '../shared/config.js';
 import type {
@@ -146,7 +147,10 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
     async getRun(runId) {
       try {
         // Folders written by older versions may hold secrets: redact on the way out too.
-        return redactRecord(await loadRun(runDir(runId)));
+        const dir = runDir(runId);
+        // A folder that is not there is "not found"; one that is there but unreadable says why (loadRun's line).
+        if (!(await stat(dir).catch(() => null))) throw new Error('not found');
+        return redactRecord(await loadRun(dir));
       } catch (error) {
         if (error instanceof UserError) throw error;
         throw new UserError(`run ${runId} not found in ${outDir}`);
