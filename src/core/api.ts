@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { BenchConfigSchema } from '../shared/config.js';
 import type {
@@ -10,6 +11,8 @@ import type {
 import { runBenchmark, saveActiveRunsSync } from './benchmark.js';
 import type { BenchmarkDeps, BenchmarkResult } from './benchmark.js';
 import { UserError } from './errors.js';
+import { loadRunFolder } from './report/load-run-folder.js';
+import { findExporter, renderExport } from './report/registry.js';
 import { listRuns, loadRequests, loadRun, loadTelemetry } from './runs/run-store.js';
 import { benchSecretValues, redact, redactBenchConfig, redactEvent, redactRecord } from './servers/redact.js';
 
@@ -144,7 +147,10 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
     async getRun(runId) {
       try {
         // Folders written by older versions may hold secrets: redact on the way out too.
-        return redactRecord(await loadRun(runDir(runId)));
+        const dir = runDir(runId);
+        // A folder that is not there is "not found"; one that is there but unreadable says why (loadRun's line).
+        if (!(await stat(dir).catch(() => null))) throw new Error('not found');
+        return redactRecord(await loadRun(dir));
       } catch (error) {
         if (error instanceof UserError) throw error;
         throw new UserError(`run ${runId} not found in ${outDir}`);
@@ -158,6 +164,15 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
     },
     async listPresets() {
       return (options.listPresets?.() ?? []).map((p) => (p.server ? { ...p, server: redact(p.server) } : p));
+    },
+    async exportRun(runId, format) {
+      if (lock?.run?.runId === runId)
+        throw new UserError(`run ${runId} is still going: export it once it has finished`);
+      const exporter = findExporter(format);
+      if (!exporter || exporter.binary)
+        throw new UserError(`cannot export ${format}: choose html, md, csv, json or vllm-json`);
+      const text = (await renderExport(exporter, await loadRunFolder(runDir(runId)))) as string;
+      return { format, fileName: `${runId}${exporter.extension}`, mediaType: exporter.mediaType, text };
     },
     async liveEvents() {
       return [...replay];

@@ -21,7 +21,7 @@ import { ServerApi } from './load/server-api.js';
 import { createWorkerExecutor } from './load/worker-executor.js';
 import { combineChecks, summarizeLevel } from './metrics/index.js';
 import { clientErrorFix, commonestError } from './metrics/error-summary.js';
-import { summaryCsv } from './report/summary-csv.js';
+import { renderSummaryCsv } from './report/registry.js';
 import { RUN_FILES, RunWriter, createRunDir } from './runs/run-store.js';
 import { diskErrorOf, type RunFs } from './runs/run-fs.js';
 import type { RunningServer, ServerFailure, StartServer } from './servers/types.js';
@@ -421,7 +421,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
   const server = serverCheck(serverFailure, record.simulated, serversStarted > 0, failure);
   if (server) record.checks.push(server);
   await writer.writeRecord(record);
-  await writer.writeText(RUN_FILES.summary, summaryCsv(record));
+  await writer.writeText(RUN_FILES.summary, await renderSummaryCsv(record));
   await writer.flush();
   activeRuns.delete(active);
   if (writer.fatal) [failure, failureExitCode] = [writer.failureLine(), 2];

@@ -1,14 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BrowserWindow, Menu, app, shell, utilityProcess } from 'electron';
+import { BrowserWindow, Menu, app, dialog, shell, utilityProcess } from 'electron';
 import type { EngineProcess } from './engine-client.js';
 import { createEngineClient } from './engine-client.js';
 import { RUNS_DIR_ENV } from './engine-protocol.js';
 import { EVENT_CHANNEL } from '../preload/bridge.js';
+import { registerExportIpc } from './export-ipc.js';
 import { registerContractIpc } from './ipc.js';
 import { installQuitGuard } from './lifecycle.js';
 import { menuTemplate } from './menu.js';
+import { printHtmlToPdf } from './print-pdf.js';
 import { createMainWindow } from './window.js';
 
 // Main stays thin: windows, menu, lifecycle. The engine lives in a utility process; ipc.ts relays the contract.
@@ -59,10 +61,18 @@ if (!app.requestSingleInstanceLock()) {
 
   void app.whenReady().then(() => {
     mkdirSync(runsDir, { recursive: true });
-    registerContractIpc({
+    const trusted = (event: Electron.IpcMainInvokeEvent): boolean => ours().some((wc) => wc.id === event.sender.id);
+    registerContractIpc({ engine, targets: ours, trusted });
+    registerExportIpc({
       engine,
-      targets: ours,
-      trusted: (event) => ours().some((wc) => wc.id === event.sender.id),
+      trusted,
+      printPdf: printHtmlToPdf,
+      choosePath: async (event, name) => {
+        const options = { defaultPath: join(app.getPath('downloads'), name) };
+        const win = BrowserWindow.fromWebContents(event.sender);
+        const chosen = win ? await dialog.showSaveDialog(win, options) : await dialog.showSaveDialog(options);
+        return chosen.canceled ? undefined : chosen.filePath;
+      },
     });
     Menu.setApplicationMenu(
       Menu.buildFromTemplate(

@@ -1,14 +1,18 @@
-import type { ContractEvent, ContractMethod } from '../shared/contract.js';
+import type { ContractEvent, ContractMethod, ExportFormat } from '../shared/contract.js';
 
 /** What preload exposes as `window.servebench`: the contract's calls and its events, nothing else. */
 export interface ServebenchBridge {
   call(method: ContractMethod, args: unknown[]): Promise<unknown>;
   /** Returns the function that unsubscribes. */
   onEvent(listener: (event: ContractEvent) => void): () => void;
+  /** Electron only: exports a finished run to a file the user picks in a save dialog (pdf printed by Chromium). */
+  saveExport?(runId: string, format: ExportFormat): Promise<{ saved: string | null }>;
 }
 
 /** IPC channel of one contract method (one ipcMain.handle each). */
 export const callChannel = (method: ContractMethod): string => `servebench:${method}`;
+/** IPC channel of Export in Electron: main shows the save dialog and writes the file. */
+export const SAVE_EXPORT_CHANNEL = 'servebench:save-export';
 /** IPC channel the main process pushes RunEvents on. */
 export const EVENT_CHANNEL = 'servebench:event';
 
@@ -28,5 +32,6 @@ export const BRIDGE_METHODS = Object.keys({
   getRequests: true,
   getTelemetry: true,
   listPresets: true,
+  exportRun: true,
   liveEvents: true,
 } satisfies Record<ContractMethod, true>) as ContractMethod[];

@@ -1,7 +1,7 @@
 import { contextBridge, ipcRenderer } from 'electron';
 import type { IpcRendererEvent } from 'electron';
-import type { ContractEvent, ContractMethod } from '../shared/contract.js';
-import { BRIDGE_METHODS, EVENT_CHANNEL, callChannel } from './bridge.js';
+import type { ContractEvent, ContractMethod, ExportFormat } from '../shared/contract.js';
+import { BRIDGE_METHODS, EVENT_CHANNEL, SAVE_EXPORT_CHANNEL, callChannel } from './bridge.js';
 import type { IpcOutcome, ServebenchBridge } from './bridge.js';
 
 // The renderer gets the contract and nothing else: no ipcRenderer, no Node.
@@ -18,6 +18,11 @@ const bridge: ServebenchBridge = {
     return () => {
       ipcRenderer.removeListener(EVENT_CHANNEL, handler);
     };
+  },
+  async saveExport(runId: string, format: ExportFormat) {
+    const outcome = (await ipcRenderer.invoke(SAVE_EXPORT_CHANNEL, runId, format)) as IpcOutcome;
+    if (!outcome.ok) throw new Error(outcome.error);
+    return outcome.result as { saved: string | null };
   },
 };
 

@@ -15,6 +15,8 @@ export interface RunSummary {
   status: RunStatus;
   simulated: boolean;
   levels: number;
+  /** Set when the folder's run.json cannot be read (damaged, or from a newer servebench): why, in one line. */
+  unreadable?: string;
 }
 
 /** A ready-made server setup (resources/presets): its server fields fill the new-run form. */
@@ -28,6 +30,30 @@ export interface PresetSummary {
 export interface RunTelemetry {
   gpu: GpuSample[];
   engine: EngineSample[];
+}
+
+/** What a finished run exports as (`servebench report --format` takes the same names). */
+export type ExportFormat = 'html' | 'pdf' | 'md' | 'csv' | 'json' | 'vllm-json';
+/** The formats the contract renders as text; pdf is the host printing the html (Electron's printToPDF, the browser's print). */
+export type TextExportFormat = Exclude<ExportFormat, 'pdf'>;
+
+/** The app's Export menu, in order, with the name people see. */
+export const EXPORT_CHOICES: readonly { format: ExportFormat; label: string }[] = [
+  { format: 'html', label: 'HTML report' },
+  { format: 'pdf', label: 'PDF' },
+  { format: 'md', label: 'Markdown' },
+  { format: 'csv', label: 'CSV (one row per level)' },
+  { format: 'json', label: 'JSON (the run record)' },
+  { format: 'vllm-json', label: 'vllm-json (vllm bench serve --save-result)' },
+];
+
+/** One export of a run, ready to save: secrets already removed. */
+export interface RunExport {
+  format: TextExportFormat;
+  /** A file name to offer, e.g. `20261130T094800Z-demo.html`. */
+  fileName: string;
+  mediaType: string;
+  text: string;
 }
 
 /** The run in progress, if any (one at a time: a GPU serves one benchmark). */
@@ -56,6 +82,11 @@ export interface ServebenchContract {
   getRequests(runId: string): Promise<RequestRecord[]>;
   getTelemetry(runId: string): Promise<RunTelemetry>;
   listPresets(): Promise<PresetSummary[]>;
+  /**
+   * A finished run rendered in one format from its folder (the same exporters as `servebench report`), with
+   * every secret removed. Rejects for the run in progress: its folder is not complete yet.
+   */
+  exportRun(runId: string, format: TextExportFormat): Promise<RunExport>;
   /**
    * The events of the run in progress so far, from its run-started (empty when none is going): a view
    * that opens or reloads mid-run folds them to rebuild its live run. Events pushed after the answer
@@ -90,6 +121,7 @@ export const contractArgs: { [K in ContractMethod]: z.ZodType<Parameters<Servebe
   getRequests: z.tuple([z.string().min(1)]),
   getTelemetry: z.tuple([z.string().min(1)]),
   listPresets: z.tuple([]),
+  exportRun: z.tuple([z.string().min(1), z.enum(['html', 'md', 'csv', 'json', 'vllm-json'])]),
   liveEvents: z.tuple([]),
 };
 

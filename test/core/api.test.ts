@@ -54,8 +54,15 @@ describe('servebench service (the contract the UI uses)', () => {
     const service = createServebenchService({ outDir: out, deps: { startServer: attach } });
     const run = await service.startRun({ ...small, concurrency: [1, 1, 1, 1], requestsPerRound: 50 });
     await expect(service.startRun(small)).rejects.toThrow(/still going/);
+    await expect(service.exportRun(run.runId, 'md')).rejects.toThrow(/still going: export it once it has finished$/);
     await service.cancelRun(run.runId);
     expect((await service.getRun(run.runId)).status).toBe('cancelled');
+    expect((await service.exportRun(run.runId, 'md')).text).toMatch(/^# servebench report: /);
+  });
+
+  it('says a run that is not there is not found', async () => {
+    const service = createServebenchService({ outDir: out, deps: { startServer: attach } });
+    await expect(service.getRun('20260101T000000Z-gone')).rejects.toThrow(/^run 20260101T000000Z-gone not found in /);
   });
 
   it('refuses run ids that would leave the runs folder', async () => {

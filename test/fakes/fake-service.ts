@@ -1,6 +1,14 @@
 import type { ServebenchService } from '../../src/core/api.js';
 import { UserError } from '../../src/core/errors.js';
-import type { ActiveRun, ContractEvent, PresetSummary, RunTelemetry, RunSummary } from '../../src/shared/contract.js';
+import type {
+  ActiveRun,
+  ContractEvent,
+  PresetSummary,
+  RunExport,
+  RunTelemetry,
+  RunSummary,
+  TextExportFormat,
+} from '../../src/shared/contract.js';
 import type { RunRecord } from '../../src/shared/run-record.js';
 import type { RequestRecord } from '../../src/shared/request-record.js';
 import { BenchConfigSchema } from '../../src/shared/config.js';
@@ -78,6 +86,10 @@ export class FakeService implements ServebenchService {
   async listPresets(): Promise<PresetSummary[]> {
     this.calls.push({ method: 'listPresets', args: [] });
     return this.presets;
+  }
+  async exportRun(runId: string, format: TextExportFormat): Promise<RunExport> {
+    this.calls.push({ method: 'exportRun', args: [runId, format] });
+    return { format, fileName: `${runId}.${format}`, mediaType: 'text/plain', text: `export of ${runId}` };
   }
   async liveEvents(): Promise<ContractEvent[]> {
     this.calls.push({ method: 'liveEvents', args: [] });

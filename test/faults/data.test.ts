@@ -262,7 +262,11 @@ const [python, out, recordFile, ignore] = process.argv.slice(2);
 const dir = await createRunDir(out, 'killed', new Date());
 const writer = new RunWriter(dir);
 await writer.writeRecord({ schemaVersion: 1, id: 'killed', label: 'killed', startedAt: new Date().toISOString(), finishedAt: null,
-  status: 'running', simulated: false, config: {}, environment: {}, clock: {}, levels: [], checks: [] });
+  status: 'running', simulated: false,
+  config: { concurrency: [1], inputLen: [8], outputLen: [8], rounds: 1, server: { engine: 'vllm' } },
+  environment: { host: { hostname: 'h', os: 'linux', cpus: 1, node: process.version }, servebenchVersion: '0.0.0',
+    engine: { kind: 'vllm', simulated: false } },
+  clock: { originMonoNs: '0', originWall: new Date().toISOString() }, levels: [], checks: [] });
 const manager = createServerManager({ pollMs: 50, grace: { interruptMs: 5000, terminateMs: 1000, killMs: 5000 } });
 const server = await manager.start(
   { engine: 'vllm', model: 'm', python, host: '127.0.0.1', port: 0, env: { FAKE_ENGINE_MODE: 'ok', FAKE_ENGINE_RECORD: recordFile, FAKE_ENGINE_IGNORE: ignore ?? '' },

@@ -2,15 +2,8 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ContractEvent } from '../../src/shared/contract.js';
 import { CONTRACT_METHODS } from '../../src/shared/contract.js';
 
-// Electron is not installed here (and tests never need it): a fake ipcMain records the handlers.
-const handlers = new Map<string, (event: unknown, ...args: unknown[]) => Promise<unknown>>();
-vi.mock('electron', () => ({
-  ipcMain: {
-    handle: (channel: string, fn: (event: unknown, ...args: unknown[]) => Promise<unknown>) =>
-      handlers.set(channel, fn),
-    removeHandler: (channel: string) => handlers.delete(channel),
-  },
-}));
+vi.mock('electron', () => import('./fake-ipc-main.js'));
+const { handlers } = await import('./fake-ipc-main.js');
 
 const { registerContractIpc } = await import('../../src/main/ipc.js');
 

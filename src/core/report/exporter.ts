@@ -1,7 +1,8 @@
+import type { ExportFormat } from '../../shared/contract.js';
 import type { RunFolder } from './load-run-folder.js';
 
-/** The formats `servebench report --format` takes. */
-export type ReportFormat = 'html' | 'pdf' | 'md' | 'csv' | 'json' | 'vllm-json';
+/** The formats `servebench report --format` takes (the app's Export menu has the same). */
+export type ReportFormat = ExportFormat;
 
 /** What an exporter may need besides the run folder. */
 export interface ExportContext {

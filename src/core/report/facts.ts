@@ -1,5 +1,5 @@
 import type { Check, RunRecord } from '../../shared/run-record.js';
-import { fmtFixed } from './columns.js';
+import { fmtFixed } from '../../shared/report-columns.js';
 
 /** A labelled fact of the headline or the environment section. */
 export interface Fact {

@@ -1,14 +1,12 @@
 import { readFile, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import type { ZodError } from 'zod';
 import type { ServerConfig } from '../../shared/config.js';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { RunRecord } from '../../shared/run-record.js';
 import type { ClientSample, EngineSample, GpuSample } from '../../shared/telemetry.js';
 import { UserError } from '../errors.js';
-import { RUN_FILES } from '../runs/run-store.js';
+import { RUN_FILES, loadRun } from '../runs/run-store.js';
 import { REDACTED, redact, redactLine, secretValues } from '../servers/redact.js';
-import { RUN_SCHEMA_VERSION, parseRunRecord } from './run-record-schema.js';
 
 /** A GPU or engine sample with the server configuration it was taken under (absent in older folders). */
 export type Tagged<T> = T & { serverConfigIndex?: number };
@@ -28,48 +26,9 @@ export interface RunFolder {
   notes: string[];
 }
 
-function zodProblem(error: ZodError): string {
-  const first = error.issues[0];
-  if (!first) return 'does not match the run record';
-  const where = first.path
-    .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
-    .join('')
-    .replace(/^\./, '');
-  const more = error.issues.length > 1 ? ` (first of ${error.issues.length} problems)` : '';
-  return `${where || 'top level'}: ${first.message}${more}`;
-}
-
 /** Reads and validates run.json: one clear line for a missing file, a damaged file or a newer servebench's file. */
-export async function readRunRecord(dir: string): Promise<RunRecord> {
-  const file = join(dir, RUN_FILES.record);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch {
-    throw new UserError(`no run.json in ${dir}: give a run folder (e.g. runs/20261130T094800Z-demo)`);
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
-    throw new UserError(
-      `run.json in ${dir} is damaged (not valid JSON: ${why}); restore it from a copy of the run folder`,
-    );
-  }
-  const version = (value as { schemaVersion?: unknown } | null)?.schemaVersion;
-  if (typeof version === 'number' && version > RUN_SCHEMA_VERSION) {
-    const by = (value as { environment?: { servebenchVersion?: unknown } }).environment?.servebenchVersion;
-    throw new UserError(
-      `run.json in ${dir} has schemaVersion ${version}, written by a newer servebench${typeof by === 'string' ? ` (${by})` : ''}: update servebench to read it`,
-    );
-  }
-  try {
-    return parseRunRecord(value);
-  } catch (error) {
-    const why = (error as ZodError).issues ? zodProblem(error as ZodError) : String(error);
-    throw new UserError(`run.json in ${dir} is damaged (${why}); restore it from a copy of the run folder`);
-  }
+export function readRunRecord(dir: string): Promise<RunRecord> {
+  return loadRun(dir);
 }
 
 async function readLines(file: string): Promise<string[]> {

@@ -1,6 +1,13 @@
 import type { Exporter } from './exporter.js';
-import { ARTICLE_COLUMNS, TELEMETRY_COLUMNS, cellText, levelRows, variantLabel, visibleColumns } from './columns.js';
-import type { Column, LevelRow } from './columns.js';
+import {
+  ARTICLE_COLUMNS,
+  TELEMETRY_COLUMNS,
+  cellText,
+  levelRows,
+  variantLabel,
+  visibleColumns,
+} from '../../shared/report-columns.js';
+import type { Column, LevelRow } from '../../shared/report-columns.js';
 import { costLines, environmentFacts, headlineFacts, sortedChecks } from './facts.js';
 import type { RunFolder } from './load-run-folder.js';
 

@@ -1,3 +1,4 @@
+import type { RunRecord } from '../../shared/run-record.js';
 import { scrubSecrets } from '../servers/redact.js';
 import { csvExporter } from './csv.js';
 import type { ExportContext, Exporter, ReportFormat } from './exporter.js';
@@ -34,4 +35,10 @@ export async function renderExport(
 ): Promise<string | Uint8Array> {
   const out = await exporter.render(folder, context);
   return typeof out === 'string' ? scrubSecrets(out, folder.secrets) : out;
+}
+
+/** summary.csv of a run as it ends: the registry's csv exporter, which needs the record alone. */
+export async function renderSummaryCsv(record: RunRecord): Promise<string> {
+  const folder: RunFolder = { dir: '', record, requests: [], gpu: [], engine: [], client: [], secrets: [], notes: [] };
+  return (await renderExport(findExporter('csv') ?? csvExporter, folder)) as string;
 }

@@ -1,5 +1,5 @@
 import type { RunRecord } from '../../shared/run-record.js';
-import { SUMMARY_CSV_COLUMNS, cellCsv, levelRows } from './columns.js';
+import { SUMMARY_CSV_COLUMNS, cellCsv, levelRows } from '../../shared/report-columns.js';
 
 function csvCell(value: string): string {
   return /[",\n\r]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;

@@ -1,7 +1,8 @@
 import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { RunRecord } from '../../shared/run-record.js';
+import { decodeRunJson } from '../../shared/run-record-schema.js';
 import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
 import {
   DiskError,
@@ -15,6 +16,7 @@ import {
 } from './run-fs.js';
 import { currentWriter, withLiveStatus } from './writer-identity.js';
 import { scrubSecrets } from '../servers/redact.js';
+import { UserError } from '../errors.js';
 
 /** The files of one run folder. */
 export const RUN_FILES = {
@@ -178,12 +180,22 @@ function recordText(record: RunRecord, pretty: boolean): string {
 }
 
 /**
- * Loads run.json from a run folder (or the file itself). A run marked 'running' whose writer process is
- * gone comes back 'interrupted'.
+ * Loads run.json from a run folder (or the file itself), validated by its schema: one clear line for a missing
+ * file, a damaged one or a newer servebench's. A run marked 'running' whose writer process is gone comes back
+ * 'interrupted'.
  */
 export async function loadRun(path: string): Promise<RunRecord> {
   const file = path.endsWith('.json') ? path : join(path, RUN_FILES.record);
-  return withLiveStatus(JSON.parse(await readFile(file, 'utf8')) as RunRecord);
+  const dir = dirname(file);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    throw new UserError(`no run.json in ${dir}: give a run folder (e.g. runs/20261130T094800Z-demo)`);
+  }
+  const decoded = decodeRunJson(text);
+  if ('problem' in decoded) throw new UserError(`run.json in ${dir} ${decoded.problem}`);
+  return withLiveStatus(decoded.record);
 }
 
 /** Loads requests.jsonl of a run folder. */
@@ -236,9 +248,20 @@ export interface RunListing {
   status: RunRecord['status'];
   simulated: boolean;
   levels: number;
+  /** Set when run.json is there but cannot be read (damaged, or from a newer servebench): why, in one line. */
+  unreadable?: string;
 }
 
-/** Lists the run folders under `outDir`, newest first; folders without a readable run.json are skipped. */
+/** When a folder was started, from its `20261130T094800Z-` name, else its modification time. */
+function folderStart(name: string, mtime: Date): string {
+  const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z/.exec(name);
+  return m ? `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}.000Z` : mtime.toISOString();
+}
+
+/**
+ * Lists the run folders under `outDir`, newest first. Folders without run.json are skipped; one whose run.json
+ * cannot be read is listed as unreadable, with the reason, so one bad folder never hides the others.
+ */
 export async function listRuns(outDir: string): Promise<RunListing[]> {
   let names: string[];
   try {
@@ -249,12 +272,16 @@ export async function listRuns(outDir: string): Promise<RunListing[]> {
   const out: RunListing[] = [];
   for (const name of names) {
     const dir = join(resolve(outDir), name);
+    const info = await stat(join(dir, RUN_FILES.record)).catch(() => null);
+    if (!info?.isFile()) continue;
     try {
-      if (!(await stat(dir)).isDirectory()) continue;
       const r = await loadRun(dir);
       out.push({ dir, id: r.id, label: r.label, startedAt: r.startedAt, status: r.status, simulated: r.simulated, levels: r.levels.length });
-    } catch {
-      // Not a run folder.
+    } catch (error) {
+      // The list names the folder already: the reason need not repeat its path.
+      const why = (error instanceof Error ? error.message : String(error)).replace(`run.json in ${dir} `, 'run.json ');
+      const startedAt = folderStart(name, info.mtime);
+      out.push({ dir, id: name, label: name, startedAt, status: 'failed', simulated: false, levels: 0, unreadable: why });
     }
   }
   return out.sort((a, b) => b.startedAt.localeCompare(a.startedAt));

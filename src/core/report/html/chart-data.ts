@@ -1,5 +1,5 @@
 import type { LevelResult, RunRecord, Summary } from '../../../shared/run-record.js';
-import { variantLabel } from '../columns.js';
+import { variantLabel } from '../../../shared/report-columns.js';
 import type { XyChart, XySeries } from './xy-chart.js';
 
 function groups(record: RunRecord): LevelResult[][] {

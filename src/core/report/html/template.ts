@@ -1,6 +1,13 @@
 import type { Check, RunRecord } from '../../../shared/run-record.js';
-import { ARTICLE_COLUMNS, TELEMETRY_COLUMNS, cellText, levelRows, variantLabel, visibleColumns } from '../columns.js';
-import type { Column, LevelRow } from '../columns.js';
+import {
+  ARTICLE_COLUMNS,
+  TELEMETRY_COLUMNS,
+  cellText,
+  levelRows,
+  variantLabel,
+  visibleColumns,
+} from '../../../shared/report-columns.js';
+import type { Column, LevelRow } from '../../../shared/report-columns.js';
 import { costLines, environmentFacts, headlineFacts, sortedChecks, verdict } from '../facts.js';
 import type { Fact } from '../facts.js';
 import { esc, scriptJson } from './escape.js';

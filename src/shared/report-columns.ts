@@ -1,4 +1,4 @@
-import type { LevelResult, RunRecord, Summary } from '../../shared/run-record.js';
+import type { LevelResult, RunRecord, Summary } from './run-record.js';
 
 /** One level of one run: what a table row is made from. */
 export interface LevelRow {
@@ -10,8 +10,10 @@ export interface LevelRow {
 export interface Column {
   /** Machine name (CSV header, JSON key). */
   key: string;
-  /** Header for people (HTML, Markdown, the CLI table). */
+  /** Header for people (the CLI table, the app, HTML, Markdown). */
   header: string;
+  /** Columns that share a group ("TTFT") may sit under one heading; the header minus the group names the column. */
+  group?: string;
   /** Unit shown under or after the header, if any. */
   unit?: string;
   /** The value itself (null = not measured / not applicable). */
@@ -79,9 +81,10 @@ const atUtil = (rows: readonly LevelRow[]): boolean =>
 const withSlo = (rows: readonly LevelRow[]): boolean =>
   rows.some((r) => r.level.goodput !== undefined && r.level.goodput !== null);
 
-const latency = (key: string, header: string, get: (l: LevelResult) => Summary, p: Pct): Column => ({
+const latency = (key: string, group: string, get: (l: LevelResult) => Summary, p: Pct): Column => ({
   key,
-  header,
+  header: `${group} ${p}`,
+  group,
   unit: 'ms',
   value: ({ level }) => pick(get(level), p),
   text: ({ level }) => fmtMs(pick(get(level), p)),
@@ -111,12 +114,12 @@ export const ARTICLE_COLUMNS: readonly Column[] = [
     text: ({ level }) =>
       (level.outputTokPerSec === null ? '—' : level.outputTokPerSec.toFixed(1)) + (level.partial ? '*' : ''),
   },
-  latency('ttft_p50_ms', 'TTFT p50', (l) => l.ttftMs, 'p50'),
-  latency('ttft_p95_ms', 'TTFT p95', (l) => l.ttftMs, 'p95'),
-  latency('tpot_p50_ms', 'TPOT p50', (l) => l.tpotMs, 'p50'),
-  latency('tpot_p95_ms', 'TPOT p95', (l) => l.tpotMs, 'p95'),
-  latency('e2e_p50_ms', 'E2E p50', (l) => l.e2eMs, 'p50'),
-  latency('e2e_p95_ms', 'E2E p95', (l) => l.e2eMs, 'p95'),
+  latency('ttft_p50_ms', 'TTFT', (l) => l.ttftMs, 'p50'),
+  latency('ttft_p95_ms', 'TTFT', (l) => l.ttftMs, 'p95'),
+  latency('tpot_p50_ms', 'TPOT', (l) => l.tpotMs, 'p50'),
+  latency('tpot_p95_ms', 'TPOT', (l) => l.tpotMs, 'p95'),
+  latency('e2e_p50_ms', 'E2E', (l) => l.e2eMs, 'p50'),
+  latency('e2e_p95_ms', 'E2E', (l) => l.e2eMs, 'p95'),
   {
     key: 'cost_per_m_output_usd',
     header: '$/1M out',
@@ -193,7 +196,7 @@ export const TELEMETRY_COLUMNS: readonly Column[] = [
   { key: 'server', header: 'server', value: ({ level }) => variantLabel(level, true), when: manyVariants },
   {
     key: 'load',
-    header: 'conc',
+    header: 'load',
     value: ({ level }) => level.rate ?? level.concurrency,
     text: ({ level }) => (level.rate !== undefined ? `${level.rate}/s` : String(level.concurrency)),
   },
@@ -237,6 +240,14 @@ export const TELEMETRY_COLUMNS: readonly Column[] = [
     header: 'thermal',
     value: (r) => tel(r)?.throttle.thermalFraction ?? null,
     text: (r) => share(tel(r)?.throttle.thermalFraction),
+  },
+  {
+    key: 'hw_slowdown_fraction',
+    header: 'HW slow',
+    value: (r) => tel(r)?.throttle.hwSlowdownFraction ?? null,
+    text: (r) => share(tel(r)?.throttle.hwSlowdownFraction),
+    // Rare and serious (a failing fan or power brake): a column only when some level saw it.
+    when: (rows) => rows.some((r) => (tel(r)?.throttle.hwSlowdownFraction ?? 0) > 0),
   },
   {
     key: 'power_cap_fraction',
@@ -290,4 +301,33 @@ export function cellCsv(column: Column, row: LevelRow): string {
     return column.digits === undefined ? String(v) : String(Number(v.toFixed(column.digits)));
   }
   return String(v);
+}
+
+/** A header cell of a two-row header: `span` 0 is a column without a group (both rows), else a group over `span` columns. */
+export interface HeadCell {
+  key: string;
+  label: string;
+  span: number;
+}
+
+/** Two header rows for tables that group columns ("TTFT (ms)" over "p50 p95"); the second row is empty when none is grouped. */
+export function columnHeads(columns: readonly Column[]): { top: HeadCell[]; sub: HeadCell[] } {
+  const top: HeadCell[] = [];
+  const sub: HeadCell[] = [];
+  const withUnit = (label: string, unit?: string): string => (unit ? `${label} (${unit})` : label);
+  for (const c of columns) {
+    if (!c.group) {
+      top.push({ key: c.key, label: withUnit(c.header, c.unit), span: 0 });
+      continue;
+    }
+    const last = top[top.length - 1];
+    if (last && last.span > 0 && last.key === `group:${c.group}`) last.span++;
+    else top.push({ key: `group:${c.group}`, label: withUnit(c.group, c.unit), span: 1 });
+    sub.push({
+      span: 1,
+      key: c.key,
+      label: c.header.startsWith(`${c.group} `) ? c.header.slice(c.group.length + 1) : c.header,
+    });
+  }
+  return { top, sub };
 }

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { RunRecord } from '../../shared/run-record.js';
+import type { ZodError } from 'zod';
+import type { RunRecord } from './run-record.js';
 
 // The run record's zod schema, for reading run.json back. Objects are loose: a field added later within
 // schemaVersion 1 ("add, never rename") must not make an older reader refuse the file.
-// Belongs in src/shared/ beside the RunRecord type once that file takes schemas.
 
 const num = z.number();
 const numOrNull = z.number().nullable();
@@ -156,7 +156,36 @@ export const RunRecordSchema = z.looseObject({
 /** The newest run.json layout this servebench reads. */
 export const RUN_SCHEMA_VERSION = 1;
 
-/** Parses an already-JSON-decoded run.json; throws the zod error when it does not fit. */
-export function parseRunRecord(value: unknown): RunRecord {
-  return RunRecordSchema.parse(value) as unknown as RunRecord;
+function zodProblem(error: ZodError): string {
+  const first = error.issues[0];
+  if (!first) return 'does not match the run record';
+  const where = first.path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+    .join('')
+    .replace(/^\./, '');
+  const more = error.issues.length > 1 ? ` (first of ${error.issues.length} problems)` : '';
+  return `${where || 'top level'}: ${first.message}${more}`;
+}
+
+/** run.json's text as a record, or what is wrong with it, to follow "run.json in DIR " in one line. */
+export function decodeRunJson(text: string): { record: RunRecord } | { problem: string } {
+  const restore = 'restore it from a copy of the run folder';
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return {
+      problem: `is damaged (not valid JSON: ${error instanceof Error ? error.message : String(error)}); ${restore}`,
+    };
+  }
+  const version = (value as { schemaVersion?: unknown } | null)?.schemaVersion;
+  if (typeof version === 'number' && version > RUN_SCHEMA_VERSION) {
+    const by = (value as { environment?: { servebenchVersion?: unknown } }).environment?.servebenchVersion;
+    return {
+      problem: `has schemaVersion ${version}, written by a newer servebench${typeof by === 'string' ? ` (${by})` : ''}: update servebench to read it`,
+    };
+  }
+  const parsed = RunRecordSchema.safeParse(value);
+  if (!parsed.success) return { problem: `is damaged (${zodProblem(parsed.error)}); ${restore}` };
+  return { record: parsed.data as unknown as RunRecord };
 }

@@ -1,0 +1,72 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { formatLevelTable } from '../../src/cli/format-table.js';
+import { ARTICLE_COLUMNS, cellText, columnHeads, levelRows, visibleColumns } from '../../src/shared/report-columns.js';
+import type { RunRecord } from '../../src/shared/run-record.js';
+
+const fixture = async (name: string): Promise<RunRecord> =>
+  JSON.parse(await readFile(join(__dirname, '..', 'fixtures', 'runs', name, 'run.json'), 'utf8')) as RunRecord;
+
+/** The table's cells, split where the padding is (two spaces or more; no cell holds two spaces). */
+const cells = (line: string): string[] => line.trim().split(/ {2,}/);
+
+describe('the CLI table (the shared column definitions)', () => {
+  it.each(['closed', 'open', 'cancelled', 'sweep', 'attach'])(
+    '%s: the same headers and cells as every other table',
+    async (name) => {
+      const record = await fixture(name);
+      const rows = levelRows(record);
+      const cols = visibleColumns(ARTICLE_COLUMNS, rows);
+      const lines = formatLevelTable(record).split('\n');
+      expect(lines).toHaveLength(rows.length + 1);
+      expect(cells(lines[0]!)).toEqual(
+        cols.map((c) => (c.unit && c.unit !== 'ms' ? `${c.header} (${c.unit})` : c.header)),
+      );
+      rows.forEach((row, i) => expect(cells(lines[i + 1]!)).toEqual(cols.map((c) => cellText(c, row))));
+    },
+  );
+
+  it('keeps its look: right-aligned, seconds past 1000 ms, * for a level cut short, — for no throughput', async () => {
+    const record = await fixture('closed');
+    const level = record.levels[0]!;
+    const slow: RunRecord = {
+      ...record,
+      levels: [
+        { ...level, e2eMs: { ...level.e2eMs, p50: 2070, p95: 2345.6 } },
+        { ...level, concurrency: 16, partial: true, outputTokPerSec: null },
+      ],
+    };
+    const [head, first, second] = formatLevelTable(slow).split('\n');
+    expect(head).toMatch(/^conc {2}out tok\/s {2}TTFT p50 {2}TTFT p95 .* E2E p50 {2}E2E p95 .* checks$/);
+    expect(first).toContain('2.07 s');
+    expect(first).toContain('2.35 s');
+    expect(second).toMatch(/^\s+16\s+—\*\s/);
+    // Every line but the last cell is padded to the same width.
+    expect(head!.indexOf('out tok/s') + 'out tok/s'.length).toBe(second!.indexOf('—*') + '—*'.length);
+  });
+
+  it('open loop shows the rate with its unit instead of the concurrency', async () => {
+    const head = formatLevelTable(await fixture('open')).split('\n')[0]!;
+    expect(head).toMatch(/^rate \(req\/s\) {2}out tok\/s/);
+    expect(head).not.toContain('conc');
+  });
+});
+
+describe('the app table header (columnHeads)', () => {
+  it('puts TTFT, TPOT and E2E over their percentiles and the rest across both rows', async () => {
+    const record = await fixture('closed');
+    const { top, sub } = columnHeads(visibleColumns(ARTICLE_COLUMNS, levelRows(record)));
+    expect(top.map((h) => [h.label, h.span])).toEqual([
+      ['conc', 0],
+      ['out tok/s', 0],
+      ['TTFT (ms)', 2],
+      ['TPOT (ms)', 2],
+      ['E2E (ms)', 2],
+      ['$/1M out', 0],
+      ['$/1M out at util.', 0],
+      ['checks', 0],
+    ]);
+    expect(sub.map((h) => h.label)).toEqual(['p50', 'p95', 'p50', 'p95', 'p50', 'p95']);
+  });
+});
