@@ -1,7 +1,7 @@
 import type { RequestRecord } from '../../../shared/request-record.js';
 import type { LevelResult } from '../../../shared/run-record.js';
 import { isCancelled, isMeasured, requestMetrics } from '../../metrics/request-metrics.js';
-import { variantLabel } from '../columns.js';
+import { variantLabel } from '../../../shared/report-columns.js';
 import { diffusionText } from '../facts.js';
 import { requestsByLevel } from '../load-run-folder.js';
 import type { RunFolder } from '../load-run-folder.js';
