@@ -140,7 +140,6 @@ export const FIELDS = [
     group: 'server',
     engines: HF,
     ui: 'text',
-    placeholder: 'python3',
   },
   {
     name: 'quantization',
@@ -182,7 +181,7 @@ export const FIELDS = [
     engines: [...HF, 'llamacpp'],
     sweep: true,
     ui: 'select',
-    placeholder: 'auto',
+    placeholder: 'engine default',
   },
   {
     name: 'tensorParallel',
@@ -282,7 +281,6 @@ export const FIELDS = [
     group: 'server',
     engines: LAUNCH,
     ui: 'text',
-    placeholder: '20m',
   },
   {
     name: 'host',
@@ -376,7 +374,6 @@ export const FIELDS = [
     group: 'diffusion',
     engines: HF,
     ui: 'text',
-    placeholder: 'LowConfidence',
   },
   {
     name: 'simProfile',
@@ -514,7 +511,6 @@ export const FIELDS = [
     label: 'Endpoint',
     group: 'load',
     ui: 'select',
-    placeholder: 'chat',
   },
   {
     name: 'apiKey',
@@ -652,7 +648,6 @@ export const FIELDS = [
     label: 'Request time-out (s)',
     group: 'load',
     ui: 'number',
-    placeholder: '300',
   },
   {
     name: 'uniquePrefix',
@@ -690,7 +685,6 @@ export const FIELDS = [
     label: 'Temperature',
     group: 'load',
     ui: 'number',
-    placeholder: '0',
   },
   {
     name: 'sloTtftMs',

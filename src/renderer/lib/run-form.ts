@@ -1,5 +1,5 @@
 import type { BenchConfigInput, EngineKind } from '../../shared/config.js';
-import { ENGINE_DESCRIPTIONS, describeEngine, modelProblem } from '../../shared/engines.js';
+import { ENGINE_DESCRIPTIONS, modelProblem } from '../../shared/engines.js';
 import {
   FIELDS,
   SWEEPABLE_FIELDS,
@@ -137,17 +137,24 @@ export function varyKeys(engine: EngineKind): FieldDescriptor[] {
   return SWEEPABLE_FIELDS.filter((f) => fieldApplies(f, engine));
 }
 
+/** The sweeps the form sends: rows with values, of settings the chosen engine has (others wait, hidden, like its fields). */
+export function varyRows(form: Pick<RunForm, 'engine' | 'vary'>): VaryRow[] {
+  const offered = varyKeys(form.engine).map((f) => f.flag);
+  return form.vary.filter((r) => offered.includes(r.key));
+}
+
+function varySpecs(form: Pick<RunForm, 'engine' | 'vary'>): Array<{ key: string; values: string[] }> {
+  return varyRows(form)
+    .filter((r) => r.values.trim() !== '')
+    .map((r) => ({ key: r.key, values: r.values.split(/[\s,]+/) }));
+}
+
 /** The server setups a form's sweeps make, each in words (`tp=2 · gpu-memory=0.8`), or what is wrong. */
 export function varyLevels(
   form: Pick<RunForm, 'engine' | 'vary'>,
 ): { ok: true; labels: string[] } | { ok: false; error: string } {
-  const specs = form.vary
-    .filter((r) => r.values.trim() !== '')
-    .map((r) => ({ key: r.key, values: r.values.split(/[\s,]+/) }));
+  const specs = varySpecs(form);
   if (specs.length === 0) return { ok: true, labels: [] };
-  const offered = varyKeys(form.engine).map((f) => f.flag);
-  const other = specs.find((s) => !offered.includes(s.key));
-  if (other) return { ok: false, error: `${other.key} is no setting of ${describeEngine(form.engine).name}` };
   const out = expandVary(specs);
   return out.ok
     ? { ok: true, labels: out.variants.map(describeVariant) }
@@ -204,12 +211,11 @@ export function buildConfig(form: RunForm, presetServer: PresetServer = {}): Bui
   }
   if (Object.keys(env).length > 0 && engine !== 'attach') server.env = env;
 
-  const specs = form.vary.filter((r) => r.values.trim() !== '');
+  const specs = varySpecs(form);
   if (specs.length > 0) {
-    const levels = varyLevels(form);
-    if (!levels.ok) return { ok: false, field: 'vary', error: levels.error };
-    const out = expandVary(specs.map((r) => ({ key: r.key, values: r.values.split(/[\s,]+/) })));
-    if (out.ok) config.serverVariants = out.variants;
+    const out = expandVary(specs);
+    if (!out.ok) return { ok: false, field: 'vary', error: `server sweep: ${out.error}` };
+    config.serverVariants = out.variants;
   }
 
   config.label = config.label ?? 'run';
