@@ -1,5 +1,6 @@
 import type { ParseArgsConfig } from 'node:util';
-import { fieldDefault, fieldText, parseFieldText, setPath, type FieldDescriptor } from '../shared/fields.js';
+import type { FieldDescriptor } from '../shared/fields.js';
+import { fieldDefault, fieldText, parseFieldText, setPath } from '../shared/field-values.js';
 import { UserError } from '../core/errors.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;

@@ -3,16 +3,8 @@ import type { ParseArgsConfig } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { BenchConfigSchema } from '../shared/config.js';
 import type { BenchConfig, BenchConfigInput } from '../shared/config.js';
-import {
-  FIELDS,
-  SWEEPABLE_FIELDS,
-  expandVary,
-  isServerField,
-  parseFieldText,
-  setPath,
-  type FieldDescriptor,
-  type FieldGroup,
-} from '../shared/fields.js';
+import { FIELDS, SWEEPABLE_FIELDS, isServerField, type FieldDescriptor, type FieldGroup } from '../shared/fields.js';
+import { expandVary, parseFieldText, setPath } from '../shared/field-values.js';
 import { splitCommandLine } from '../shared/command-line.js';
 import { UserError } from '../core/errors.js';
 import { applyFlags, fieldHelp, flagOptions, helpLine } from './field-flags.js';

@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { plainNumber } from '../shared/fields.js';
+import { plainNumber } from '../shared/field-values.js';
 import { UserError } from '../core/errors.js';
 import {
   applyOverrides,

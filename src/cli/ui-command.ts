@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createServebenchService } from '../core/api.js';
 import { defaultBenchmarkDeps } from '../core/default-deps.js';
-import { plainNumber } from '../shared/fields.js';
+import { plainNumber } from '../shared/field-values.js';
 import { UserError } from '../core/errors.js';
 import { packageRoot } from '../core/package-root.js';
 import { listPresets } from '../core/servers/presets.js';

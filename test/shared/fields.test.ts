@@ -20,12 +20,10 @@ import {
   FIELDS,
   SWEEPABLE_FIELDS,
   fieldApplies,
-  getPath,
   isServerField,
-  parseFieldText,
-  plainNumber,
   type FieldDescriptor,
 } from '../../src/shared/fields.js';
+import { getPath, parseFieldText, plainNumber } from '../../src/shared/field-values.js';
 import {
   ENGINE_PICKER,
   FORM_FIELDS,

@@ -3,19 +3,21 @@ import { ENGINE_DESCRIPTIONS, modelProblem } from '../../shared/engines.js';
 import {
   FIELDS,
   SWEEPABLE_FIELDS,
-  describeVariant,
-  durationMs,
-  expandVary,
   fieldApplies,
-  fieldDefault,
-  fieldText,
-  getPath,
   isServerField,
-  plainNumber,
-  setPath,
   type Field,
   type FieldDescriptor,
 } from '../../shared/fields.js';
+import {
+  describeVariant,
+  durationMs,
+  expandVary,
+  fieldDefault,
+  fieldText,
+  getPath,
+  plainNumber,
+  setPath,
+} from '../../shared/field-values.js';
 import { splitCommandLine } from '../../shared/command-line.js';
 import type { PresetSummary } from '../../shared/contract.js';
 
