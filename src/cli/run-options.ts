@@ -1,197 +1,76 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import type { ParseArgsConfig } from 'node:util';
 import { parse as parseYaml } from 'yaml';
-import { BenchConfigSchema, LIMITS, ServerConfigSchema } from '../shared/config.js';
+import { BenchConfigSchema } from '../shared/config.js';
 import type { BenchConfig, BenchConfigInput } from '../shared/config.js';
+import { FIELDS, SWEEPABLE_FIELDS, isServerField, type FieldDescriptor, type FieldGroup } from '../shared/fields.js';
+import { expandVary, parseFieldText, setPath } from '../shared/field-values.js';
+import { splitCommandLine } from '../shared/command-line.js';
 import { UserError } from '../core/errors.js';
-import { listProfiles } from '../core/sim/profile.js';
-import { loadPreset } from '../core/servers/presets.js';
-import { serverConfigFromFlags, serverOptions } from './server-options.js';
+import { applyFlags, fieldHelp, flagOptions, helpLine } from './field-flags.js';
+import { SERVER_FIELDS, serverConfigFromFlags, serverOptions } from './server-options.js';
+
+/** The load, cost, telemetry and output fields of the table. */
+export const BENCH_FIELDS: readonly FieldDescriptor[] = FIELDS.filter((f) => !isServerField(f));
 
 /** `servebench run` flags for the load and the report (server flags come from server-options). */
 export const benchOptions = {
-  url: { type: 'string' },
-  api: { type: 'string' },
-  'api-key': { type: 'string' },
-  concurrency: { type: 'string' },
-  'input-len': { type: 'string' },
-  'output-len': { type: 'string' },
-  rounds: { type: 'string' },
-  'requests-per-round': { type: 'string' },
-  warmup: { type: 'string' },
-  'no-warmup': { type: 'boolean' },
-  rate: { type: 'string' },
-  'max-concurrency': { type: 'string' },
-  timeout: { type: 'string' },
-  'gpu-price-per-hour': { type: 'string' },
-  utilization: { type: 'string' },
-  'slo-ttft-ms': { type: 'string' },
-  'slo-tpot-ms': { type: 'string' },
-  'slo-e2e-ms': { type: 'string' },
-  'no-unique-prefix': { type: 'boolean' },
-  'allow-eos': { type: 'boolean' },
-  temperature: { type: 'string' },
-  'client-workers': { type: 'string' },
-  'telemetry-interval': { type: 'string' },
-  'nvidia-smi': { type: 'string' },
-  'dcgm-url': { type: 'string' },
-  'cool-down-to': { type: 'string' },
+  ...flagOptions(BENCH_FIELDS),
   vary: { type: 'string', multiple: true },
-  'sim-profile': { type: 'string' },
-  out: { type: 'string' },
-  label: { type: 'string' },
   config: { type: 'string' },
   verbose: { type: 'boolean', short: 'v' },
   help: { type: 'boolean', short: 'h' },
-} as const satisfies NonNullable<ParseArgsConfig['options']>;
+} satisfies NonNullable<ParseArgsConfig['options']>;
 
 /** All `servebench run` options. */
-export const runOptions = { ...serverOptions, ...benchOptions } as const;
+export const runOptions = { ...serverOptions, ...benchOptions } satisfies NonNullable<ParseArgsConfig['options']>;
+
+/** The `--vary` keys: the flags of the sweepable fields. */
+export const VARY_KEYS: readonly string[] = SWEEPABLE_FIELDS.map((f) => f.flag);
+
+const section = (group: FieldGroup): string => fieldHelp(BENCH_FIELDS.filter((f) => f.group === group));
 
 export const BENCH_OPTIONS_HELP = `Load:
-  --url URL                    benchmark a server that is already running (no launch); without it
-                               servebench launches --engine (default: the built-in simulator)
-  --api chat|completions       endpoint to load (default chat)
-  --api-key KEY                bearer token (or env SERVEBENCH_API_KEY / OPENAI_API_KEY); never written to disk
-  --concurrency 1,2,4,8,16     closed-loop levels: exactly C requests in flight
-  --rate 2,4,8                 open-loop levels instead: Poisson arrivals (req/s); --max-concurrency caps in-flight
-  --input-len 512[,2048]       prompt tokens, exact (calibrated with the server's tokenizer)
-  --output-len 256[,1024]      output tokens, forced with max_tokens = min_tokens and ignore_eos
-  --rounds 3                   rounds per level (spread over 15 % fails a check)
-  --requests-per-round N       default max(8, 4 x concurrency)
-  --warmup N | --no-warmup     warm-up requests per level, discarded (default = concurrency)
-  --timeout S                  per-request time-out in seconds (default 300)
-  --no-unique-prefix           same prompt for all requests: measures the prefix-cached case
-  --allow-eos                  let the model stop early (no ignore_eos)
-  --temperature T              sampling temperature (default 0)
-  --slo-ttft-ms, --slo-tpot-ms, --slo-e2e-ms   service-level objectives: goodput = share meeting all
-  --sim-profile NAME           simulator profile (resources/sim-profiles: h200-llama8b-bf16, rtx4080-llama8b-int4,
-                               h200-dllm-block, thermal-throttle-demo, power-capped, instant)
-  --vary KEY=V1,V2             server sweep: restart the server for each value (threshold, block-size,
-                               quantization, dtype, kv-cache-dtype, max-seqs, gpu-memory, max-model-len, tp), repeatable
+${section('load')}
+${helpLine('--vary KEY=V1,V2', `server sweep: restart the server for each value (${VARY_KEYS.join(', ')}), repeatable`)}
 Cost:
-  --gpu-price-per-hour USD     price of the GPU(s); gives cost per 1M output tokens
-  --utilization U              average utilisation (0-1] to discount the peak cost by
+${section('cost')}
 Telemetry:
-  --telemetry-interval MS      nvidia-smi sampling interval (default 500)
-  --nvidia-smi PATH            nvidia-smi to use (or env SERVEBENCH_NVIDIA_SMI)
-  --dcgm-url URL               DCGM exporter of a remote GPU (attach mode)
-  --cool-down-to C             before each level wait until the GPU is idle and at or below C degrees
-  --client-workers N           load-generator worker threads (default: 0; cores/4, at most 4, when a level
-                               reaches 128 concurrent requests on a machine with 8 or more cores)
+${section('telemetry')}
 Output:
-  --out DIR                    parent folder of run folders (default ./runs)
-  --label NAME                 run label (part of the folder name)
-  --config FILE                YAML with the same fields (camelCase or flag names); flags win
-  -v, --verbose                show the server's log lines`;
+${section('output')}
+${helpLine('--config FILE', 'YAML with the same fields (camelCase or flag names); flags win')}
+${helpLine('-v, --verbose', "show the server's log lines")}`;
 
 type Values = Record<string, unknown>;
-
-const INTEGER = /^\d+$/;
-const DECIMAL = /^(\d+(\.\d*)?|\.\d+)$/;
-
-/** A number written plainly: digits (and a decimal point when allowed); no 1e3, 0x10, Infinity or signs. */
-function strictNumber(text: string, integer: boolean): number {
-  return (integer ? INTEGER : DECIMAL).test(text) ? Number(text) : Number.NaN;
-}
-
-/** Limit of a flag, when it has one: the flag's bound and why. */
-const FLAG_LIMIT: Record<string, keyof typeof LIMITS> = {
-  concurrency: 'concurrency',
-  'max-concurrency': 'concurrency',
-  rate: 'rate',
-  'input-len': 'tokens',
-  'output-len': 'tokens',
-  rounds: 'rounds',
-  'requests-per-round': 'requestsPerRound',
-  warmup: 'warmup',
-  'client-workers': 'clientWorkers',
-  'telemetry-interval': 'telemetryIntervalMs',
-};
-
-function checkLimit(n: number, flag: string, text: string): void {
-  const key = FLAG_LIMIT[flag];
-  if (!key || n <= LIMITS[key].max) return;
-  throw new UserError(
-    `--${flag} ${text} is too large: at most ${LIMITS[key].max.toLocaleString('en-US')} (${LIMITS[key].why})`,
-  );
-}
-
-function numberList(text: string, flag: string, integer: boolean): number[] {
-  const parts = text
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
-  const nums = parts.map((p) => strictNumber(p, integer));
-  if (parts.length === 0 || nums.some((n) => !Number.isFinite(n) || n <= 0 || (integer && !Number.isSafeInteger(n)))) {
-    throw new UserError(
-      `--${flag} must be a comma-separated list of positive ${integer ? 'integers' : 'numbers'} written plainly (got '${text}')`,
-    );
-  }
-  nums.forEach((n, i) => checkLimit(n, flag, parts[i] as string));
-  return nums;
-}
-
-function positive(text: string, flag: string, integer: boolean, allowZero = false): number {
-  const n = strictNumber(text, integer);
-  if (!Number.isFinite(n) || n < 0 || (!allowZero && n === 0) || (integer && !Number.isSafeInteger(n))) {
-    throw new UserError(
-      `--${flag} must be a ${allowZero ? 'non-negative' : 'positive'} ${integer ? 'integer' : 'number'} written plainly (got '${text}')`,
-    );
-  }
-  checkLimit(n, flag, text);
-  return n;
-}
-
-const VARY_KEYS: Record<string, (v: string) => Record<string, unknown>> = {
-  threshold: (v) => ({ diffusion: { threshold: Number(v) } }),
-  'block-size': (v) => ({ diffusion: { blockSize: Number(v) } }),
-  quantization: (v) => ({ quantization: v }),
-  dtype: (v) => ({ dtype: v }),
-  'kv-cache-dtype': (v) => ({ kvCacheDtype: v }),
-  'max-seqs': (v) => ({ maxSeqs: Number(v) }),
-  'gpu-memory': (v) => ({ gpuMemoryFraction: Number(v) }),
-  'max-model-len': (v) => ({ maxModelLen: Number(v) }),
-  tp: (v) => ({ tensorParallel: Number(v) }),
-};
-
-function mergeDeep(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
-  const out = { ...a };
-  for (const [k, v] of Object.entries(b)) {
-    const cur = out[k];
-    out[k] =
-      v && typeof v === 'object' && cur && typeof cur === 'object' ? { ...(cur as object), ...(v as object) } : v;
-  }
-  return out;
-}
 
 /** --vary KEY=V1,V2 (repeatable) -> the cartesian product of server variants. */
 export function parseVary(specs: string[]): Array<Record<string, unknown>> | undefined {
   if (specs.length === 0) return undefined;
-  let variants: Array<Record<string, unknown>> = [{}];
-  for (const spec of specs) {
+  const parsed = specs.map((spec) => {
     const eq = spec.indexOf('=');
     const key = eq > 0 ? spec.slice(0, eq) : spec;
-    const make = VARY_KEYS[key];
-    if (!make || eq < 0) {
-      throw new UserError(
-        `--vary must be KEY=V1,V2 with KEY one of ${Object.keys(VARY_KEYS).join(', ')} (got '${spec}')`,
-      );
+    if (eq < 0 || !VARY_KEYS.includes(key)) {
+      throw new UserError(`--vary must be KEY=V1,V2 with KEY one of ${VARY_KEYS.join(', ')} (got '${spec}')`);
     }
-    const values = spec
-      .slice(eq + 1)
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    if (values.length === 0) throw new UserError(`--vary ${key}= needs at least one value`);
-    variants = variants.flatMap((v) => values.map((value) => mergeDeep(v, make(value))));
-  }
-  return variants;
+    return { key, values: spec.slice(eq + 1).split(',') };
+  });
+  const result = expandVary(parsed);
+  if (!result.ok) throw new UserError(`--vary ${result.error}`);
+  return result.variants;
 }
 
-// A misspelt key must not silently run the default sweep.
-const TOP_KEYS = [...Object.keys(BenchConfigSchema.shape), 'url'];
-const SERVER_KEYS = Object.keys(ServerConfigSchema.shape);
+// A misspelt key must not silently run the default sweep. Known keys: the table's config keys, the
+// structural ones below, and every field's flag name (its value then read like the flag's).
+/** Top-level config keys that are no field of their own: the server section, sweeps, and the load's seed. */
+const STRUCTURAL_TOP_KEYS = ['server', 'serverVariants', 'seed', 'model', 'url'];
+/** Server keys set through another field's flag (--server-arg goes to simArgs for the simulator). */
+const STRUCTURAL_SERVER_KEYS = ['simArgs'];
+const topKey = (f: FieldDescriptor): string => f.path.split('.')[0] as string;
+const serverKey = (f: FieldDescriptor): string => f.path.split('.')[1] as string;
+/** The config keys a YAML file may use at the top level and in its server section. */
+export const TOP_KEYS = [...new Set([...BENCH_FIELDS.map(topKey), ...STRUCTURAL_TOP_KEYS])];
+export const SERVER_KEYS = [...new Set([...SERVER_FIELDS.map(serverKey), ...STRUCTURAL_SERVER_KEYS])];
 
 function distance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -207,13 +86,73 @@ function distance(a: string, b: string): number {
   return row[b.length] as number;
 }
 
-function checkKnown(key: string, shown: string, known: string[], path: string): void {
-  if (known.includes(key)) return;
+function unknownField(key: string, shown: string, known: string[], path: string, serverHint: boolean): UserError {
   const near = known
     .map((k) => [k, distance(key.toLowerCase(), k.toLowerCase())] as const)
     .sort((x, y) => x[1] - y[1])[0];
-  const hint = near && near[1] <= 3 ? ` (did you mean '${near[0]}'?)` : '';
-  throw new UserError(`--config ${path}: unknown field '${shown}'${hint}`);
+  const hint = serverHint
+    ? ' (a server setting: put it under server:)'
+    : near && near[1] <= 3
+      ? ` (did you mean '${near[0]}'?)`
+      : '';
+  return new UserError(`--config ${path}: unknown field '${shown}'${hint}`);
+}
+
+/** A field's value from a YAML key written as its flag name: read like the flag. */
+function flagKeyValue(f: FieldDescriptor, flag: string, v: unknown, path: string): unknown {
+  const bad = (error: string): UserError => new UserError(`--config ${path}: ${flag} ${error}`);
+  if (f.type === 'switch' || flag === f.off) {
+    if (typeof v !== 'boolean') throw bad('must be true or false');
+    if (flag === f.off) return v ? (f.type === 'switch' ? false : 0) : undefined;
+    return v ? (f.sets ?? true) : !(f.sets ?? true);
+  }
+  if (f.type === 'args' || f.type === 'command') return typeof v === 'string' ? splitCommandLine(v) : v;
+  if (f.type === 'env' || f.type === 'engine') return v;
+  const text = Array.isArray(v) ? v.map(String).join(',') : String(v);
+  const parsed = parseFieldText(f, text);
+  if (!parsed.ok) throw bad(parsed.error);
+  return parsed.value;
+}
+
+/** A list field's YAML value: `"1,8"` read like its flag, a number as a list of one, a list as it is. */
+function listValue(f: FieldDescriptor | undefined, key: string, v: unknown, path: string): unknown {
+  if (!f || (f.type !== 'int-list' && f.type !== 'number-list')) return v;
+  if (typeof v === 'number') return [v];
+  if (typeof v !== 'string') return v;
+  const parsed = parseFieldText(f, v);
+  if (!parsed.ok) throw new UserError(`--config ${path}: ${key} ${parsed.error}`);
+  return parsed.value;
+}
+
+/** Reads one section (top level or server) key by key: config keys as they are, flag names like their flags. */
+function readSection(
+  data: Record<string, unknown>,
+  fields: readonly FieldDescriptor[],
+  known: string[],
+  root: string,
+  path: string,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(data)) {
+    const key = camel(k);
+    const byFlag = fields.find((f) => f.flag === k || f.off === k);
+    if (known.includes(key)) {
+      out[key] = listValue(
+        fields.find((f) => f.path === `${root}${key}`),
+        k,
+        v,
+        path,
+      );
+    } else if (byFlag) {
+      const value = flagKeyValue(byFlag, k, v, path);
+      if (value !== undefined) setPath(out, byFlag.path.slice(root.length), value);
+    } else {
+      const shown = root ? `server.${k}` : k;
+      const isServer = !root && SERVER_FIELDS.some((f) => f.flag === k || serverKey(f) === key);
+      throw unknownField(key, shown, known, path, isServer);
+    }
+  }
+  return out;
 }
 
 function camel(key: string): string {
@@ -266,18 +205,10 @@ export function readConfigFile(path: string): Record<string, unknown> {
   if (data === null || data === undefined) return {};
   if (typeof data !== 'object' || Array.isArray(data))
     throw new UserError(`--config ${path} must be a YAML mapping of fields`);
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(data as Record<string, unknown>)) {
-    const key = camel(k);
-    checkKnown(key, k, TOP_KEYS, path);
-    if (key === 'server' && v && typeof v === 'object' && !Array.isArray(v)) {
-      for (const sk of Object.keys(v)) checkKnown(camel(sk), `server.${sk}`, SERVER_KEYS, path);
-    }
-    if (['concurrency', 'inputLen', 'outputLen', 'rate'].includes(key)) {
-      out[key] = typeof v === 'string' ? numberList(v, k, key !== 'rate') : typeof v === 'number' ? [v] : v;
-    } else {
-      out[key] = v;
-    }
+  const out = readSection(data as Record<string, unknown>, BENCH_FIELDS, TOP_KEYS, '', path);
+  const server = out.server;
+  if (server && typeof server === 'object' && !Array.isArray(server)) {
+    out.server = readSection(server as Record<string, unknown>, SERVER_FIELDS, SERVER_KEYS, 'server.', path);
   }
   return out;
 }
@@ -294,85 +225,11 @@ function formatZodPath(path: PropertyKey[]): string {
 export function benchConfigFromFlags(values: Values, env: NodeJS.ProcessEnv = process.env): BenchConfig {
   const file = typeof values.config === 'string' ? readConfigFile(values.config) : {};
   const input: Record<string, unknown> = { ...file };
-  const s = (flag: string): string | undefined => {
-    const v = values[flag];
-    if (v === undefined) return undefined;
-    if (typeof v !== 'string' || v.trim() === '') throw new UserError(`--${flag} needs a value`);
-    return v.trim();
-  };
-  const api = s('api');
-  if (api !== undefined) {
-    if (api !== 'chat' && api !== 'completions')
-      throw new UserError(`--api must be chat or completions (got '${api}')`);
-    input.api = api;
+  applyFlags(values, BENCH_FIELDS, input);
+  if (values['api-key'] === undefined) {
+    const fromEnv = env.SERVEBENCH_API_KEY ?? env.OPENAI_API_KEY;
+    if (fromEnv) input.apiKey = fromEnv;
   }
-  const lists: Array<[string, string, boolean]> = [
-    ['concurrency', 'concurrency', true],
-    ['input-len', 'inputLen', true],
-    ['output-len', 'outputLen', true],
-    ['rate', 'rate', false],
-  ];
-  for (const [flag, key, integer] of lists) {
-    const v = s(flag);
-    if (v !== undefined) input[key] = numberList(v, flag, integer);
-  }
-  const ints: Array<[string, string, boolean]> = [
-    ['rounds', 'rounds', false],
-    ['requests-per-round', 'requestsPerRound', false],
-    ['warmup', 'warmup', true],
-    ['max-concurrency', 'maxConcurrency', false],
-    ['client-workers', 'clientWorkers', true],
-    ['telemetry-interval', 'telemetryIntervalMs', false],
-  ];
-  for (const [flag, key, zero] of ints) {
-    const v = s(flag);
-    if (v !== undefined) input[key] = positive(v, flag, true, zero);
-  }
-  if (values['no-warmup'] === true) input.warmup = 0;
-  const timeout = s('timeout');
-  if (timeout !== undefined) {
-    const seconds = positive(timeout, 'timeout', false);
-    if (seconds * 1000 > LIMITS.timeoutMs.max)
-      throw new UserError(
-        `--timeout ${timeout} is too large: at most ${LIMITS.timeoutMs.max / 1000} s (${LIMITS.timeoutMs.why})`,
-      );
-    input.timeoutMs = Math.max(1, Math.round(seconds * 1000));
-  }
-  const price = s('gpu-price-per-hour');
-  if (price !== undefined) input.gpuPricePerHour = positive(price, 'gpu-price-per-hour', false);
-  const util = s('utilization');
-  if (util !== undefined) {
-    const u = positive(util, 'utilization', false);
-    if (u > 1) throw new UserError(`--utilization is a fraction in (0, 1], e.g. 0.6 (got '${util}')`);
-    input.utilization = u;
-  }
-  const temperature = s('temperature');
-  if (temperature !== undefined) input.temperature = positive(temperature, 'temperature', false, true);
-  const cool = s('cool-down-to');
-  if (cool !== undefined) input.coolDownToC = positive(cool, 'cool-down-to', false);
-  const slo: Record<string, number> = { ...((file.slo as Record<string, number> | undefined) ?? {}) };
-  for (const [flag, key] of [
-    ['slo-ttft-ms', 'ttftMs'],
-    ['slo-tpot-ms', 'tpotMs'],
-    ['slo-e2e-ms', 'e2eMs'],
-  ] as const) {
-    const v = s(flag);
-    if (v !== undefined) slo[key] = positive(v, flag, false);
-  }
-  if (Object.keys(slo).length > 0) input.slo = slo;
-  if (values['no-unique-prefix'] === true) input.uniquePrefix = false;
-  if (values['allow-eos'] === true) input.ignoreEos = false;
-  for (const [flag, key] of [
-    ['out', 'out'],
-    ['label', 'label'],
-    ['nvidia-smi', 'nvidiaSmi'],
-    ['dcgm-url', 'dcgmUrl'],
-  ] as const) {
-    const v = s(flag);
-    if (v !== undefined) input[key] = v;
-  }
-  const apiKey = s('api-key') ?? env.SERVEBENCH_API_KEY ?? env.OPENAI_API_KEY;
-  if (apiKey) input.apiKey = apiKey;
   const vary = parseVary(Array.isArray(values.vary) ? values.vary.map(String) : []);
   if (vary) input.serverVariants = vary;
 
@@ -383,15 +240,8 @@ export function benchConfigFromFlags(values: Values, env: NodeJS.ProcessEnv = pr
     fileServer.engine = 'attach';
   }
   if (typeof file.model === 'string' && fileServer.model === undefined) fileServer.model = file.model;
-  const simProfile = s('sim-profile');
-  if (simProfile !== undefined) fileServer.simProfile = simProfile;
-  if (simProfile !== undefined && !listProfiles().includes(simProfile)) {
-    throw new UserError(`unknown --sim-profile '${simProfile}'; available: ${listProfiles().join(', ')}`);
-  }
-  // A preset is the base; the config file's server section, then flags, go over it.
-  const presetName = typeof values.preset === 'string' ? values.preset : undefined;
-  const base = presetName ? { ...loadPreset(presetName), ...fileServer } : fileServer;
-  const server = serverConfigFromFlags({ ...values, preset: undefined }, base as never);
+  // The one preset path: serverConfigFromFlags lays the file's server section, then the flags, over it.
+  const server = serverConfigFromFlags(values, fileServer as never);
   input.server = server;
   if (server.model !== undefined) input.model = server.model;
   if (input.seed === undefined && typeof server.seed === 'number') input.seed = server.seed;

@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { plainNumber } from '../shared/field-values.js';
 import { UserError } from '../core/errors.js';
 import {
   applyOverrides,
@@ -50,8 +51,8 @@ ${params}`;
 
 function intFlag(name: string, raw: string | undefined, min: number, max: number): number | undefined {
   if (raw === undefined) return undefined;
-  const n = Number(raw);
-  if (raw.trim() === '' || !Number.isInteger(n) || n < min || n > max) {
+  const n = plainNumber(raw, true);
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
     throw new UserError(`--${name} must be a whole number from ${min} to ${max} (got '${raw}')`);
   }
   return n;

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createServebenchService } from '../core/api.js';
 import { defaultBenchmarkDeps } from '../core/default-deps.js';
+import { plainNumber } from '../shared/field-values.js';
 import { UserError } from '../core/errors.js';
 import { packageRoot } from '../core/package-root.js';
 import { listPresets } from '../core/servers/presets.js';
@@ -56,8 +57,8 @@ export async function uiCommand(argv: string[], overrides: UiCommandOverrides = 
     console.log(HELP);
     return 0;
   }
-  const port = values.port === undefined ? 5199 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535 || values.port?.trim() === '') {
+  const port = values.port === undefined ? 5199 : plainNumber(values.port, true);
+  if (!Number.isSafeInteger(port) || port < 0 || port > 65535) {
     throw new UserError(`--port must be a whole number from 0 to 65535 (got '${values.port}')`);
   }
   const staticDir = overrides.staticDir ?? join(packageRoot(), 'out', 'renderer');

@@ -5,6 +5,19 @@ import { telemetryChecks } from './telemetry/checks.js';
 import { readHostInfo } from './telemetry/host-info.js';
 import { createTelemetryRecorder } from './telemetry/recorder.js';
 
+/**
+ * Which nvidia-smi a run reads: an explicit --nvidia-smi always wins; else, in demo mode, the simulator's
+ * fake GPU (read by the fake nvidia-smi) stands in for a card; else the usual lookup (env, PATH).
+ */
+export function gpuSource(
+  nvidiaSmiPath: string | undefined,
+  gpuStateFile: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): { nvidiaSmiPath?: string; env: NodeJS.ProcessEnv } {
+  if (nvidiaSmiPath || !gpuStateFile) return { nvidiaSmiPath, env };
+  return { nvidiaSmiPath: resourcePath('fake-nvidia-smi'), env: { ...env, SERVEBENCH_FAKE_GPU_STATE: gpuStateFile } };
+}
+
 /** The real collaborators of a run: process-owning servers, nvidia-smi/DCGM/engine telemetry, host facts. */
 export function defaultBenchmarkDeps(): Omit<BenchmarkDeps, 'onEvent' | 'signal'> {
   return {
@@ -25,9 +38,7 @@ export function defaultBenchmarkDeps(): Omit<BenchmarkDeps, 'onEvent' | 'signal'
         onEngineSample: o.onEngineSample,
         onClientSample: o.onClientSample,
         ownPids: o.ownPids,
-        // Demo mode: the simulator's fake GPU, read by the fake nvidia-smi, stands in for a card.
-        nvidiaSmiPath: o.gpuStateFile ? resourcePath('fake-nvidia-smi') : o.nvidiaSmiPath,
-        env: o.gpuStateFile ? { ...process.env, SERVEBENCH_FAKE_GPU_STATE: o.gpuStateFile } : process.env,
+        ...gpuSource(o.nvidiaSmiPath, o.gpuStateFile),
       }),
   };
 }

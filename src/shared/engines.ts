@@ -1,25 +1,9 @@
 /**
- * The engines servebench knows, as the app and the config schema see them: id, name, hint and which
- * server fields apply. Everything else about an engine (argv, probe, log facts, failures, metrics)
+ * The engines servebench knows, as the app and the config schema see them: id, name, hint and choices
+ * (which server fields apply to which engine is said by the field table, src/shared/fields.ts). Everything else about an engine (argv, probe, log facts, failures, metrics)
  * lives in its module under src/core/servers/engines/, whose registry follows this list's order.
  * It sits in shared because the renderer and the zod schema may not import core.
  */
-
-/** A server setting the app's form can show (a ServerConfig key, or 'diffusion' for block size and threshold). */
-export type EngineField =
-  | 'model'
-  | 'url'
-  | 'python'
-  | 'binary'
-  | 'command'
-  | 'healthPath'
-  | 'quantization'
-  | 'dtype'
-  | 'maxSeqs'
-  | 'contextSize'
-  | 'gpuLayers'
-  | 'simProfile'
-  | 'diffusion';
 
 /** llama.cpp's -fa values (common/arg.cpp). */
 export const FLASH_ATTENTION_MODES = ['on', 'off', 'auto'] as const;
@@ -31,15 +15,17 @@ export interface EngineDescription {
   readonly name: string;
   /** One line for the engine picker. */
   readonly hint: string;
-  /** Form fields that apply to this engine. */
-  readonly fields: readonly EngineField[];
   /** The engine needs --model before it can start. */
   readonly requiresModel: boolean;
+  /** What --model names for this engine (the model-missing message and the form's placeholder). */
+  readonly modelHint: string;
   /** How to install it (docs and the engine-missing fix). */
   readonly install: string;
-  /** Suggested values per field (the installed engine's --help has the last word where servebench reads it). */
-  readonly choices?: Partial<Record<EngineField | 'kvCacheDtype' | 'flashAttention', readonly string[]>>;
+  /** Suggested values per server field (the installed engine's --help has the last word where servebench reads it). */
+  readonly choices?: Partial<Record<'quantization' | 'dtype' | 'kvCacheDtype' | 'flashAttention', readonly string[]>>;
 }
+
+const HF_MODEL = 'a hub id like org/name or a local folder';
 
 const HF_CHOICES = {
   quantization: ['awq', 'gptq', 'fp8', 'bitsandbytes'],
@@ -53,16 +39,16 @@ export const ENGINE_DESCRIPTIONS = [
     kind: 'sim',
     name: 'Simulator',
     hint: 'built-in, no GPU needed; numbers are simulated',
-    fields: ['model', 'maxSeqs', 'simProfile', 'diffusion'],
     requiresModel: false,
+    modelHint: 'a name for the simulated model',
     install: 'built in',
   },
   {
     kind: 'vllm',
     name: 'vLLM',
     hint: 'servebench launches vllm serve',
-    fields: ['model', 'python', 'quantization', 'dtype', 'maxSeqs', 'diffusion'],
     requiresModel: true,
+    modelHint: HF_MODEL,
     install: 'pip install vllm',
     choices: HF_CHOICES,
   },
@@ -70,8 +56,8 @@ export const ENGINE_DESCRIPTIONS = [
     kind: 'sglang',
     name: 'SGLang',
     hint: 'servebench launches sglang.launch_server',
-    fields: ['model', 'python', 'quantization', 'dtype', 'maxSeqs', 'diffusion'],
     requiresModel: true,
+    modelHint: HF_MODEL,
     install: 'pip install "sglang[all]"',
     choices: HF_CHOICES,
   },
@@ -79,8 +65,8 @@ export const ENGINE_DESCRIPTIONS = [
     kind: 'llamacpp',
     name: 'llama.cpp',
     hint: 'servebench launches llama-server with a .gguf model (or a Hugging Face repo for -hf)',
-    fields: ['model', 'binary', 'maxSeqs', 'contextSize', 'gpuLayers'],
     requiresModel: true,
+    modelHint: 'a .gguf file or a Hugging Face repo',
     install: 'build llama.cpp (`cmake --build build --target llama-server`) or `brew install llama.cpp`',
     // common/arg.cpp: kv_cache_types
     choices: {
@@ -92,16 +78,16 @@ export const ENGINE_DESCRIPTIONS = [
     kind: 'command',
     name: 'Command',
     hint: 'any OpenAI-compatible server started from a command line ({port} and {model} are filled in)',
-    fields: ['model', 'command', 'healthPath'],
     requiresModel: false,
+    modelHint: 'the served model name, filled in for {model}',
     install: 'install the server the command runs',
   },
   {
     kind: 'attach',
     name: 'Attach URL',
     hint: 'an OpenAI-compatible server someone else runs',
-    fields: ['model', 'url'],
     requiresModel: false,
+    modelHint: 'the served model name (asked from the server when not given)',
     install: 'nothing: servebench connects to a running server',
   },
 ] as const satisfies readonly EngineDescription[];
@@ -119,3 +105,10 @@ export function describeEngine(kind: EngineKind): EngineDescription {
 
 /** The engines `--engine` accepts (attach is chosen with --url instead). */
 export const LAUNCHABLE_ENGINES: readonly EngineKind[] = ENGINE_KINDS.filter((k) => k !== 'attach');
+
+/** The one check of "model required" (CLI, app form, launcher): the line to show, or undefined when fine. */
+export function modelProblem(kind: EngineKind, model: string | undefined): string | undefined {
+  const d = describeEngine(kind);
+  if (!d.requiresModel || (model ?? '').trim() !== '') return undefined;
+  return `${d.name} needs a model: pass --model (${d.modelHint})`;
+}

@@ -79,7 +79,7 @@ describe('servebench run flags and config', { timeout: TEST_MS }, () => {
   it.each([
     [['--concurrency', '1,x'], /--concurrency must be a comma-separated list/],
     [['--bogus'], /Unknown option '--bogus'/],
-    [['--utilization', '60'], /--utilization is a fraction/],
+    [['--utilization', '60'], /--utilization must be a number in \(0, 1\]/],
     [['--api', 'embeddings'], /--api must be chat or completions/],
     [['--vary', 'colour=red'], /--vary must be KEY=V1,V2/],
     [['--rate', '2', '--concurrency', '4'], /use --max-concurrency/],

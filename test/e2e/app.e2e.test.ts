@@ -82,7 +82,7 @@ describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)',
     await page.getByTestId('output-len').fill('16');
     await page.getByTestId('rounds').fill('1');
     await page.getByTestId('label').fill('e2e-tiny');
-    await page.getByTestId('gpu-price').fill('2');
+    await page.getByTestId('gpu-price-per-hour').fill('2');
     await page.getByTestId('utilization').fill('60');
     await page.getByTestId('start').click();
 

@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { setImmediate as nextLoopTurn } from 'node:timers/promises';
 import type { ServerConfig } from '../../shared/config.js';
 import type { RunEvent } from '../../shared/events.js';
+import { modelProblem } from '../../shared/engines.js';
 import { UserError } from '../errors.js';
 import { ServerConfigError, ServerStartError } from './server-errors.js';
 import { engineFor, formatCommand, type EngineModule, type LaunchPlan } from './engines/index.js';
@@ -275,11 +276,8 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
     };
     throwIfAborted();
     const displayName = adapter.description.name;
-    if (adapter.description.requiresModel && !config.model) {
-      throw new ServerConfigError(
-        `${displayName} needs a model: pass --model (${config.engine === 'llamacpp' ? 'a .gguf file or a Hugging Face repo' : 'a hub id like org/name or a local folder'})`,
-      );
-    }
+    const noModel = modelProblem(config.engine, config.model);
+    if (noModel) throw new ServerConfigError(noModel);
     emit({ type: 'server-state', state: 'checking', detail: `checking ${displayName}` });
     await mkdir(opts.runDir, { recursive: true });
 

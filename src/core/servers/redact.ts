@@ -1,6 +1,9 @@
 import type { BenchConfig, ServerConfig } from '../../shared/config.js';
 import type { RunEvent } from '../../shared/events.js';
 import type { RunRecord } from '../../shared/run-record.js';
+import { isSecretName } from '../../shared/secret-names.js';
+
+export { isSecretName };
 
 // The one redaction module: every writer (run.json, server.log, events, exports, CLI output) and every
 // output of the service (activeRun, events, getRun, presets) goes through these functions.
@@ -8,10 +11,6 @@ import type { RunRecord } from '../../shared/run-record.js';
 /** What replaces a secret wherever servebench writes or shows text. */
 export const REDACTED = '***';
 
-// KEY, TOKEN, SECRET, PASS(WORD), AUTH, CREDENTIAL, BEARER anywhere in the name, ending a word: a letter
-// after it makes another word (TOKENS and TOKENIZERS are counts and settings, firstTokenMs a metric).
-const SECRET_WORD =
-  /(?:KEYS?|SECRETS?|PASS(?:WORD|WD|PHRASE)?|AUTH(?:ORIZATION)?|CREDENTIALS?|BEARER|TOKEN)(?![A-Za-z])/i;
 /** Token shapes that are secrets wherever they appear (Hugging Face, OpenAI-style keys, bearer headers). */
 const SECRET_SHAPES: RegExp[] = [
   /\bhf_[A-Za-z0-9]{16,}\b/g,
@@ -67,14 +66,6 @@ function redactNamedValues(line: string): string {
     copied = valueStart + value.length;
   }
   return copied === 0 ? line : out + line.slice(copied);
-}
-
-/**
- * True when an environment variable's or a flag's name says its value is secret: it contains KEY,
- * TOKEN, SECRET, PASS, AUTH, CREDENTIAL or BEARER (OPENAI_KEY, DB_PASS, HF_TOKEN, --api-key).
- */
-export function isSecretName(name: string): boolean {
-  return SECRET_WORD.test(name);
 }
 
 /** The flag name of an argv element that is a flag (`--api-key`, `--api-key=x` -> `--api-key`), else null. */

@@ -1,5 +1,24 @@
 import type { BenchConfigInput, EngineKind } from '../../shared/config.js';
-import { ENGINE_DESCRIPTIONS, describeEngine, type EngineField } from '../../shared/engines.js';
+import { ENGINE_DESCRIPTIONS, modelProblem } from '../../shared/engines.js';
+import {
+  FIELDS,
+  SWEEPABLE_FIELDS,
+  fieldApplies,
+  isServerField,
+  type Field,
+  type FieldDescriptor,
+} from '../../shared/fields.js';
+import {
+  describeVariant,
+  durationMs,
+  expandVary,
+  fieldDefault,
+  fieldText,
+  getPath,
+  plainNumber,
+  setPath,
+} from '../../shared/field-values.js';
+import { splitCommandLine } from '../../shared/command-line.js';
 import type { PresetSummary } from '../../shared/contract.js';
 
 /** The app's engine picker: the registry's list, in its order. */
@@ -7,226 +26,221 @@ export const ENGINE_PICKER: ReadonlyArray<{ id: EngineKind; name: string; hint: 
   (d) => ({ id: d.kind, name: d.name, hint: d.hint }),
 );
 
-/** The new-run form as the user edits it: strings, so empty means "default". */
-export interface RunForm {
-  label: string;
+/** A field the form edits as text (every field but the cli-only ones, the engine picker and the env rows). */
+type TextField = Exclude<Field, { ui: 'cli-only' | 'engine' | 'env' }>;
+/** The form's key of a text field. */
+export type FormFieldName = TextField['name'];
+
+/** The fields the form shows as inputs, in table order. */
+export const FORM_FIELDS: readonly FieldDescriptor[] = FIELDS.filter(
+  (f) => f.ui !== 'cli-only' && f.ui !== 'engine' && f.ui !== 'env',
+);
+
+/** One environment variable of the server. */
+export interface EnvRow {
+  name: string;
+  value: string;
+}
+
+/** One server sweep: a --vary key and its values as typed (`1,2`). */
+export interface VaryRow {
+  key: string;
+  values: string;
+}
+
+/** The new-run form as the user edits it: strings, so empty means "default"; toggles are '', 'on' or 'off'. */
+export type RunForm = Record<FormFieldName, string> & {
   engine: EngineKind;
   preset: string;
-  model: string;
-  url: string;
-  quantization: string;
-  dtype: string;
-  maxSeqs: string;
-  python: string;
-  /** llamacpp: the llama-server binary. */
-  binary: string;
-  /** command: the server's command line ({port}, {host}, {model}). */
-  command: string;
-  healthPath: string;
-  contextSize: string;
-  gpuLayers: string;
-  simProfile: string;
+  /** The diffusion fields are shown and sent. */
   diffusion: boolean;
-  blockSize: string;
-  threshold: string;
-  concurrency: string;
-  inputLen: string;
-  outputLen: string;
-  rounds: string;
-  requestsPerRound: string;
-  warmup: string;
-  gpuPricePerHour: string;
-  utilizationPct: string;
-}
+  env: EnvRow[];
+  vary: VaryRow[];
+};
+
+/** A key of the form that can carry an error. */
+export type FormKey = keyof RunForm;
 
 /** A preset's server fields (as written in the preset file, before defaults). */
 export type PresetServer = NonNullable<PresetSummary['server']>;
 
+/** A config value as the form shows it; a prefilled field shows the schema's default when the value is absent. */
+function toText(f: FieldDescriptor, v: unknown): string {
+  return fieldText(f, v ?? (f.prefill ? fieldDefault(f) : undefined));
+}
+
 export function defaultForm(): RunForm {
-  return {
-    label: 'run',
-    engine: 'sim',
-    preset: '',
-    model: '',
-    url: '',
-    quantization: '',
-    dtype: '',
-    maxSeqs: '',
-    python: '',
-    binary: '',
-    command: '',
-    healthPath: '',
-    contextSize: '',
-    gpuLayers: '',
-    simProfile: '',
-    diffusion: false,
-    blockSize: '32',
-    threshold: '0.95',
-    concurrency: '1,2,4,8,16',
-    inputLen: '512',
-    outputLen: '256',
-    rounds: '3',
-    requestsPerRound: '',
-    warmup: '',
-    gpuPricePerHour: '',
-    utilizationPct: '',
-  };
+  const form: Record<string, unknown> = { engine: 'sim', preset: '', diffusion: false, env: [], vary: [] };
+  for (const f of FORM_FIELDS) form[f.name] = f.prefill ? toText(f, undefined) : '';
+  return form as RunForm;
 }
 
-export type BuildResult = { ok: true; config: BenchConfigInput } | { ok: false; field: keyof RunForm; error: string };
-
-function num(raw: string): number | undefined {
-  const t = raw.trim();
-  if (t === '') return undefined;
-  return Number(t);
-}
-
-/** A comma list of numbers: `1, 2,4` -> [1,2,4]; NaN entries are kept so the service names them. */
-export function parseList(raw: string): number[] {
+/** A comma list of numbers: `1, 2,4` -> [1,2,4]; entries not written plainly are NaN. */
+export function parseList(raw: string, integer = true): number[] {
   return raw
     .split(/[\s,]+/)
     .filter((s) => s !== '')
-    .map(Number);
+    .map((s) => plainNumber(s, integer));
 }
+
+type Read = { ok: true; value: unknown } | { ok: false; error: string };
 
 /**
- * The form as a run config. Only what cannot be sent is refused here (text where a number belongs);
- * ranges and the rest are the service's to judge, so its one-line error is the one the user sees.
+ * A form field's value (undefined when empty). Only what cannot be sent is refused here (text where a
+ * number belongs); ranges are the service's to judge, so its one-line error is the one the user sees.
  */
-export function buildConfig(form: RunForm, presetServer: PresetServer = {}): BuildResult {
-  const numbers: Array<[keyof RunForm, string]> = [
-    ['inputLen', 'input length'],
-    ['outputLen', 'output length'],
-    ['rounds', 'rounds'],
-    ['requestsPerRound', 'requests per round'],
-    ['warmup', 'warm-up'],
-    ['gpuPricePerHour', 'GPU price'],
-    ['utilizationPct', 'utilization'],
-    ['maxSeqs', 'max seqs'],
-    ['blockSize', 'block size'],
-    ['threshold', 'threshold'],
-    ['contextSize', 'context size'],
-    ['gpuLayers', 'GPU layers'],
-  ];
-  for (const [field, name] of numbers) {
-    const v = num(String(form[field]));
-    if (v !== undefined && !Number.isFinite(v)) return { ok: false, field, error: `${name} must be a number` };
+function readField(f: FieldDescriptor, raw: string): Read {
+  const t = raw.trim();
+  if (t === '') return { ok: true, value: undefined };
+  const integer = f.type === 'int' || f.type === 'int-list';
+  switch (f.ui) {
+    case 'list': {
+      const list = parseList(t, integer);
+      return list.some((n) => !Number.isFinite(n))
+        ? { ok: false, error: `${f.label} is a list of ${integer ? 'whole ' : ''}numbers such as 1,2,4,8` }
+        : { ok: true, value: list };
+    }
+    case 'number':
+    case 'percent': {
+      const n = plainNumber(t, integer);
+      if (!Number.isFinite(n)) return { ok: false, error: `${f.label} must be a ${integer ? 'whole ' : ''}number` };
+      if (f.ui === 'percent') return { ok: true, value: n / 100 };
+      return { ok: true, value: f.type === 'seconds' ? Math.round(n * 1000) : n };
+    }
+    case 'toggle':
+      return { ok: true, value: t === 'on' };
+    case 'args':
+      try {
+        return { ok: true, value: splitCommandLine(t) };
+      } catch (e) {
+        return { ok: false, error: `${f.label}: ${(e as Error).message}` };
+      }
+    default:
+      if (f.type === 'command') return readField({ ...f, ui: 'args' }, t);
+      if (f.type === 'duration') {
+        const ms = durationMs(t);
+        return ms === undefined
+          ? { ok: false, error: `${f.label} is a duration such as 600, 90s, 20m or 1h` }
+          : { ok: true, value: ms };
+      }
+      return { ok: true, value: t };
   }
-  const concurrency = parseList(form.concurrency);
-  if (concurrency.length === 0)
-    return { ok: false, field: 'concurrency', error: 'give at least one concurrency, e.g. 1,4,16' };
-  if (concurrency.some((c) => !Number.isFinite(c))) {
-    return { ok: false, field: 'concurrency', error: 'concurrency is a list of numbers such as 1,2,4,8' };
-  }
-  const engine = form.engine;
-  if (engine === 'attach' && form.url.trim() === '')
-    return { ok: false, field: 'url', error: 'give the server URL to attach to' };
-  const described = describeEngine(engine);
-  const uses = (field: EngineField): boolean => described.fields.includes(field);
-  if (described.requiresModel && form.model.trim() === '') {
-    return { ok: false, field: 'model', error: `give the model ${described.name} should serve` };
-  }
-  if (uses('command') && form.command.trim() === '')
-    return { ok: false, field: 'command', error: 'give the command line that starts the server' };
-
-  // The preset is the base (it may carry settings the form has no field for, such as extra arguments);
-  // every field the form shows is the form's to set or clear.
-  const server: Record<string, unknown> = { ...presetServer, engine };
-  const shown = ['model', 'url', 'quantization', 'dtype', 'maxSeqs', 'python', 'simProfile', 'diffusion'];
-  for (const key of [...shown, 'llamaServer', 'command', 'healthPath', 'contextSize', 'gpuLayers']) delete server[key];
-  const text = (v: string): string | undefined => (v.trim() === '' ? undefined : v.trim());
-  const set = (key: string, v: unknown): void => {
-    if (v !== undefined) server[key] = v;
-  };
-  set('model', text(form.model));
-  if (uses('url')) set('url', text(form.url));
-  if (uses('quantization')) set('quantization', text(form.quantization));
-  if (uses('dtype')) set('dtype', text(form.dtype));
-  if (uses('maxSeqs')) set('maxSeqs', num(form.maxSeqs));
-  if (uses('python')) set('python', text(form.python));
-  if (uses('binary')) set('llamaServer', text(form.binary));
-  if (uses('contextSize')) set('contextSize', num(form.contextSize));
-  if (uses('gpuLayers')) set('gpuLayers', num(form.gpuLayers));
-  if (uses('command')) set('command', splitWords(form.command));
-  if (uses('healthPath')) set('healthPath', text(form.healthPath));
-  if (uses('simProfile')) set('simProfile', text(form.simProfile));
-  if (form.diffusion && uses('diffusion')) {
-    const base = presetServer.diffusion ?? {};
-    server.diffusion = { ...base, blockSize: num(form.blockSize) ?? 32, threshold: num(form.threshold) ?? 0.95 };
-  }
-
-  const config: Record<string, unknown> = {
-    label: text(form.label) ?? 'run',
-    concurrency,
-    inputLen: [num(form.inputLen) ?? 512],
-    outputLen: [num(form.outputLen) ?? 256],
-    rounds: num(form.rounds) ?? 3,
-    server,
-  };
-  const optional: Array<[string, number | undefined]> = [
-    ['requestsPerRound', num(form.requestsPerRound)],
-    ['warmup', num(form.warmup)],
-    ['gpuPricePerHour', num(form.gpuPricePerHour)],
-  ];
-  for (const [k, v] of optional) if (v !== undefined) config[k] = v;
-  const util = num(form.utilizationPct);
-  if (util !== undefined) config.utilization = util / 100;
-  return { ok: true, config: config as BenchConfigInput };
 }
 
-/** A command line as words (quotes group; the service spawns the argv, never a shell). */
-export function splitWords(line: string): string[] | undefined {
-  const words = [...line.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3] ?? '');
-  return words.length > 0 ? words : undefined;
+/** Whether the form shows a field for the chosen engine (diffusion fields only with the diffusion box ticked). */
+export function shows(form: Pick<RunForm, 'engine' | 'diffusion'>, f: FieldDescriptor): boolean {
+  if (!isServerField(f)) return true;
+  if (!fieldApplies(f, form.engine)) return false;
+  return f.group !== 'diffusion' || form.diffusion;
+}
+
+/** The --vary keys offered for an engine. */
+export function varyKeys(engine: EngineKind): FieldDescriptor[] {
+  return SWEEPABLE_FIELDS.filter((f) => fieldApplies(f, engine));
+}
+
+/** The sweeps the form sends: rows with values, of settings the chosen engine has (others wait, hidden, like its fields). */
+export function varyRows(form: Pick<RunForm, 'engine' | 'vary'>): VaryRow[] {
+  const offered = varyKeys(form.engine).map((f) => f.flag);
+  return form.vary.filter((r) => offered.includes(r.key));
+}
+
+function varySpecs(form: Pick<RunForm, 'engine' | 'vary'>): Array<{ key: string; values: string[] }> {
+  return varyRows(form)
+    .filter((r) => r.values.trim() !== '')
+    .map((r) => ({ key: r.key, values: r.values.split(/[\s,]+/) }));
+}
+
+/** The server setups a form's sweeps make, each in words (`tp=2 · gpu-memory=0.8`), or what is wrong. */
+export function varyLevels(
+  form: Pick<RunForm, 'engine' | 'vary'>,
+): { ok: true; labels: string[] } | { ok: false; error: string } {
+  const specs = varySpecs(form);
+  if (specs.length === 0) return { ok: true, labels: [] };
+  const out = expandVary(specs);
+  return out.ok
+    ? { ok: true, labels: out.variants.map(describeVariant) }
+    : { ok: false, error: `server sweep: ${out.error}` };
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export type BuildResult = { ok: true; config: BenchConfigInput } | { ok: false; field: FormKey; error: string };
+
+/** The form as a run config, over the chosen preset's server settings (which may hold more than the form shows). */
+export function buildConfig(form: RunForm, presetServer: PresetServer = {}): BuildResult {
+  const engine = form.engine;
+  const config: Record<string, unknown> = {};
+  const server: Record<string, unknown> = { ...presetServer, engine };
+  // Every server setting the form can show is the form's to set or clear.
+  for (const f of FORM_FIELDS) if (isServerField(f)) delete server[f.path.split('.')[1] as string];
+  delete server.env;
+  delete server.simArgs;
+
+  for (const f of FORM_FIELDS) {
+    if (!shows(form, f)) continue;
+    const read = readField(f, form[f.name as FormFieldName]);
+    if (!read.ok) return { ok: false, field: f.name as FormKey, error: read.error };
+    if (read.value === undefined) continue;
+    if (isServerField(f)) {
+      const key = f.name === 'extraArgs' && engine === 'sim' ? 'simArgs' : f.path.slice('server.'.length);
+      if (f.group === 'diffusion')
+        server.diffusion = { ...(presetServer.diffusion ?? {}), ...(server.diffusion ?? {}) };
+      setPath(server, key, read.value);
+    } else {
+      setPath(config, f.path, read.value);
+    }
+  }
+
+  const rateGiven = config.rate !== undefined;
+  if (!rateGiven && config.concurrency === undefined)
+    return { ok: false, field: 'concurrency', error: 'give at least one concurrency, e.g. 1,4,16' };
+  if (rateGiven) delete config.concurrency;
+  if (engine === 'attach' && server.url === undefined)
+    return { ok: false, field: 'url', error: 'give the server URL to attach to' };
+  const noModel = modelProblem(engine, server.model as string | undefined);
+  if (noModel) return { ok: false, field: 'model', error: noModel };
+  if (engine === 'command' && server.command === undefined)
+    return { ok: false, field: 'command', error: 'give the command line that starts the server' };
+
+  const env: Record<string, string> = {};
+  for (const row of form.env) {
+    const name = row.name.trim();
+    if (name === '' && row.value === '') continue;
+    if (!ENV_NAME.test(name))
+      return { ok: false, field: 'env', error: `environment names are letters, digits and _ (got '${name}')` };
+    env[name] = row.value;
+  }
+  if (Object.keys(env).length > 0 && engine !== 'attach') server.env = env;
+
+  const specs = varySpecs(form);
+  if (specs.length > 0) {
+    const out = expandVary(specs);
+    if (!out.ok) return { ok: false, field: 'vary', error: `server sweep: ${out.error}` };
+    config.serverVariants = out.variants;
+  }
+
+  config.label = config.label ?? 'run';
+  config.server = server;
+  return { ok: true, config: config as BenchConfigInput };
 }
 
 /** The form with a preset's server settings filled in (fields the preset leaves out are cleared). */
 export function applyPreset(form: RunForm, preset: PresetSummary | undefined): RunForm {
-  if (!preset) {
-    // "None" clears what a preset filled in (server fields), and keeps the sweep the user typed.
-    const d = defaultForm();
-    return {
-      ...form,
-      preset: '',
-      model: d.model,
-      url: d.url,
-      quantization: d.quantization,
-      dtype: d.dtype,
-      maxSeqs: d.maxSeqs,
-      python: d.python,
-      binary: d.binary,
-      command: d.command,
-      healthPath: d.healthPath,
-      contextSize: d.contextSize,
-      gpuLayers: d.gpuLayers,
-      simProfile: d.simProfile,
-      diffusion: d.diffusion,
-      blockSize: d.blockSize,
-      threshold: d.threshold,
-    };
+  const s: Record<string, unknown> = preset?.server ?? {};
+  const next: Record<string, unknown> = { ...form, preset: preset?.name ?? '' };
+  const engine = (s.engine as EngineKind | undefined) ?? form.engine;
+  for (const f of FORM_FIELDS) {
+    if (!isServerField(f)) continue;
+    const key = f.name === 'extraArgs' && engine === 'sim' ? 'simArgs' : f.path.slice('server.'.length);
+    next[f.name] = toText(f, getPath(s, key));
   }
-  const s: PresetServer = preset.server ?? {};
-  const str = (v: unknown): string => (v === undefined || v === null ? '' : String(v));
-  const diffusion = s.diffusion;
-  const engine: EngineKind = s.engine ?? form.engine;
-  return {
-    ...form,
-    preset: preset.name,
-    engine,
-    model: str(s.model),
-    url: str(s.url),
-    quantization: str(s.quantization),
-    dtype: str(s.dtype),
-    maxSeqs: str(s.maxSeqs),
-    python: str(s.python),
-    binary: str(s.llamaServer),
-    command: (s.command ?? []).map((w) => (/\s/.test(w) ? `"${w}"` : w)).join(' '),
-    healthPath: str(s.healthPath),
-    contextSize: str(s.contextSize),
-    gpuLayers: str(s.gpuLayers),
-    simProfile: str(s.simProfile),
-    diffusion: diffusion !== undefined,
-    blockSize: str(diffusion?.blockSize ?? 32),
-    threshold: str(diffusion?.threshold ?? 0.95),
-  };
+  next.engine = engine;
+  next.diffusion = s.diffusion !== undefined;
+  next.env = Object.entries((s.env as Record<string, string> | undefined) ?? {}).map(([name, value]) => ({
+    name,
+    value,
+  }));
+  // "None" clears what a preset filled in (server fields), and keeps the load and the sweeps the user typed.
+  return next as RunForm;
 }

@@ -123,7 +123,7 @@ describe('server flags', () => {
 
   it.each([
     [['--engine', 'tgi'], /^--engine must be one of sim, vllm, sglang, llamacpp, command \(got 'tgi'\); use --url/],
-    [['--engine', 'vllm'], /^--model is required with --engine vllm/],
+    [['--engine', 'vllm'], /^vLLM needs a model: pass --model \(a hub id/],
     [['--tp', 'two'], /^--tp must be a positive integer \(got 'two'\)/],
     [['--tp', '0'], /^--tp must be a positive integer/],
     [['--max-model-len', '1.5'], /^--max-model-len must be a positive integer/],

@@ -1,4 +1,5 @@
 import type { ServerConfig } from '../../../shared/config.js';
+import { modelProblem } from '../../../shared/engines.js';
 import type { FailurePattern } from './types.js';
 
 /** A number from a log field ("51,200" too); undefined when it is none. */
@@ -13,9 +14,10 @@ export const push = (args: string[], flag: string, value: string | number | unde
   if (value !== undefined && value !== '') args.push(flag, String(value));
 };
 
-/** The model, or the one-line error that names --model. */
-export function requireModel(config: ServerConfig, engine: string): string {
-  if (!config.model) throw new Error(`${engine} needs a model (--model)`);
+/** The model, or the one-line error that names --model (the shared check's). */
+export function requireModel(config: ServerConfig): string {
+  const problem = modelProblem(config.engine, config.model);
+  if (problem || !config.model) throw new Error(problem ?? 'pass --model');
   return config.model;
 }
 

@@ -106,7 +106,7 @@ export const llamacppEngine: EngineModule = {
     },
   ],
   plan(config, ctx) {
-    const model = requireModel(config, 'llama.cpp');
+    const model = requireModel(config);
     const args = isLocalModel(model) ? ['-m', model] : ['-hf', model];
     args.push('--host', ctx.host, '--port', String(ctx.port));
     push(args, '--alias', config.servedModelName);

@@ -75,7 +75,7 @@ export const sglangEngine: EngineModule = {
     noModuleFailure('sglang', PIP),
   ],
   plan(config, ctx) {
-    const model = requireModel(config, 'SGLang');
+    const model = requireModel(config);
     const args = ['-m', 'sglang.launch_server', '--model-path', model, '--host', ctx.host, '--port', String(ctx.port)];
     const files: LaunchPlan['files'] = [];
     const messages: string[] = [];

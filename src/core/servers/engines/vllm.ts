@@ -101,7 +101,7 @@ export const vllmEngine: EngineModule = {
     ];
   },
   plan(config, ctx) {
-    const model = requireModel(config, 'vLLM');
+    const model = requireModel(config);
     const args = [
       '-m',
       'vllm.entrypoints.openai.api_server',

@@ -1,0 +1,187 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import {
+  BENCH_OPTIONS_HELP,
+  SERVER_KEYS,
+  TOP_KEYS,
+  VARY_KEYS,
+  benchConfigFromFlags,
+  parseVary,
+  readConfigFile,
+  runOptions,
+} from '../../src/cli/run-options.js';
+import { SERVER_OPTIONS_HELP } from '../../src/cli/server-options.js';
+import { BenchConfigSchema, ServerConfigSchema } from '../../src/shared/config.js';
+import { ENGINE_KINDS, type EngineKind } from '../../src/shared/engines.js';
+import {
+  FIELDS,
+  SWEEPABLE_FIELDS,
+  fieldApplies,
+  isServerField,
+  type FieldDescriptor,
+} from '../../src/shared/fields.js';
+import { getPath, parseFieldText, plainNumber } from '../../src/shared/field-values.js';
+import {
+  ENGINE_PICKER,
+  FORM_FIELDS,
+  buildConfig,
+  defaultForm,
+  type FormFieldName,
+} from '../../src/renderer/lib/run-form.js';
+
+const ALL: readonly FieldDescriptor[] = FIELDS;
+const dir = mkdtempSync(join(tmpdir(), 'sb-fields-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A value each field takes, as its flag's text (or YAML value where the type has no text form). */
+function sample(f: FieldDescriptor): unknown {
+  switch (f.type) {
+    case 'int':
+      return f.name === 'port' ? '8000' : '2';
+    case 'number':
+    case 'seconds':
+      return '2';
+    case 'fraction':
+      return '0.5';
+    case 'int-list':
+    case 'number-list':
+      return '1,2';
+    case 'switch':
+      return true;
+    case 'duration':
+      return '90s';
+    case 'choice':
+      return f.choices?.[0];
+    case 'engine':
+      return 'vllm';
+    case 'url':
+      return 'http://127.0.0.1:8000';
+    case 'command':
+      return 'srv --port {port}';
+    case 'args':
+      return ['--trust-remote-code'];
+    case 'env':
+      return { CUDA_VISIBLE_DEVICES: '0' };
+    default:
+      return f.path === 'server.healthPath' ? '/health' : 'x';
+  }
+}
+
+function yaml(data: unknown, name: string): string {
+  const file = join(dir, `${name}.yaml`);
+  writeFileSync(file, stringify(data));
+  return file;
+}
+
+const engineFor = (f: FieldDescriptor): EngineKind => ENGINE_KINDS.find((k) => fieldApplies(f, k)) as EngineKind;
+
+describe('the field table', () => {
+  it('gives every field a run flag, a help entry and a YAML key (config name and flag name)', () => {
+    const help = `${BENCH_OPTIONS_HELP}\n${SERVER_OPTIONS_HELP}`;
+    for (const f of ALL) {
+      expect(Object.keys(runOptions), f.name).toContain(f.flag);
+      expect(help, f.name).toMatch(new RegExp(`--${f.flag}\\b`));
+      if (f.off) {
+        expect(Object.keys(runOptions), f.name).toContain(f.off);
+        expect(help, f.name).toContain(`--${f.off}`);
+      }
+      const server = isServerField(f);
+      const key = server ? (f.path.split('.')[1] as string) : (f.path.split('.')[0] as string);
+      expect(server ? SERVER_KEYS : TOP_KEYS, f.name).toContain(key);
+      // Flag-style key: the value is read like the flag's and lands at the field's place.
+      const byFlag = readConfigFile(
+        yaml(server ? { server: { [f.flag]: sample(f) } } : { [f.flag]: sample(f) }, f.name),
+      );
+      expect(getPath(byFlag, f.path), f.name).toBeDefined();
+    }
+  });
+
+  it('covers every key of the config schemas, and no other', () => {
+    expect([...TOP_KEYS].sort()).toEqual(Object.keys(BenchConfigSchema.shape).concat('url').sort());
+    expect([...SERVER_KEYS].sort()).toEqual(Object.keys(ServerConfigSchema.shape).sort());
+  });
+
+  it('makes the --vary keys exactly the sweepable fields, each value read like its flag', () => {
+    expect([...VARY_KEYS]).toEqual(ALL.filter((f) => f.sweep).map((f) => f.flag));
+    for (const f of SWEEPABLE_FIELDS) {
+      const [variant] = parseVary([`${f.flag}=${String(sample(f))}`]) ?? [];
+      expect(getPath(variant, f.path.slice('server.'.length)), f.flag).toBeDefined();
+    }
+    expect(() => parseVary(['tp=1e3'])).toThrow(/^--vary tp must be a positive integer \(got '1e3'\)/);
+    expect(() => parseVary(['gpu-memory=0x1'])).toThrow(/must be a number in \(0, 1\]/);
+  });
+
+  it("puts every field that is not cli-only in the app's form, which sends it to its place", () => {
+    const formNames = FORM_FIELDS.map((f) => f.name);
+    for (const f of ALL.filter((x) => x.ui !== 'cli-only')) {
+      if (f.ui === 'engine') {
+        expect(ENGINE_PICKER.map((e) => e.id)).toEqual([...ENGINE_KINDS]);
+        continue;
+      }
+      const engine = engineFor(f);
+      const form = { ...defaultForm(), engine, diffusion: true, model: 'org/m', url: 'http://h:1', command: 'srv' };
+      if (f.ui === 'env') {
+        const built = buildConfig({ ...form, env: [{ name: 'HF_TOKEN', value: 'hf_x' }] });
+        expect(built.ok && getPath(built.config, f.path), f.name).toEqual({ HF_TOKEN: 'hf_x' });
+        continue;
+      }
+      expect(formNames, f.name).toContain(f.name);
+      const text =
+        f.ui === 'toggle' ? 'on' : f.ui === 'percent' ? '50' : Array.isArray(sample(f)) ? '--x' : String(sample(f));
+      const built = buildConfig({ ...form, [f.name as FormFieldName]: text });
+      expect(built.ok, `${f.name}: ${built.ok ? '' : built.error}`).toBe(true);
+      // simArgs: the simulator's extra arguments.
+      const path = f.name === 'extraArgs' && engine === 'sim' ? 'server.simArgs' : f.path;
+      expect(built.ok && getPath(built.config, path), f.name).toBeDefined();
+    }
+  });
+
+  it('has one number parser: 1e3, 0x10, Infinity and signs are refused in flags, sweeps and the form', () => {
+    for (const text of ['1e3', '0x10', 'Infinity', '-4', '1_000']) {
+      expect(plainNumber(text, true), text).toBeNaN();
+      expect(() => benchConfigFromFlags({ rounds: text }, {}), text).toThrow(/--rounds must be/);
+      expect(buildConfig({ ...defaultForm(), rounds: text }), text).toMatchObject({ ok: false, field: 'rounds' });
+    }
+    expect(plainNumber('16', true)).toBe(16);
+    expect(plainNumber('0.5', false)).toBe(0.5);
+    const tp = ALL.find((f) => f.flag === 'tp') as FieldDescriptor;
+    expect(parseFieldText(tp, '2')).toEqual({ ok: true, value: 2 });
+  });
+});
+
+describe('YAML config keys', () => {
+  it('refuses an unknown key with the nearest name, and a server key at the top level with where it goes', () => {
+    expect(() => readConfigFile(yaml({ concurency: [1] }, 'typo'))).toThrow(
+      /unknown field 'concurency' \(did you mean 'concurrency'\?\)/,
+    );
+    expect(() => readConfigFile(yaml({ server: { maxSeq: 4 } }, 'typo2'))).toThrow(
+      /unknown field 'server.maxSeq' \(did you mean 'maxSeqs'\?\)/,
+    );
+    expect(() => readConfigFile(yaml({ tp: 2 }, 'top'))).toThrow(
+      /unknown field 'tp' \(a server setting: put it under server:\)/,
+    );
+  });
+
+  it('reads flag-style keys like their flags: seconds, fractions, switches, diffusion', () => {
+    const c = benchConfigFromFlags(
+      {
+        config: yaml(
+          {
+            timeout: 30,
+            'no-unique-prefix': true,
+            server: { engine: 'vllm', model: 'm', 'gpu-memory': 0.8, threshold: 0.9, 'no-prefix-caching': true },
+          },
+          'flags',
+        ),
+      },
+      {},
+    );
+    expect(c.timeoutMs).toBe(30_000);
+    expect(c.uniquePrefix).toBe(false);
+    expect(c.server).toMatchObject({ gpuMemoryFraction: 0.8, prefixCaching: false, diffusion: { threshold: 0.9 } });
+    expect(() => readConfigFile(yaml({ server: { tp: '1e3' } }, 'bad'))).toThrow(/tp must be a positive integer/);
+  });
+});
