@@ -130,7 +130,7 @@ export const BenchConfigSchema = z.object({
     .positive()
     .max(...bound('requestsPerRound'))
     .optional(),
-  /** Warm-up requests per level (discarded); default max(concurrency, 24); 0 turns warm-up off. */
+  /** Warm-up requests per level (discarded); default max(2 x concurrency, 24); 0 turns warm-up off. */
   warmup: z
     .number()
     .int()

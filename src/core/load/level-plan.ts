@@ -16,8 +16,15 @@ export interface LevelPlan {
   warmup: number;
 }
 
-/** Closed-loop warm-up floor: the client's own first ~20 requests are slow (JIT, connections), not only the server's. */
+/**
+ * Closed-loop warm-up floor: the client's own first ~20 requests of a level are slow (JIT, connections), not only the
+ * server's; at high concurrency a second wave warms the paths a whole wave takes (bench:client shows both).
+ */
 export const MIN_WARMUP_REQUESTS = 24;
+/** Default closed-loop warm-up: two waves, at least MIN_WARMUP_REQUESTS. */
+export function defaultWarmup(concurrency: number): number {
+  return Math.max(2 * concurrency, MIN_WARMUP_REQUESTS);
+}
 
 /** Requests per round so that a level's samples carry a p99 (hence p95) confidence interval. */
 export function credibleRequestsPerRound(rounds: number): number {
@@ -62,7 +69,7 @@ export function planLevels(config: BenchConfig): LevelPlan[] {
             rounds: config.rounds,
             requestsPerRound:
               config.requestsPerRound ?? Math.max(credibleRequestsPerRound(config.rounds), 4 * concurrency),
-            warmup: config.warmup ?? Math.max(concurrency, MIN_WARMUP_REQUESTS),
+            warmup: config.warmup ?? defaultWarmup(concurrency),
           });
         }
       }

@@ -20,9 +20,9 @@ describe('planLevels defaults', () => {
     expect(p!.rounds * p!.requestsPerRound).toBeGreaterThanOrEqual(minSamplesForCi(99)!);
   });
 
-  it('warms up with at least MIN_WARMUP_REQUESTS, and with a whole wave at high concurrency', () => {
+  it('warms up with at least MIN_WARMUP_REQUESTS, and with two whole waves at high concurrency', () => {
     const plans = planLevels(BenchConfigSchema.parse({ concurrency: [1, 64] }));
-    expect(plans.map((p) => p.warmup)).toEqual([MIN_WARMUP_REQUESTS, 64]);
+    expect(plans.map((p) => p.warmup)).toEqual([MIN_WARMUP_REQUESTS, 128]);
   });
 
   it('keeps what the user set', () => {
