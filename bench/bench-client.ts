@@ -11,7 +11,9 @@ import { runClosedLoop } from '../src/core/load/scheduler.js';
 import type { ScheduledOutcome } from '../src/core/load/scheduler.js';
 import type { RequestSpec } from '../src/core/load/stream-client.js';
 import { createWorkerExecutor } from '../src/core/load/worker-executor.js';
+import { planLevels } from '../src/core/load/level-plan.js';
 import { percentile } from '../src/core/metrics/index.js';
+import { BenchConfigSchema } from '../src/shared/config.js';
 import { startSimProcess } from './sim-process.js';
 
 const clock = createMonoClock();
@@ -95,11 +97,62 @@ function show(f: LevelFigures, ttftLabel = 'self-TTFT'): void {
   );
 }
 
+/** Self-TTFT (ms) of these outcomes in send order. */
+const selfTtft = (outcomes: ScheduledOutcome[]): number[] =>
+  [...outcomes]
+    .sort((a, b) => a.sendMs - b.sendMs)
+    .filter((o) => o.result.error === null && o.result.firstTokenMs !== null)
+    .map((o) => (o.result.firstTokenMs as number) - o.sendMs);
+
+/**
+ * A level as `servebench run` runs it, from a cold client (this runs first in the process, as a run's first level
+ * does): a new connection pool, the default warm-up for that concurrency (or `--warmup N`), then the measured
+ * requests, of which the first wave is reported on its own.
+ */
+async function runLikeLevels(url: string, outputLen: number, warmupOverride: number | undefined): Promise<number[]> {
+  const figures: number[] = [];
+  for (const [concurrency, measured] of [
+    [1, 300],
+    [256, 1024],
+  ] as const) {
+    const plan = planLevels(BenchConfigSchema.parse({ concurrency: [concurrency], warmup: warmupOverride }))[0]!;
+    const executor = createInThreadExecutor({ baseUrl: url, clock });
+    await runClosedLoop(specs(plan.warmup, outputLen, `rw${concurrency}`), concurrency, executor, () => undefined);
+    const outcomes = await runClosedLoop(
+      specs(measured, outputLen, `rm${concurrency}`),
+      concurrency,
+      executor,
+      () => undefined,
+    );
+    await executor.close();
+    const all = selfTtft(outcomes);
+    const wave = all.slice(0, concurrency);
+    const rest = all.slice(concurrency);
+    console.log(
+      `  c=${String(concurrency).padStart(4)} warm-up ${String(plan.warmup).padStart(4)} req, then ${measured}: self-TTFT p50 ${p(all, 50).toFixed(2)} ms p99 ${p(all, 99).toFixed(2)} ms` +
+        (concurrency > 1
+          ? `; first wave (${wave.length}) p50 ${p(wave, 50).toFixed(2)} p99 ${p(wave, 99).toFixed(2)} ms, later waves p50 ${p(rest, 50).toFixed(2)} p99 ${p(rest, 99).toFixed(2)} ms`
+          : `; first 20 p50 ${p(all.slice(0, 20), 50).toFixed(2)} max ${Math.max(...all.slice(0, 20)).toFixed(2)} ms, the rest p99 ${p(all.slice(20), 99).toFixed(2)} ms`),
+    );
+    figures.push(concurrency > 1 ? p(wave, 50) : p(all, 99));
+  }
+  return figures;
+}
+
 async function main(): Promise<void> {
   const outputLen = 256;
+  const warmupArg = process.argv.indexOf('--warmup');
+  const warmupOverride = warmupArg > 0 ? Number(process.argv[warmupArg + 1]) : undefined;
   console.log(
     `bench:client — node ${process.version}, ${outputLen} tokens per request, chat API, simulator in its own process`,
   );
+
+  // 0. Levels as a run has them, cold client first: does the warm-up warm the client as well as the server?
+  const cold = await startSimProcess(['--profile', 'instant']);
+  console.log(`levels as servebench run plays them (zero-delay simulator, warm-up ${warmupOverride ?? 'default'}):`);
+  const [runC1SelfTtftP99Ms, runC256FirstWaveP50Ms] = await runLikeLevels(cold.url, outputLen, warmupOverride);
+  await cold.stop();
+  if (process.argv.includes('--levels-only')) return;
 
   // 1. Against a server that answers at once: every millisecond of TTFT is the client's own.
   const instant = await startSimProcess(['--profile', 'instant']);
@@ -179,6 +232,8 @@ async function main(): Promise<void> {
   const at256 = results.filter((r) => r.concurrency === 256);
   const best256 = at256.reduce((a, b) => (b.selfTtftP50Ms < a.selfTtftP50Ms ? b : a));
   const summary = {
+    runC1SelfTtftP99Ms: Number(runC1SelfTtftP99Ms!.toFixed(2)),
+    runC256FirstWaveP50Ms: Number(runC256FirstWaveP50Ms!.toFixed(2)),
     streams,
     chunkEventsPerSec: Math.round(Math.max(...results.map((r) => r.chunkEventsPerSec))),
     selfTtftP50MsAt256: Number(best256.selfTtftP50Ms.toFixed(2)),

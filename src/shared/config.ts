@@ -114,23 +114,23 @@ export const BenchConfigSchema = z.object({
   out: z.string().default('runs'),
   model: z.string().optional(),
   api: z.enum(['chat', 'completions']).default('chat'),
-  concurrency: positiveList('concurrency').default([1, 2, 4, 8, 16]),
+  concurrency: positiveList('concurrency').default([1, 4, 16]),
   inputLen: positiveList('tokens').default([512]),
-  outputLen: positiveList('tokens').default([256]),
+  outputLen: positiveList('tokens').default([24]),
   rounds: z
     .number()
     .int()
     .positive()
     .max(...bound('rounds'))
     .default(3),
-  /** Requests per round; default max(8, 4 x concurrency). */
+  /** Requests per round; default: enough for a p99 interval at every level, at least 4 x concurrency. */
   requestsPerRound: z
     .number()
     .int()
     .positive()
     .max(...bound('requestsPerRound'))
     .optional(),
-  /** Warm-up requests per level (discarded); default = concurrency; 0 turns warm-up off. */
+  /** Warm-up requests per level (discarded); default max(2 x concurrency, 24); 0 turns warm-up off. */
   warmup: z
     .number()
     .int()

@@ -23,11 +23,11 @@ afterEach(async () => {
 });
 
 describe('servebench run flags and config', { timeout: TEST_MS }, () => {
-  it('defaults to the article: concurrency 1,2,4,8,16, 512 in, 256 out, 3 rounds, warm-up on, simulator', () => {
+  it('defaults to a demo that passes its own checks: concurrency 1,4,16, 512 in, 24 out, 3 rounds, warm-up on, simulator', () => {
     const c = benchConfigFromFlags({}, {});
-    expect(c.concurrency).toEqual([1, 2, 4, 8, 16]);
+    expect(c.concurrency).toEqual([1, 4, 16]);
     expect(c.inputLen).toEqual([512]);
-    expect(c.outputLen).toEqual([256]);
+    expect(c.outputLen).toEqual([24]);
     expect(c.rounds).toBe(3);
     expect(c.warmup).toBeUndefined();
     expect(c.server.engine).toBe('sim');
@@ -110,6 +110,8 @@ describe('servebench run flags and config', { timeout: TEST_MS }, () => {
       '8',
       '--rounds',
       '1',
+      '--requests-per-round',
+      '8',
       '--out',
       out,
       '--api-key',
@@ -138,6 +140,8 @@ describe('servebench run flags and config', { timeout: TEST_MS }, () => {
       '16',
       '--rounds',
       '2',
+      '--requests-per-round',
+      '8',
       '--out',
       out,
       '--label',

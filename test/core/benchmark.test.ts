@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runBenchmark } from '../../src/core/benchmark.js';
+import { MIN_WARMUP_REQUESTS } from '../../src/core/load/level-plan.js';
 import type { RunningServer, ServerFailure, StartServer } from '../../src/core/servers/types.js';
 import { BenchConfigSchema } from '../../src/shared/config.js';
 import type { BenchConfigInput } from '../../src/shared/config.js';
@@ -89,8 +90,9 @@ describe('runBenchmark', () => {
     expect(r.record.status).toBe('completed');
     expect(r.record.levels.map((l) => l.concurrency)).toEqual([1, 3]);
     const [l1, l3] = r.record.levels;
-    expect(l1?.warmupRequests).toBe(1);
-    expect(l3?.warmupRequests).toBe(3);
+    // the default warm-up: at least MIN_WARMUP_REQUESTS, so that the client warms as well as the server
+    expect(l1?.warmupRequests).toBe(MIN_WARMUP_REQUESTS);
+    expect(l3?.warmupRequests).toBe(MIN_WARMUP_REQUESTS);
     expect(l3?.rounds).toHaveLength(2);
     expect(l3?.completed).toBe(12);
     // every measured prompt has exactly the requested number of tokens, by the server's count

@@ -1,5 +1,6 @@
 import type { BenchConfig } from '../../shared/config.js';
 import { UserError } from '../errors.js';
+import { minSamplesForCi } from '../metrics/percentiles.js';
 import { checkPlanLimits } from './plan-limits.js';
 
 /** One level of a sweep: a load shape at fixed input and output lengths. */
@@ -13,6 +14,21 @@ export interface LevelPlan {
   rounds: number;
   requestsPerRound: number;
   warmup: number;
+}
+
+/**
+ * Closed-loop warm-up floor: the client's own first ~20 requests of a level are slow (JIT, connections), not only the
+ * server's; at high concurrency a second wave warms the paths a whole wave takes (bench:client shows both).
+ */
+export const MIN_WARMUP_REQUESTS = 24;
+/** Default closed-loop warm-up: two waves, at least MIN_WARMUP_REQUESTS. */
+export function defaultWarmup(concurrency: number): number {
+  return Math.max(2 * concurrency, MIN_WARMUP_REQUESTS);
+}
+
+/** Requests per round so that a level's samples carry a p99 (hence p95) confidence interval. */
+export function credibleRequestsPerRound(rounds: number): number {
+  return Math.ceil((minSamplesForCi(99) ?? 0) / rounds);
 }
 
 /** Expands a config into its levels: input length x output length x (concurrency or rate), in that nesting. */
@@ -39,7 +55,8 @@ export function planLevels(config: BenchConfig): LevelPlan[] {
             inputLen,
             outputLen,
             rounds: config.rounds,
-            requestsPerRound: config.requestsPerRound ?? Math.max(16, Math.round(rate * 10)),
+            requestsPerRound:
+              config.requestsPerRound ?? Math.max(credibleRequestsPerRound(config.rounds), Math.round(rate * 10)),
             warmup: config.warmup ?? Math.max(1, Math.min(cap ?? 4, 4)),
           });
         }
@@ -50,8 +67,9 @@ export function planLevels(config: BenchConfig): LevelPlan[] {
             inputLen,
             outputLen,
             rounds: config.rounds,
-            requestsPerRound: config.requestsPerRound ?? Math.max(8, 4 * concurrency),
-            warmup: config.warmup ?? concurrency,
+            requestsPerRound:
+              config.requestsPerRound ?? Math.max(credibleRequestsPerRound(config.rounds), 4 * concurrency),
+            warmup: config.warmup ?? defaultWarmup(concurrency),
           });
         }
       }
