@@ -81,6 +81,9 @@ describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)',
     await page.getByTestId('input-len').fill('32');
     await page.getByTestId('output-len').fill('16');
     await page.getByTestId('rounds').fill('1');
+    // A tiny sweep: the credible defaults (300 requests a level) are for real runs, not for a UI test.
+    await page.getByTestId('requests-per-round').fill('8');
+    await page.getByTestId('warmup').fill('2');
     await page.getByTestId('label').fill('e2e-tiny');
     await page.getByTestId('gpu-price-per-hour').fill('2');
     await page.getByTestId('utilization').fill('60');

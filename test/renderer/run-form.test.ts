@@ -9,9 +9,9 @@ describe('new-run form -> run config', () => {
     expect(built.ok).toBe(true);
     if (!built.ok) return;
     expect(built.config).toMatchObject({
-      concurrency: [1, 2, 4, 8, 16],
+      concurrency: [1, 4, 16],
       inputLen: [512],
-      outputLen: [256],
+      outputLen: [24],
       rounds: 3,
       server: { engine: 'sim' },
     });
@@ -41,7 +41,7 @@ describe('new-run form -> run config', () => {
         label: 'run',
         concurrency: [1, 4, 16],
         inputLen: [512],
-        outputLen: [256],
+        outputLen: [24],
         rounds: 3,
         requestsPerRound: 40,
         warmup: 0,

@@ -240,7 +240,7 @@ describe('a short sweep on llama.cpp through the CLI', () => {
         process.execPath,
         [
           CLI, 'run', '--engine', 'llamacpp', '--llama-server', FAKE_LLAMA, '--model', model, '--ctx-size', '4096',
-          '--max-seqs', '2', '--concurrency', '1,2', '--input-len', '16', '--output-len', '8', '--rounds', '1',
+          '--max-seqs', '2', '--concurrency', '1,2', '--input-len', '16', '--output-len', '8', '--rounds', '1', '--requests-per-round', '4',
           '--out', out, '--label', 'llama', '--env', `FAKE_ENGINE_RECORD=${recordFile}`,
         ], // prettier-ignore
         { encoding: 'utf8', timeout: 240_000 },
