@@ -154,9 +154,9 @@ describe('servebench run against the simulator, checked against its truth log', 
   });
 
   it('keeps the closed-loop order at c=1: the server gets each request after it wrote the previous first token', () => {
-    const { requests, truth } = run;
+    const { record, requests, truth } = run;
     const c1 = requests.filter((r) => r.levelIndex === 0).sort((a, b) => a.sendMs - b.sendMs);
-    expect(c1.length).toBe(1 + 128);
+    expect(c1.length).toBe(record.levels[0]!.warmupRequests + 128);
     for (let i = 1; i < c1.length; i++) {
       const prev = c1[i - 1]!;
       const cur = c1[i]!;
