@@ -16,7 +16,10 @@ export type FormValues = z.infer<typeof FormValuesSchema>;
 export const AppSettingsSchema = z.object({
   form: FormValuesSchema.optional(),
   /** Parent folder of run folders; the desktop app uses it from its next start. */
-  runsDir: z.string().min(1).optional(),
+  runsDir: z
+    .string()
+    .regex(/^(\/|[A-Za-z]:[\\/]|\\\\)/, 'the runs folder must be a full path such as /data/servebench/runs')
+    .optional(),
 });
 export type AppSettings = z.infer<typeof AppSettingsSchema>;
 

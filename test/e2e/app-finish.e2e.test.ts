@@ -91,9 +91,21 @@ describe.skipIf(!haveChromium)('the finished app in headless Chromium (settings,
     expect(await readOr(file)).not.toContain('hf_e2eSECRET');
     expect(await readOr(file)).toContain('3.5');
 
+    // The runs folder: a relative path gets the one line naming the fix, next to the field.
+    await page.getByTestId('runs-folder-change').click();
+    await page.getByTestId('runs-folder-input').fill('runs');
+    await page.getByTestId('runs-folder-save').click();
+    expect(await page.getByTestId('runs-folder-error').textContent()).toMatch(/must be a full path/);
+    const nextDir = join(settingsDir, 'next-runs');
+    await page.getByTestId('runs-folder-input').fill(nextDir);
+    await page.getByTestId('runs-folder-save').click();
+    await page.getByTestId('runs-folder').getByText(`next start: ${nextDir}`).waitFor();
+    expect(JSON.parse(await readOr(file)).runsDir).toBe(nextDir);
+
     await page.reload();
     await page.getByTestId('new-run-form').waitFor();
     await expect.poll(() => page.getByTestId('label').inputValue(), { timeout: WAIT_MS }).toBe(LABEL);
+    expect(await page.getByTestId('runs-folder').textContent()).toContain(out);
     expect(await page.getByTestId('gpu-price-per-hour').inputValue()).toBe('3.5');
     expect(await page.getByTestId('requests-per-round').inputValue()).toBe('8');
     // In browser mode the secret lives in the server's memory only: back after a reload, not on disk.

@@ -99,6 +99,10 @@ describe('settings store', () => {
     expect(lines).toEqual([expect.stringMatching(/2 saved secret\(s\) .* could not be decrypted/)]);
   });
 
+  it('a runs folder that is not a full path is refused with one line naming the fix', async () => {
+    await expect(createSettingsStore({ dir }).saveSettings({ runsDir: 'runs' })).rejects.toThrow(/must be a full path/);
+  });
+
   it('with no folder nothing is written and the settings live as long as the store', async () => {
     const store = createSettingsStore();
     await store.saveSettings({ form: { label: 'x' } });
