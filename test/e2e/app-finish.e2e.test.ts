@@ -211,7 +211,7 @@ describe.skipIf(!haveChromium)('the finished app in headless Chromium (settings,
         await page.emulateMedia({ colorScheme: scheme });
         await page.getByTestId('nav-new').click();
         await page.getByTestId('new-run-form').waitFor();
-        const bg = await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+        const bg = await page.evaluate<string>('getComputedStyle(document.documentElement).backgroundColor');
         const [r = 0, g = 0, b = 0] = (bg.match(/\d+/g) ?? []).map(Number);
         // Dark: a dark page; light: a light one.
         if (scheme === 'dark') expect(r + g + b).toBeLessThan(150);
