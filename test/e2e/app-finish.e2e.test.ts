@@ -171,6 +171,11 @@ describe.skipIf(!haveChromium)('the finished app in headless Chromium (settings,
     const record = JSON.parse(await readFile(join(out, folder as string, 'run.json'), 'utf8')) as { label: string };
     expect(record.label).toBe('renamed e2e');
 
+    await page.getByTestId('results-view').getByTestId('results-table').waitFor();
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ path: join(shots, 'finish-results-dark.png'), fullPage: true });
+    await page.emulateMedia({ colorScheme: 'light' });
+
     // Browser mode has no file manager: the folder's path is shown to copy.
     await page.getByTestId('open-folder').click();
     expect(await page.getByTestId('run-path').inputValue()).toBe(join(out, folder as string));
