@@ -7,6 +7,7 @@ import { plainNumber } from '../shared/field-values.js';
 import { UserError } from '../core/errors.js';
 import { packageRoot } from '../core/package-root.js';
 import { listPresets } from '../core/servers/presets.js';
+import { createSettingsStore, userDataDir } from '../core/settings/settings-store.js';
 import { startUiServer } from '../core/ui-server/index.js';
 
 const HELP = `Usage: servebench ui [--port P] [--out DIR]
@@ -70,6 +71,12 @@ export async function uiCommand(argv: string[], overrides: UiCommandOverrides = 
     outDir,
     deps: defaultBenchmarkDeps(),
     listPresets: () => listPresets(),
+    // Browser mode: no keychain here, so secrets stay in this process's memory, never on disk.
+    settings: createSettingsStore({
+      dir: userDataDir(),
+      runsDir: outDir,
+      onWarning: (line) => console.error(`servebench ui: ${line}`),
+    }),
   });
   let errorLines = 0;
   const onError = (line: string): void => {

@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { BenchConfigSchema } from '../shared/config.js';
 import type {
   ActiveRun,
@@ -14,6 +14,10 @@ import { UserError } from './errors.js';
 import { loadRunFolder } from './report/load-run-folder.js';
 import { findExporter, renderExport } from './report/registry.js';
 import { listRuns, loadRequests, loadRun, loadTelemetry } from './runs/run-store.js';
+import { createRunActions, runFolder } from './runs/run-actions.js';
+import type { RunActionsOptions } from './runs/run-actions.js';
+import { createSettingsStore } from './settings/settings-store.js';
+import type { SettingsStore } from './settings/settings-store.js';
 import { benchSecretValues, redact, redactBenchConfig, redactEvent, redactRecord } from './servers/redact.js';
 
 /** What the service needs from its host (the CLI's `ui` command or Electron's utility process). */
@@ -24,6 +28,10 @@ export interface ServiceOptions {
   listPresets?: () => PresetSummary[];
   /** The environment the engines inherit (its token-like secret values are redacted too); default process.env. */
   env?: NodeJS.ProcessEnv;
+  /** The app's settings; default: kept in memory only (nothing written). */
+  settings?: SettingsStore;
+  /** The OS trash and file manager, where the host has them (rename/delete/open of past runs). */
+  runHost?: Pick<RunActionsOptions, 'trash' | 'openPath'>;
 }
 
 /** The contract plus event subscription: the one surface a UI uses. */
@@ -54,12 +62,14 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
   let replay: ContractEvent[] = [];
   const outDir = resolve(options.outDir);
   const env = options.env ?? process.env;
+  const settings = options.settings ?? createSettingsStore();
+  const runActions = createRunActions({
+    outDir,
+    ...options.runHost,
+    activeRunId: async () => lock?.run?.runId ?? null,
+  });
 
-  const runDir = (runId: string): string => {
-    // Ids are folder names; refuse anything that could walk out of the runs folder.
-    if (basename(runId) !== runId || runId.startsWith('.')) throw new UserError(`invalid run id '${runId}'`);
-    return join(outDir, runId);
-  };
+  const runDir = (runId: string): string => runFolder(outDir, runId);
   const emit = (event: ContractEvent): void => {
     if (event.type === 'run-started') replay = [event];
     else if (event.type === 'run-finished') replay = [];
@@ -177,6 +187,11 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
     async liveEvents() {
       return [...replay];
     },
+    getSettings: () => settings.getSettings(),
+    saveSettings: (input) => settings.saveSettings(input),
+    renameRun: (runId, label) => runActions.renameRun(runId, label),
+    deleteRun: (runId) => runActions.deleteRun(runId),
+    openRunFolder: (runId) => runActions.openRunFolder(runId),
     async idle() {
       await lock?.done;
     },

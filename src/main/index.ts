@@ -1,7 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BrowserWindow, Menu, app, dialog, shell, utilityProcess } from 'electron';
+import { BrowserWindow, Menu, app, dialog, safeStorage, shell, utilityProcess } from 'electron';
+import { createRunActions } from '../core/runs/run-actions.js';
+import { createSettingsStore, readSettingsSync } from '../core/settings/settings-store.js';
+import type { ActiveRun } from '../shared/contract.js';
+import { safeStorageCipher } from './secret-cipher.js';
 import type { EngineProcess } from './engine-client.js';
 import { createEngineClient } from './engine-client.js';
 import { RUNS_DIR_ENV } from './engine-protocol.js';
@@ -15,7 +19,11 @@ import { createMainWindow } from './window.js';
 
 // Main stays thin: windows, menu, lifecycle. The engine lives in a utility process; ipc.ts relays the contract.
 const here = dirname(fileURLToPath(import.meta.url));
-const runsDir = process.env[RUNS_DIR_ENV] ?? join(app.getPath('documents'), 'servebench', 'runs');
+// The runs folder: the environment's, else the one saved in the settings, else Documents/servebench/runs.
+const runsDir =
+  process.env[RUNS_DIR_ENV] ??
+  readSettingsSync(app.getPath('userData')).runsDir ??
+  join(app.getPath('documents'), 'servebench', 'runs');
 // out/main/ -> the package's docs/app.md.
 const docsFile = join(here, '..', '..', 'docs', 'app.md');
 
@@ -62,7 +70,28 @@ if (!app.requestSingleInstanceLock()) {
   void app.whenReady().then(() => {
     mkdirSync(runsDir, { recursive: true });
     const trusted = (event: Electron.IpcMainInvokeEvent): boolean => ours().some((wc) => wc.id === event.sender.id);
-    registerContractIpc({ engine, targets: ours, trusted });
+    const settings = createSettingsStore({
+      dir: app.getPath('userData'),
+      cipher: safeStorageCipher(safeStorage, process.platform),
+      runsDir,
+      onWarning: (line) => console.warn(`servebench: ${line}`),
+    });
+    const runActions = createRunActions({
+      outDir: runsDir,
+      trash: (path) => shell.trashItem(path),
+      openPath: (path) => shell.openPath(path),
+      activeRunId: async () => {
+        const outcome = await engine.call('activeRun', []);
+        return outcome.ok ? ((outcome.result as ActiveRun | null)?.runId ?? null) : null;
+      },
+    });
+    const local = {
+      getSettings: () => settings.getSettings(),
+      saveSettings: settings.saveSettings,
+      deleteRun: runActions.deleteRun,
+      openRunFolder: runActions.openRunFolder,
+    };
+    registerContractIpc({ engine, targets: ours, trusted, local });
     registerExportIpc({
       engine,
       trusted,

@@ -1,7 +1,8 @@
 import { ipcMain } from 'electron';
 import type { IpcMainInvokeEvent, WebContents } from 'electron';
 import { CONTRACT_METHODS, contractArgs } from '../shared/contract.js';
-import { zodErrorLine } from '../core/ui-server/dispatch.js';
+import type { ServebenchContract } from '../shared/contract.js';
+import { dispatchCall, zodErrorLine } from '../core/ui-server/dispatch.js';
 import { EVENT_CHANNEL, callChannel } from '../preload/bridge.js';
 import type { IpcOutcome } from '../preload/bridge.js';
 import type { EngineClient } from './engine-client.js';
@@ -12,6 +13,8 @@ export interface ContractIpcOptions {
   targets: () => WebContents[];
   /** Calls from anything else (a stray frame, another page) are refused. */
   trusted?: (event: IpcMainInvokeEvent) => boolean;
+  /** Methods main answers itself (settings through safeStorage, the OS trash, the file manager). */
+  local?: Partial<ServebenchContract>;
 }
 
 /**
@@ -20,12 +23,13 @@ export interface ContractIpcOptions {
  * Returns the function that removes it all.
  */
 export function registerContractIpc(options: ContractIpcOptions): () => void {
-  const { engine, targets, trusted = () => true } = options;
+  const { engine, targets, trusted = () => true, local = {} } = options;
   for (const method of CONTRACT_METHODS) {
     ipcMain.handle(callChannel(method), async (event: IpcMainInvokeEvent, ...args: unknown[]): Promise<IpcOutcome> => {
       if (!trusted(event)) return { ok: false, error: 'refused: not a servebench window' };
       const parsed = contractArgs[method].safeParse(args);
       if (!parsed.success) return { ok: false, error: zodErrorLine(parsed.error) };
+      if (local[method]) return dispatchCall(local as ServebenchContract, method, args);
       return engine.call(method, args);
     });
   }

@@ -34,4 +34,9 @@ export const BRIDGE_METHODS = Object.keys({
   listPresets: true,
   exportRun: true,
   liveEvents: true,
+  getSettings: true,
+  saveSettings: true,
+  renameRun: true,
+  deleteRun: true,
+  openRunFolder: true,
 } satisfies Record<ContractMethod, true>) as ContractMethod[];

@@ -5,6 +5,8 @@ import type { RunEvent } from './events.js';
 import type { RequestRecord } from './request-record.js';
 import type { RunRecord, RunStatus } from './run-record.js';
 import type { EngineSample, GpuSample } from './telemetry.js';
+import { AppSettingsSchema } from './settings.js';
+import type { AppSettings, SettingsAnswer } from './settings.js';
 
 /** A line of the run list. */
 export interface RunSummary {
@@ -15,6 +17,9 @@ export interface RunSummary {
   status: RunStatus;
   simulated: boolean;
   levels: number;
+  /** The engine and model (for filtering the list); absent in records that lack them. */
+  engine?: string;
+  model?: string;
   /** Set when the folder's run.json cannot be read (damaged, or from a newer servebench): why, in one line. */
   unreadable?: string;
 }
@@ -93,6 +98,20 @@ export interface ServebenchContract {
    * are newer; events pushed before it are in it too (its run-started resets the view, so they do no harm).
    */
   liveEvents(): Promise<ContractEvent[]>;
+
+  // Settings (the desktop app's user-data folder; secrets sealed by the OS keychain, or in memory only).
+  /** The saved settings, secrets filled back in; a damaged file reads as none. */
+  getSettings(): Promise<SettingsAnswer>;
+  /** Saves what is given (other settings are kept) and answers the settings now. */
+  saveSettings(settings: AppSettings): Promise<SettingsAnswer>;
+
+  // Managing past runs (ids are folder names under the runs folder; the run in progress is refused).
+  /** Gives a run a new label (in its run.json); the folder keeps its name. */
+  renameRun(runId: string, label: string): Promise<void>;
+  /** Moves a run folder to the trash: the OS trash in the desktop app, else `<runs>/.trash/` (`movedTo`). */
+  deleteRun(runId: string): Promise<{ movedTo: string | null }>;
+  /** Opens a run folder in the file manager where the host can (desktop app); else answers its path to copy. */
+  openRunFolder(runId: string): Promise<{ path: string; opened: boolean }>;
 }
 
 /** Options of a subscription to the pushed events. */
@@ -123,6 +142,11 @@ export const contractArgs: { [K in ContractMethod]: z.ZodType<Parameters<Servebe
   listPresets: z.tuple([]),
   exportRun: z.tuple([z.string().min(1), z.enum(['html', 'md', 'csv', 'json', 'vllm-json'])]),
   liveEvents: z.tuple([]),
+  getSettings: z.tuple([]),
+  saveSettings: z.tuple([AppSettingsSchema]),
+  renameRun: z.tuple([z.string().min(1), z.string().trim().min(1, 'give the run a label').max(200)]),
+  deleteRun: z.tuple([z.string().min(1)]),
+  openRunFolder: z.tuple([z.string().min(1)]),
 };
 
 /** The method names, for transports that expose the contract generically. */

@@ -36,7 +36,13 @@ export function holdEvents(
   return {
     service: {
       ...service,
-      subscribe(listener) {
+      subscribe(listener, options) {
+        // A page that (re)opens mid-run first gets what the page was shown of the run so far.
+        if (options?.replay) {
+          const from = seen.findLastIndex((e) => e.type === 'run-started');
+          const finished = seen.findLastIndex((e) => e.type === 'run-finished');
+          if (from >= 0 && finished < from) for (const event of seen.slice(from)) listener(event);
+        }
         listeners.add(listener);
         return () => listeners.delete(listener);
       },

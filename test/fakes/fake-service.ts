@@ -12,6 +12,8 @@ import type {
 import type { RunRecord } from '../../src/shared/run-record.js';
 import type { RequestRecord } from '../../src/shared/request-record.js';
 import { BenchConfigSchema } from '../../src/shared/config.js';
+import { createSettingsStore } from '../../src/core/settings/settings-store.js';
+import type { AppSettings, SettingsAnswer } from '../../src/shared/settings.js';
 
 /** A service with no engine behind it: records calls, emits what a test tells it to, one run at a time. */
 export class FakeService implements ServebenchService {
@@ -94,6 +96,30 @@ export class FakeService implements ServebenchService {
   async liveEvents(): Promise<ContractEvent[]> {
     this.calls.push({ method: 'liveEvents', args: [] });
     return [...this.replay];
+  }
+  private readonly settings = createSettingsStore();
+  async getSettings(): Promise<SettingsAnswer> {
+    this.calls.push({ method: 'getSettings', args: [] });
+    return this.settings.getSettings();
+  }
+  async saveSettings(settings: AppSettings): Promise<SettingsAnswer> {
+    this.calls.push({ method: 'saveSettings', args: [settings] });
+    return this.settings.saveSettings(settings);
+  }
+  async renameRun(runId: string, label: string): Promise<void> {
+    this.calls.push({ method: 'renameRun', args: [runId, label] });
+    const run = this.runs.find((r) => r.id === runId);
+    if (!run) throw new UserError(`run ${runId} not found`);
+    run.label = label;
+  }
+  async deleteRun(runId: string): Promise<{ movedTo: string | null }> {
+    this.calls.push({ method: 'deleteRun', args: [runId] });
+    this.runs = this.runs.filter((r) => r.id !== runId);
+    return { movedTo: `/tmp/.trash/${runId}` };
+  }
+  async openRunFolder(runId: string): Promise<{ path: string; opened: boolean }> {
+    this.calls.push({ method: 'openRunFolder', args: [runId] });
+    return { path: `/tmp/${runId}`, opened: false };
   }
   idle(): Promise<void> {
     return this.done;

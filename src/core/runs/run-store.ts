@@ -248,8 +248,17 @@ export interface RunListing {
   status: RunRecord['status'];
   simulated: boolean;
   levels: number;
+  engine?: string;
+  model?: string;
   /** Set when run.json is there but cannot be read (damaged, or from a newer servebench): why, in one line. */
   unreadable?: string;
+}
+
+/** The engine and model of a run, for filtering a list (older records may lack them). */
+function runIdentity(r: RunRecord): { engine?: string; model?: string } {
+  const engine = r.config?.server?.engine;
+  const model = r.config?.server?.model ?? r.config?.model;
+  return { ...(engine ? { engine } : {}), ...(model ? { model } : {}) };
 }
 
 /** When a folder was started, from its `20261130T094800Z-` name, else its modification time. */
@@ -276,7 +285,7 @@ export async function listRuns(outDir: string): Promise<RunListing[]> {
     if (!info?.isFile()) continue;
     try {
       const r = await loadRun(dir);
-      out.push({ dir, id: r.id, label: r.label, startedAt: r.startedAt, status: r.status, simulated: r.simulated, levels: r.levels.length });
+      out.push({ dir, id: r.id, label: r.label, startedAt: r.startedAt, status: r.status, simulated: r.simulated, levels: r.levels.length, ...runIdentity(r) });
     } catch (error) {
       // The list names the folder already: the reason need not repeat its path.
       const why = (error instanceof Error ? error.message : String(error)).replace(`run.json in ${dir} `, 'run.json ');

@@ -186,6 +186,8 @@ export interface TimeBand {
   from: number;
   to: number;
   label: string;
+  /** 'throttle': a span the GPU was throttled, shaded red; default a level's measured window. */
+  tone?: 'throttle';
 }
 
 /** Each level's measured window (its rounds, warm-up and cool-down left out), in seconds on the run's clock. */

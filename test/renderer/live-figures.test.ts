@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import type { GpuSample } from '../../src/shared/telemetry.js';
+import { applyEvent, createLiveRun } from '../../src/renderer/lib/live-run.js';
+import { fmtTimeLeft, formingFigures, throttleSpans, timeLeft } from '../../src/renderer/lib/live-figures.js';
+
+function run(totalLevels: number) {
+  return createLiveRun({ type: 'run-started', runId: 'r', dir: '/r', simulated: true, totalLevels }, 0);
+}
+function start(r: ReturnType<typeof run>, levelIndex: number, warmup: number, measured: number) {
+  applyEvent(r, {
+    type: 'level-started',
+    levelIndex,
+    concurrency: 2 ** levelIndex,
+    inputLen: 32,
+    outputLen: 16,
+    warmupRequests: warmup,
+    measuredRequests: measured,
+    serverConfigIndex: 0,
+  } as never);
+}
+/** `n` requests of a level ending every `everyMs` from `fromMs`, on the run's clock. */
+function finish(r: ReturnType<typeof run>, levelIndex: number, n: number, fromMs: number, everyMs: number, done0 = 0) {
+  for (let i = 0; i < n; i++)
+    applyEvent(r, {
+      type: 'request-done',
+      levelIndex,
+      round: 0,
+      ok: true,
+      done: done0 + i + 1,
+      total: r.levels[levelIndex]!.total,
+      endMs: fromMs + i * everyMs,
+      ttftMs: 10 + i,
+      e2eMs: 100 + i,
+    } as never);
+}
+
+describe('live figures', () => {
+  it('says "estimating…" until enough requests of the level are back', () => {
+    const r = run(2);
+    start(r, 0, 2, 98);
+    finish(r, 0, 3, 1000, 100);
+    expect(timeLeft(r)).toEqual({ level: null, run: null });
+    expect(fmtTimeLeft(null)).toBe('estimating…');
+  });
+
+  it('level left = planned requests left at the measured pace; run left adds the levels not started', () => {
+    const r = run(3);
+    start(r, 0, 0, 100);
+    finish(r, 0, 20, 0, 100); // 10 requests/s, 80 left
+    const left = timeLeft(r);
+    expect(left.level).toBeCloseTo(8, 6);
+    // Two levels not started, each taken as long as this one (100 requests at 10/s).
+    expect(left.run).toBeCloseTo(8 + 2 * 10, 6);
+    expect(fmtTimeLeft(left.run)).toBe('about 28 s');
+    expect(fmtTimeLeft(130)).toBe('about 2 min 10 s');
+  });
+
+  it('the figures of the level as they form, from its requests so far', () => {
+    const r = run(1);
+    start(r, 0, 0, 100);
+    finish(r, 0, 10, 0, 50);
+    const f = formingFigures(r, 0);
+    expect(f).toMatchObject({ measured: 10, failed: 0, ttftP50: 14, ttftP95: 19, e2eP50: 104 });
+    expect(f.rate).toBeCloseTo(20, 6);
+  });
+
+  it('throttled spans: from the first throttled sample to the first one not throttled, per GPU and kind', () => {
+    const sample = (tMs: number, cls: GpuSample['class'], gpu = 0) => ({ tMs, gpu, class: cls }) as GpuSample;
+    const spans = throttleSpans([
+      sample(0, 'full-speed'),
+      sample(1000, 'thermal'),
+      sample(2000, 'thermal'),
+      sample(3000, 'full-speed'),
+      sample(4000, 'power-cap'),
+      sample(5000, 'power-cap'),
+    ]);
+    expect(spans).toEqual([
+      { from: 1, to: 3, label: 'thermal', tone: 'throttle' },
+      { from: 4, to: 5, label: 'power-cap', tone: 'throttle' },
+    ]);
+  });
+});
