@@ -71,11 +71,4 @@ export class Lifecycle {
     if (next === 'idle' || next === 'reaping') return;
     this.emit({ type: 'server-state', state: next, ...(detail !== undefined ? { detail } : {}) });
   }
-
-  /** True in the states reached by an exit or stop (no death can be reported any more). */
-  get ending(): boolean {
-    return (
-      this.#state === 'stopping' || this.#state === 'stopped' || this.#state === 'reaping' || this.#state === 'failed'
-    );
-  }
 }
