@@ -355,6 +355,11 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
           logTail: live.tail(30),
         });
       }
+      if (!lifecycle.can('reaping')) {
+        // Stopped on request while loading (stopAll at quit): the stop reaps and reports; the start still fails.
+        await stop();
+        return failStart(lifecycle, failureFromExit(config.engine, live.tail(), await live.exited, 'start'));
+      }
       lifecycle.to('reaping');
       const exit = await live.exited;
       await live.reap();
@@ -380,7 +385,8 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
       if (version) info.engineVersion = version;
     }
     // An exit up to here fails the start; from here on (no await in between) it is a death while serving.
-    if (live.exit) return startFailed('exit');
+    // A stop asked for meanwhile (stopAll at quit) ends the start as the exit it causes.
+    if (live.exit || !lifecycle.can('ready')) return startFailed('exit');
     lifecycle.to(
       'ready',
       `${displayName} ${info.engineVersion ?? ''} at ${baseUrl} serving ${info.model}`.replace(/\s+/g, ' '),
