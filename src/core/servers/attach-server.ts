@@ -1,6 +1,6 @@
 import type { ServerConfig } from '../../shared/config.js';
 import type { RunEvent } from '../../shared/events.js';
-import { ServerConfigError, ServerStartError } from './server-errors.js';
+import { abortError, failStart, ServerConfigError } from './server-errors.js';
 import {
   answer,
   apiKeyFailure,
@@ -21,17 +21,6 @@ export interface AttachDeps {
   /** How long a server may refuse connections before it counts as unreachable. */
   connectTimeoutMs: number;
   clock?: WaitClock;
-}
-
-/** The caller's abort reason, or a plain AbortError. */
-export function abortError(signal: AbortSignal): unknown {
-  return signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
-}
-
-/** Reports the failure (state 'failed') and throws it as a ServerStartError. */
-export function failStart(lifecycle: Lifecycle, failure: ServerFailure): never {
-  lifecycle.to('failed', `${failure.message}; fix: ${failure.fix}`);
-  throw new ServerStartError(failure);
 }
 
 /** Waits until a running server answers as an OpenAI-compatible one, then names its model; never stops it. */

@@ -5,15 +5,16 @@ import type { ServerConfig } from '../../shared/config.js';
 import type { RunEvent } from '../../shared/events.js';
 import { modelProblem } from '../../shared/engines.js';
 import { UserError } from '../errors.js';
-import { ServerConfigError } from './server-errors.js';
+import { abortError, failStart, ServerConfigError } from './server-errors.js';
 import { engineFor, formatCommand, type EngineModule, type LaunchPlan } from './engines/index.js';
-import { parseQuantizationChoices, probeEngine, readEngineHelp, runCapture } from './engine-probe.js';
 import { failureFromExit } from './failures.js';
 import { findCliScript } from '../package-root.js';
-import { baseUrlFor, pickFreePort, probePort } from './ports.js';
+import { baseUrlFor } from './ports.js';
+import { checkEngine, choosePort } from './preflight.js';
+import { logFactsReader } from './log-facts.js';
 import { DEFAULT_GRACE, type StopGrace } from './process-group.js';
 import { createRedactor, redactArgv } from './redact.js';
-import { abortError, attachServer, failStart } from './attach-server.js';
+import { attachServer } from './attach-server.js';
 import { discoverModels, discoverVersion, httpGet } from './http-probe.js';
 import { LAUNCH_TRANSITIONS, Lifecycle } from './lifecycle-state.js';
 import { ManagedProcess, type ProcessExit } from './managed-process.js';
@@ -51,114 +52,6 @@ export interface ServerManager {
 type Emit = (event: RunEvent) => void;
 
 export { normalizeBaseUrl } from './http-probe.js';
-
-/** The port to bind: a free one for 0; a taken or forbidden one fails the start before anything is launched. */
-async function choosePort(config: ServerConfig, lifecycle: Lifecycle): Promise<number> {
-  // vLLM binds with SO_REUSEPORT and would share a taken port silently, so check it ourselves.
-  if (config.port === 0) return pickFreePort(config.host);
-  const port = config.port;
-  const check = await probePort(config.host, port);
-  if (check.free) return port;
-  return failStart(
-    lifecycle,
-    check.code === 'EADDRINUSE'
-      ? {
-          kind: 'port-in-use',
-          message: `port ${port} on ${config.host} is already in use`,
-          fix: `choose another --port (or omit it to pick a free one), or stop the process that holds it (ss -ltnp 'sport = :${port}')`,
-          logTail: [],
-        }
-      : {
-          kind: 'unknown',
-          message: `cannot bind ${config.host}:${port} (${check.code})`,
-          fix: check.code === 'EACCES' ? 'use a port above 1023' : 'check --host and --port',
-          logTail: [],
-        },
-  );
-}
-
-/** The engine: installed, which version, and does it know the requested quantization and flags? */
-async function checkEngine(
-  config: ServerConfig,
-  adapter: EngineModule,
-  ctx: {
-    env: NodeJS.ProcessEnv;
-    signal?: AbortSignal;
-    timeoutMs?: number;
-    redactLine: (line: string) => string;
-    lifecycle: Lifecycle;
-    emit: Emit;
-  },
-): Promise<string | undefined> {
-  if (!adapter.probe) return undefined;
-  const { signal, emit } = ctx;
-  const displayName = adapter.description.name;
-  const throwIfAborted = (): void => {
-    if (signal?.aborted) throw abortError(signal);
-  };
-  const probe = await probeEngine(config, { env: ctx.env, signal, timeoutMs: ctx.timeoutMs });
-  throwIfAborted();
-  if (!probe.ok) failStart(ctx.lifecycle, { ...probe.failure, logTail: probe.failure.logTail.map(ctx.redactLine) });
-  const engineVersion = probe.version;
-  emit({ type: 'message', severity: 'info', text: `${displayName} ${engineVersion} found (${probe.where})` });
-  const needs = adapter.helpRequires?.(config) ?? [];
-  if ((config.quantization || needs.length > 0) && adapter.probe.type === 'python') {
-    const help = await readEngineHelp(config.python, adapter.probe.helpModule, {
-      env: ctx.env,
-      signal,
-      timeoutMs: ctx.timeoutMs,
-      run: runCapture,
-    });
-    throwIfAborted();
-    const choices = help === undefined ? undefined : parseQuantizationChoices(help);
-    if (config.quantization && choices && !choices.includes(config.quantization)) {
-      throw new ServerConfigError(
-        `--quantization '${config.quantization}' is not supported by ${displayName} ${engineVersion}; valid: ${choices.join(', ')}`,
-      );
-    }
-    const missing = help === undefined ? undefined : needs.find((n) => !help.includes(n.flag));
-    if (missing)
-      throw new ServerConfigError(
-        `${displayName} ${engineVersion} has no ${missing.flag} (${missing.why}): upgrade it (${adapter.description.install} -U)`,
-      );
-    if (config.quantization && !choices) {
-      emit({
-        type: 'message',
-        severity: 'info',
-        text: `could not read the quantization methods from ${displayName} --help; passing --quantization ${config.quantization} as is`,
-      });
-    }
-  }
-  return engineVersion;
-}
-
-/** Reads the start-up milestones of one log line into `info` and reports them (each message once in a row). */
-function logFactsReader(adapter: EngineModule, info: ServerInfo, emit: Emit): (line: string) => void {
-  let lastProgress = '';
-  return (line) => {
-    for (const p of adapter.progress) {
-      const m = line.match(p.pattern);
-      if (!m) continue;
-      const value = p.value?.(m);
-      if (p.key === 'kv-cache' && value !== undefined) info.kvCacheTokens = value;
-      if (p.key === 'max-concurrency' && value !== undefined) {
-        info.maxConcurrency = value;
-        const tokens = p.perRequestTokens?.(m);
-        if (tokens !== undefined && tokens > 0) info.maxConcurrencyTokens = tokens;
-        else delete info.maxConcurrencyTokens;
-      }
-      if (p.key === 'max-running-requests' && value !== undefined) {
-        info.maxRunningRequests = value;
-        if (info.maxConcurrency === undefined) info.maxConcurrency = value;
-      }
-      const message = p.message(m);
-      // Engines print some milestones twice (uvicorn and the app both announce the HTTP server): say it once.
-      if (message === lastProgress) continue;
-      lastProgress = message;
-      emit({ type: 'server-progress', key: p.key, message, ...(value !== undefined ? { value } : {}) });
-    }
-  };
-}
 
 /** Creates a server manager: the one owner of every engine process it starts. */
 export function createServerManager(options: ServerManagerOptions = {}): ServerManager {
