@@ -1,7 +1,7 @@
 import type { WaitClock } from '../../../src/core/servers/readiness.js';
 
 /** Lets every promise chain that is ready to run do so (macrotask turns, no time passes). */
-export async function settle(turns = 5): Promise<void> {
+export async function settle(turns = 10): Promise<void> {
   for (let i = 0; i < turns; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
