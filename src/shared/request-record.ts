@@ -40,4 +40,8 @@ export interface RequestRecord {
   nContent?: number;
   /** From the server's reasoning_tokens, or counted from the reasoning chunks (estimated). */
   nReasoningSource?: 'server' | 'estimated';
+  /** llama.cpp only: the server's own prompt-processing time (timings.prompt_ms of the last chunk), ms. */
+  serverPromptMs?: number;
+  /** llama.cpp only: the server's own generation time, first token to last (timings.predicted_ms), ms. */
+  serverDecodeMs?: number;
 }

@@ -37,6 +37,10 @@ export function outcomeToRecord(outcome: ScheduledOutcome, ctx: RecordContext): 
     malformedLines: r.malformedLines,
   };
   if (r.sawReasoning) Object.assign(record, reasoningFields(r, record.nOut));
+  if (r.serverTimings) {
+    record.serverPromptMs = r.serverTimings.promptMs;
+    record.serverDecodeMs = r.serverTimings.decodeMs;
+  }
   if (outcome.scheduledMs !== undefined) record.scheduledMs = outcome.scheduledMs;
   if (outcome.httpStatus !== null) record.httpStatus = outcome.httpStatus;
   if (!ok) {

@@ -20,6 +20,17 @@ export interface StreamResult {
   contentChunkTokens: number;
   /** usage.completion_tokens_details.reasoning_tokens (vLLM) or usage.reasoning_tokens (SGLang); null when absent. */
   reasoningTokens: number | null;
+  /** llama.cpp's own `timings` (prompt_ms, predicted_ms) from its last chunk; null when the server sent none. */
+  serverTimings: { promptMs: number; decodeMs: number } | null;
+}
+
+/** llama.cpp's `timings` object (tools/server result_timings): prompt_ms and predicted_ms, when both are numbers. */
+function serverTimings(timings: unknown): { promptMs: number; decodeMs: number } | null {
+  if (!timings || typeof timings !== 'object') return null;
+  const { prompt_ms: promptMs, predicted_ms: decodeMs } = timings as { prompt_ms?: unknown; predicted_ms?: unknown };
+  if (typeof promptMs !== 'number' || typeof decodeMs !== 'number') return null;
+  if (!Number.isFinite(promptMs) || !Number.isFinite(decodeMs) || promptMs < 0 || decodeMs < 0) return null;
+  return { promptMs, decodeMs };
 }
 
 interface UsageLike {
@@ -76,6 +87,7 @@ export class StreamAccumulator {
   private reasoningChunkTokens = 0;
   private contentChunkTokens = 0;
   private reasoningTokens: number | null = null;
+  private serverTimings: { promptMs: number; decodeMs: number } | null = null;
 
   /** One SSE event's data and the time of the read that carried it. */
   onEvent(data: string, tMs: number): void {
@@ -89,6 +101,7 @@ export class StreamAccumulator {
       error?: unknown;
       object?: unknown;
       message?: unknown;
+      timings?: unknown;
     };
     try {
       event = JSON.parse(data) as typeof event;
@@ -108,6 +121,8 @@ export class StreamAccumulator {
       this.fail(errorMessage(event.message ?? event), 'midstream-error');
       return;
     }
+    // llama.cpp appends its timings to the last chunk (the usage chunk with include_usage, else the finish chunk).
+    this.serverTimings = serverTimings(event.timings) ?? this.serverTimings;
     const usage = event.usage;
     const choice = Array.isArray(event.choices) ? event.choices[0] : undefined;
     let hasText = false;
@@ -187,6 +202,7 @@ export class StreamAccumulator {
       reasoningChunkTokens: this.reasoningChunkTokens,
       contentChunkTokens: this.contentChunkTokens,
       reasoningTokens: this.reasoningTokens,
+      serverTimings: this.serverTimings,
     };
   }
 }

@@ -495,12 +495,61 @@ export function hasIrregularChunks(record: RequestRecord): boolean {
   return mode !== null && record.chunks.some(([, tokens]) => tokens > mode);
 }
 
+/** Client vs server timing: a decode span differing by more than this share and SLACK_MS disagrees. */
+export const SERVER_TIMING_LIMITS = { decodeShare: 0.25, slackMs: 50 } as const;
+
+/**
+ * The client's times against the server's own (llama.cpp `timings`), for the ok requests that carry them. The
+ * decode span (first to last token chunk) should match predicted_ms; TTFT includes queueing and transport, so it
+ * may exceed prompt_ms by any amount but never fall short of it.
+ */
+export function serverTimingProblems(ok: readonly RequestRecord[]): { problems: string[]; note?: string } {
+  const timed = ok.filter(
+    (r) =>
+      r.serverPromptMs !== undefined &&
+      r.serverDecodeMs !== undefined &&
+      r.firstTokenMs !== null &&
+      r.chunks.length > 0,
+  );
+  if (timed.length === 0) return { problems: [] };
+  const { decodeShare, slackMs } = SERVER_TIMING_LIMITS;
+  const clientDecode = (r: RequestRecord): number => r.chunks[r.chunks.length - 1]![0] - (r.firstTokenMs as number);
+  const decodeDiffers = (r: RequestRecord): boolean => {
+    const server = r.serverDecodeMs as number;
+    return Math.abs(clientDecode(r) - server) > Math.max(decodeShare * server, slackMs);
+  };
+  const tooSoon = timed.filter((r) => (r.firstTokenMs as number) - r.sendMs + slackMs < (r.serverPromptMs as number));
+  const decodeOff = timed.filter(decodeDiffers);
+  const problems: string[] = [];
+  const med = (values: number[]): string => `${fmtNum(median(values))} ms`;
+  if (decodeOff.length > timed.length / 10) {
+    problems.push(
+      `${decodeOff.length}/${timed.length} requests: the client's decode time (first to last token, median ` +
+        `${med(decodeOff.map(clientDecode))}) disagrees with the server's own predicted_ms (median ` +
+        `${med(decodeOff.map((r) => r.serverDecodeMs as number))}): a busy client or a proxy that buffers the stream ` +
+        "shifts the token times, so ITL and TPOT are not the server's",
+    );
+  }
+  if (tooSoon.length > 0) {
+    problems.push(
+      `${tooSoon.length}/${timed.length} requests saw their first token sooner than the server's own prompt_ms ` +
+        '(impossible): the server timings or the client clock are wrong',
+    );
+  }
+  const note =
+    `server timings: decode median ${med(timed.map(clientDecode))} (client) vs ` +
+    `${med(timed.map((r) => r.serverDecodeMs as number))} (server), TTFT median ` +
+    `${med(timed.map((r) => (r.firstTokenMs as number) - r.sendMs))} vs prompt ${med(timed.map((r) => r.serverPromptMs as number))}`;
+  return { problems, note };
+}
+
 /**
  * token-agreement: the client's count (sum of per-chunk usage, or chunks where the server gives no per-chunk usage)
  * against the server's completion_tokens; warns when they differ, because chunks are not tokens. Also warns on lost
  * or malformed stream events, which a matching sum hides: SSE lines that were not valid JSON (malformedLines of the
  * measured requests), and, where chunk token counts come from the server, chunks carrying more tokens than the
- * request's usual chunk size.
+ * request's usual chunk size. Where the server times each request itself (llama.cpp), its decode time and prompt
+ * time are compared to the client's (serverTimingProblems).
  */
 export function tokenAgreementCheck(records: readonly RequestRecord[]): Check {
   const measured = records.filter(isMeasured);
@@ -524,6 +573,8 @@ export function tokenAgreementCheck(records: readonly RequestRecord[]): Check {
         'variable-size chunks, e.g. speculative decoding), so ITL is not per token for those chunks',
     );
   }
+  const timing = serverTimingProblems(ok);
+  problems.push(...timing.problems);
   const streamText = problems.length > 0 ? `; ${problems.join('; ')}` : '';
   const comparable = ok.filter((r) => r.nOutSource === 'server');
   if (comparable.length === 0) {
@@ -541,7 +592,9 @@ export function tokenAgreementCheck(records: readonly RequestRecord[]): Check {
   const differ = comparable.filter((r) => clientCount(r) !== r.nOut);
   const perChunk = comparable.every((r) => r.chunkTokensSource === 'server');
   if (differ.length === 0) {
-    const agree = `client and server agree on output tokens for all ${comparable.length} requests (${perChunk ? 'per-chunk usage' : 'one token per chunk'})`;
+    const agree =
+      `client and server agree on output tokens for all ${comparable.length} requests (${perChunk ? 'per-chunk usage' : 'one token per chunk'})` +
+      (timing.note ? `; ${timing.note}` : '');
     if (problems.length === 0) return check('token-agreement', 'pass', agree);
     return check('token-agreement', 'warn', `${problems.join('; ')} (${agree})`);
   }

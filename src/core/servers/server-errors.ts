@@ -1,4 +1,5 @@
 import { UserError } from '../errors.js';
+import type { Lifecycle } from './lifecycle-state.js';
 import type { ServerFailure } from './types.js';
 
 /** A server that failed to start (or to be reached): one clear line; `.failure` has the kind, fix and log tail. */
@@ -17,4 +18,15 @@ export class ServerConfigError extends UserError {
     super(message);
     this.name = 'ServerConfigError';
   }
+}
+
+/** The caller's abort reason, or a plain AbortError. */
+export function abortError(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('The operation was aborted.', 'AbortError');
+}
+
+/** Reports the failure (state 'failed') and throws it as a ServerStartError. */
+export function failStart(lifecycle: Lifecycle, failure: ServerFailure): never {
+  lifecycle.to('failed', `${failure.message}; fix: ${failure.fix}`);
+  throw new ServerStartError(failure);
 }

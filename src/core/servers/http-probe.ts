@@ -1,0 +1,108 @@
+import type { ServerFailure } from './types.js';
+
+/** One HTTP answer: the status, or the error code when there was none. */
+export interface HttpResult {
+  status?: number;
+  code?: string;
+  body?: string;
+}
+
+/** GET a URL with a time-out: the status (and body when asked), or the error code; never throws. */
+export async function httpGet(
+  fetchFn: typeof fetch,
+  url: string,
+  options: { timeoutMs?: number; signal?: AbortSignal; apiKey?: string; body?: boolean } = {},
+): Promise<HttpResult> {
+  const signals = [AbortSignal.timeout(options.timeoutMs ?? 3_000)];
+  if (options.signal) signals.push(options.signal);
+  try {
+    const res = await fetchFn(url, {
+      signal: AbortSignal.any(signals),
+      headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
+    });
+    const body = options.body ? await res.text() : undefined;
+    if (!options.body) await res.body?.cancel().catch(() => undefined);
+    return { status: res.status, body };
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    const name = (error as { name?: string }).name;
+    // fetch refuses the "bad ports" of the Fetch standard (e.g. 9, 6000) without trying to connect.
+    if (cause?.message === 'bad port')
+      return { code: 'a port that fetch refuses to connect to: serve on another port' };
+    return { code: cause?.code ?? (name === 'TimeoutError' || name === 'AbortError' ? 'ETIMEDOUT' : 'EFETCH') };
+  }
+}
+
+async function getJson(fetchFn: typeof fetch, url: string, apiKey?: string): Promise<unknown> {
+  const res = await httpGet(fetchFn, url, { body: true, apiKey, timeoutMs: 5_000 });
+  if (res.status !== 200 || res.body === undefined) return undefined;
+  try {
+    return JSON.parse(res.body) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** GET /v1/models: the HTTP status and the model ids listed (none when it did not answer 200 with JSON). */
+export async function listModels(
+  fetchFn: typeof fetch,
+  baseUrl: string,
+  apiKey?: string,
+): Promise<{ status?: number; ids: string[] }> {
+  const res = await httpGet(fetchFn, `${baseUrl}/v1/models`, { body: true, apiKey, timeoutMs: 5_000 });
+  let json: { data?: Array<{ id?: unknown }> } | undefined;
+  try {
+    json = res.status === 200 && res.body !== undefined ? (JSON.parse(res.body) as typeof json) : undefined;
+  } catch {
+    json = undefined;
+  }
+  const data = Array.isArray(json?.data) ? json.data : [];
+  const ids = data.map((m) => m?.id).filter((id): id is string => typeof id === 'string');
+  return { status: res.status, ids };
+}
+
+/** The model ids GET /v1/models lists (none when it did not answer). */
+export async function discoverModels(fetchFn: typeof fetch, baseUrl: string, apiKey?: string): Promise<string[]> {
+  return (await listModels(fetchFn, baseUrl, apiKey)).ids;
+}
+
+/** An answer in words for messages: the status, else the error code. */
+export const answer = (res: HttpResult): string =>
+  res.status !== undefined ? String(res.status) : (res.code ?? 'no answer');
+
+/** attach: the URL answers HTTP, but not as an OpenAI-compatible server (wrong port, or a path on another web server). */
+export function notOpenAiFailure(baseUrl: string, health: HttpResult, models: HttpResult): ServerFailure {
+  const seen =
+    health.status === 404 && models.status === 404
+      ? '/health and /v1/models answer 404'
+      : `/health answers ${answer(health)}, /v1/models ${answer(models)}`;
+  return {
+    kind: 'not-openai',
+    message: `nothing OpenAI-compatible at ${baseUrl} (${seen})`,
+    fix: 'check --url (host, port, and no /v1 suffix)',
+    logTail: [],
+  };
+}
+
+/** The server refuses requests without a valid API key. */
+export const apiKeyFailure = (baseUrl: string, status: number): ServerFailure => ({
+  kind: 'unreachable',
+  message: `${baseUrl} refuses requests without a valid API key (HTTP ${status})`,
+  fix: 'pass the server API key (--api-key)',
+  logTail: [],
+});
+
+/** The version GET /version reports (vLLM, the simulator), if any. */
+export async function discoverVersion(
+  fetchFn: typeof fetch,
+  baseUrl: string,
+  apiKey?: string,
+): Promise<string | undefined> {
+  const json = (await getJson(fetchFn, `${baseUrl}/version`, apiKey)) as { version?: unknown } | undefined;
+  return typeof json?.version === 'string' ? json.version : undefined;
+}
+
+/** Base URL of an OpenAI-compatible server from what a user typed (trailing / and /v1 removed). */
+export function normalizeBaseUrl(url: string): string {
+  return url.replace(/\/+$/, '').replace(/\/v1$/, '');
+}
