@@ -1,0 +1,78 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runBenchmark } from '../../../src/core/benchmark.js';
+import type { RunningServer, StartServer } from '../../../src/core/servers/types.js';
+import { BenchConfigSchema } from '../../../src/shared/config.js';
+import { capacityLines } from '../../../src/shared/capacity-format.js';
+import type { RunRecord } from '../../../src/shared/run-record.js';
+import { closeAll, startSim, testProfile } from '../sim/helpers.js';
+
+afterAll(closeAll);
+
+/** Attaches the run to a simulator already listening. */
+function attach(url: string): StartServer {
+  return async () =>
+    ({
+      info: { engine: 'attach', baseUrl: url, model: 'sim-model', simulated: true },
+      died: new Promise(() => undefined),
+      exited: false,
+      hasDied: () => null,
+      stop: async () => undefined,
+      logTail: () => [],
+    }) satisfies RunningServer;
+}
+
+describe('--find-capacity against the simulator', () => {
+  it('finds the capacity the step model implies, in fewer levels than a sweep of the range', async () => {
+    // Every decode step costs 2 ms + 10 ms per running sequence: TPOT(c) = 1 + 5c ms, no jitter.
+    const profile = testProfile({ 'step-base-ms': 1, 'step-per-seq-ms': 5, 'max-model-len': 4096 });
+    const tpot = (c: number): number => profile.stepBaseMs + profile.stepPerSeqMs * c;
+    // A limit halfway between c=3 (16 ms) and c=4 (21 ms): a busy machine only adds latency, and 2.5 ms of it per step
+    // would be needed to flip c=3; c=4 can never meet.
+    const limitMs = (tpot(3) + tpot(4)) / 2;
+    const truth = Math.floor((limitMs - profile.stepBaseMs) / profile.stepPerSeqMs);
+    expect(truth).toBe(3);
+    const sim = await startSim({ profile, model: 'sim-model' });
+    const out = await mkdtemp(join(tmpdir(), 'sb-capacity-'));
+    try {
+      const config = BenchConfigSchema.parse({
+        out,
+        label: 'capacity',
+        inputLen: [16],
+        outputLen: [12],
+        rounds: 1,
+        requestsPerRound: 60,
+        warmup: 4,
+        sloTargets: `tpot_p95=${limitMs}`,
+        findCapacity: true,
+        capacityMax: 16,
+        gpuPricePerHour: 2,
+        server: { engine: 'attach', url: sim.url },
+      });
+      const result = await runBenchmark(config, { startServer: attach(sim.url) });
+      expect(result.failure).toBeUndefined();
+      const capacity = result.record.capacity!;
+      expect(capacity).toMatchObject({ mode: 'concurrency', outcome: 'bracketed', capacity: truth, above: truth + 1 });
+      // Doubling 1, 2, 4, then one bisection: fewer levels than the 16 of a full sweep, or the 5 of 1, 2, 4, 8, 16.
+      expect(capacity.probes.map((p) => p.load)).toEqual([1, 2, 4, 3]);
+      expect(result.record.levels.map((l) => l.concurrency)).toEqual([1, 2, 4, 3]);
+      const above = capacity.probes.find((p) => p.load === truth + 1)!;
+      expect(above.verdict).toBe('fails');
+      expect(above.slos[0]!.ci![0]).toBeGreaterThan(limitMs);
+      // Goodput at every level, in requests/s, and the cost at the capacity.
+      for (const p of capacity.probes) expect(p.goodputReqPerSec).not.toBeNull();
+      expect(above.goodputReqPerSec).toBe(0);
+      expect(capacity.costPerMOutputTokUsd).toBeGreaterThan(0);
+      expect(capacityLines(capacity)[0]).toMatch(
+        /^capacity: c=3 meets tpot_p95≤18.5 ms \(c=4 fails: TPOT p95 \d+ ms \[\d+, \d+\]\) — [\d,]+ out tok\/s, \$[\d.]+ per 1M output tokens$/,
+      );
+      // The record on disk carries it too.
+      const saved = JSON.parse(await readFile(join(result.dir, 'run.json'), 'utf8')) as RunRecord;
+      expect(saved.capacity?.capacity).toBe(truth);
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
