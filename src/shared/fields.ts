@@ -731,7 +731,7 @@ export const FIELDS = [
   },
   {
     name: 'sloTargets',
-    path: 'sloTargets',
+    path: 'slo.targets',
     flag: 'slo',
     type: 'text',
     metavar: 'ttft_p95=MS,tpot_p95=MS',

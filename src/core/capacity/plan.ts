@@ -22,7 +22,7 @@ export interface CapacityPlan {
  * Throws a UserError naming the fix when there are none or the run shape cannot be searched.
  */
 export function capacityPlan(config: BenchConfig): CapacityPlan {
-  const parsed = config.sloTargets ? parseSloTargets(config.sloTargets) : null;
+  const parsed = config.slo?.targets ? parseSloTargets(config.slo.targets) : null;
   if (parsed && !parsed.ok) throw new UserError(`--slo ${parsed.error}`);
   const targets: SloTarget[] = parsed?.ok ? parsed.targets : [];
   if (targets.length === 0 && config.slo) {
@@ -62,7 +62,7 @@ export function capacityPlan(config: BenchConfig): CapacityPlan {
 
 /** The per-request SLOs goodput counts against: --slo-*-ms, else each metric's --slo percentile limit. */
 export function goodputSlo(config: BenchConfig): Slo | undefined {
-  const parsed = config.sloTargets ? parseSloTargets(config.sloTargets) : null;
+  const parsed = config.slo?.targets ? parseSloTargets(config.slo.targets) : null;
   const targets = parsed?.ok ? parsed.targets : [];
   const limit = (metric: SloTarget['metric']): number | undefined =>
     targets
@@ -74,5 +74,6 @@ export function goodputSlo(config: BenchConfig): Slo | undefined {
     e2eMs: config.slo?.e2eMs ?? limit('e2e'),
   };
   const defined = Object.fromEntries(Object.entries(slo).filter(([, v]) => v !== undefined)) as Slo;
-  return Object.keys(defined).length > 0 ? defined : config.slo;
+  // Only an ITL target (no per-request bound): no goodput rather than a success rate posing as one.
+  return Object.keys(defined).length > 0 ? defined : undefined;
 }

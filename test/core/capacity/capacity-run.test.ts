@@ -45,7 +45,7 @@ describe('--find-capacity against the simulator', () => {
         rounds: 1,
         requestsPerRound: 60,
         warmup: 4,
-        sloTargets: `tpot_p95=${limitMs}`,
+        slo: { targets: `tpot_p95=${limitMs}` },
         findCapacity: true,
         capacityMax: 16,
         gpuPricePerHour: 2,
