@@ -65,3 +65,26 @@ export function capacityLines(c: CapacityResult): string[] {
   }
   return lines;
 }
+
+/** The levels the search measured as a table (header, then one row per level in load order), for reports and the app. */
+export function capacityTable(c: CapacityResult): { header: string[]; rows: string[][] } {
+  const header = [
+    c.mode === 'rate' ? 'Rate (req/s)' : 'Concurrency',
+    'Verdict',
+    ...c.targets.map((t) => `${t.metric.toUpperCase()} p${t.percentile} (ms) [95 % CI] ≤ ${t.limitMs}`),
+    'Goodput (req/s)',
+    'Output tok/s',
+  ];
+  const rows = [...c.probes]
+    .sort((a, b) => a.load - b.load)
+    .map((p) => [
+      c.mode === 'rate' ? rate(p.load) : String(p.load),
+      p.load === c.capacity ? `${p.verdict} (capacity)` : p.verdict,
+      ...p.slos.map((j) =>
+        j.valueMs === null ? 'n/a' : `${ms(j.valueMs)}${j.ci ? ` [${ms(j.ci[0])}, ${ms(j.ci[1])}]` : ''}`,
+      ),
+      p.goodputReqPerSec === null ? '–' : rate(p.goodputReqPerSec),
+      p.outputTokPerSec === null ? '–' : Math.round(p.outputTokPerSec).toLocaleString('en-US'),
+    ]);
+  return { header, rows };
+}

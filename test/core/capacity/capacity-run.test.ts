@@ -3,6 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runBenchmark } from '../../../src/core/benchmark.js';
+import { htmlReport } from '../../../src/core/report/html.js';
+import { loadRunFolder } from '../../../src/core/report/load-run-folder.js';
+import { markdownReport } from '../../../src/core/report/markdown.js';
 import type { RunningServer, StartServer } from '../../../src/core/servers/types.js';
 import { BenchConfigSchema } from '../../../src/shared/config.js';
 import { capacityLines } from '../../../src/shared/capacity-format.js';
@@ -26,10 +29,10 @@ function attach(url: string): StartServer {
 
 describe('--find-capacity against the simulator', () => {
   it('finds the capacity the step model implies, in fewer levels than a sweep of the range', async () => {
-    // Every decode step costs 2 ms + 10 ms per running sequence: TPOT(c) = 1 + 5c ms, no jitter.
-    const profile = testProfile({ 'step-base-ms': 1, 'step-per-seq-ms': 5, 'max-model-len': 4096 });
+    // Every decode step costs 2 ms + 10 ms per running sequence: TPOT(c) = 5 + 20c ms, no jitter.
+    const profile = testProfile({ 'step-base-ms': 5, 'step-per-seq-ms': 20, 'max-model-len': 4096 });
     const tpot = (c: number): number => profile.stepBaseMs + profile.stepPerSeqMs * c;
-    // A limit halfway between c=3 (16 ms) and c=4 (21 ms): a busy machine only adds latency, and 2.5 ms of it per step
+    // A limit halfway between c=3 (65 ms) and c=4 (85 ms): a busy machine only adds latency, and 10 ms of it per step (70 ms in one gap of a request's 7)
     // would be needed to flip c=3; c=4 can never meet.
     const limitMs = (tpot(3) + tpot(4)) / 2;
     const truth = Math.floor((limitMs - profile.stepBaseMs) / profile.stepPerSeqMs);
@@ -41,7 +44,8 @@ describe('--find-capacity against the simulator', () => {
         out,
         label: 'capacity',
         inputLen: [16],
-        outputLen: [12],
+        outputLen: [8],
+        concurrency: [2],
         rounds: 1,
         requestsPerRound: 60,
         warmup: 4,
@@ -55,9 +59,9 @@ describe('--find-capacity against the simulator', () => {
       expect(result.failure).toBeUndefined();
       const capacity = result.record.capacity!;
       expect(capacity).toMatchObject({ mode: 'concurrency', outcome: 'bracketed', capacity: truth, above: truth + 1 });
-      // Doubling 1, 2, 4, then one bisection: fewer levels than the 16 of a full sweep, or the 5 of 1, 2, 4, 8, 16.
-      expect(capacity.probes.map((p) => p.load)).toEqual([1, 2, 4, 3]);
-      expect(result.record.levels.map((l) => l.concurrency)).toEqual([1, 2, 4, 3]);
+      // Doubling 2, 4, then one bisection: fewer levels than the 15 of a full sweep c=2..16, or the 4 of 2, 4, 8, 16.
+      expect(capacity.probes.map((p) => p.load)).toEqual([2, 4, 3]);
+      expect(result.record.levels.map((l) => l.concurrency)).toEqual([2, 4, 3]);
       const above = capacity.probes.find((p) => p.load === truth + 1)!;
       expect(above.verdict).toBe('fails');
       expect(above.slos[0]!.ci![0]).toBeGreaterThan(limitMs);
@@ -66,11 +70,20 @@ describe('--find-capacity against the simulator', () => {
       expect(above.goodputReqPerSec).toBe(0);
       expect(capacity.costPerMOutputTokUsd).toBeGreaterThan(0);
       expect(capacityLines(capacity)[0]).toMatch(
-        /^capacity: c=3 meets tpot_p95≤18.5 ms \(c=4 fails: TPOT p95 \d+ ms \[\d+, \d+\]\) — [\d,]+ out tok\/s, \$[\d.]+ per 1M output tokens$/,
+        /^capacity: c=3 meets tpot_p95≤75 ms \(c=4 fails: TPOT p95 \d+ ms \[\d+, \d+\]\) — [\d,]+ out tok\/s, \$[\d.]+ per 1M output tokens$/,
       );
       // The record on disk carries it too.
       const saved = JSON.parse(await readFile(join(result.dir, 'run.json'), 'utf8')) as RunRecord;
       expect(saved.capacity?.capacity).toBe(truth);
+      // The reports show it: the answer, each level searched, and the SLO region shaded on the Pareto chart.
+      const folder = await loadRunFolder(result.dir);
+      const md = markdownReport(folder);
+      expect(md).toContain('## Capacity');
+      expect(md).toContain('- capacity: c=3 meets tpot_p95≤75 ms (c=4 fails:');
+      expect(md).toMatch(/\| 3 \| meets \(capacity\) \| [\d.]+ \[[\d.]+, [\d.]+\] \|/);
+      const html = htmlReport(folder);
+      expect(html).toContain('<section id="capacity"><h2>Capacity</h2>');
+      expect(html).toMatch(/<figure class="chart" id="chart-pareto">.*<rect class="slo-band"/s);
     } finally {
       await rm(out, { recursive: true, force: true });
     }
