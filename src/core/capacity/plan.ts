@@ -53,8 +53,15 @@ export function capacityPlan(config: BenchConfig): CapacityPlan {
     throw new UserError(`--capacity-max ${max} must be a whole number of requests in flight in the closed loop`);
   }
   const start = Math.min(mode === 'rate' ? Math.min(...config.rate!) : Math.min(...config.concurrency), max);
+  // A fixed --requests-per-round grows to the concurrency probed: a round must fill every slot at least once.
+  const perRound = (c: number): number | undefined =>
+    config.requestsPerRound === undefined ? undefined : Math.max(config.requestsPerRound, c);
   const planAt = (load: number): LevelPlan =>
-    planLevels(mode === 'rate' ? { ...config, rate: [load] } : { ...config, concurrency: [load] })[0]!;
+    planLevels(
+      mode === 'rate'
+        ? { ...config, rate: [load] }
+        : { ...config, concurrency: [load], requestsPerRound: perRound(load) },
+    )[0]!;
   // The bound is checked now, before a run folder exists: a too-large plan fails here, not an hour in.
   planAt(max);
   return { mode, targets, start, max, planAt };

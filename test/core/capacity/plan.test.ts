@@ -42,6 +42,10 @@ describe('capacity settings', () => {
     const plan = capacityPlan(config({ concurrency: [2, 8], findCapacity: true, slo: { targets: 'e2e_p95=900' } }));
     expect(plan).toMatchObject({ mode: 'concurrency', start: 2, max: 512 });
     expect(plan.planAt(32)).toMatchObject({ concurrency: 32, warmup: 64 });
+    const fixed = capacityPlan(
+      config({ findCapacity: true, slo: { ttftMs: 400 }, requestsPerRound: 60, capacityMax: 128 }),
+    );
+    expect([fixed.planAt(8).requestsPerRound, fixed.planAt(128).requestsPerRound]).toEqual([60, 128]);
     const open = capacityPlan(config({ rate: [4], capacityMax: 50, findCapacity: true, slo: { ttftMs: 400 } }));
     expect(open).toMatchObject({
       mode: 'rate',
