@@ -3,6 +3,7 @@ import { runBenchmark, saveActiveRunsSync } from '../core/benchmark.js';
 import { defaultBenchmarkDeps } from '../core/default-deps.js';
 import { UserError } from '../core/errors.js';
 import { benchSecretValues, redactEvent, redactLine } from '../core/servers/redact.js';
+import { capacityLines } from '../shared/capacity-format.js';
 import { formatLevelTable, formatProblems } from './format-table.js';
 import { createProgressRenderer } from './progress.js';
 import { BENCH_OPTIONS_HELP, benchConfigFromFlags, runOptions } from './run-options.js';
@@ -84,6 +85,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     // With nothing measured, the failure line below says all there is to say.
     if (record.levels.length > 0) for (const line of formatProblems(record)) console.log(clean(line));
     console.log(`\nrun folder: ${dir}`);
+    // The answer comes last: it is what the user asked for.
+    if (record.capacity) console.log(capacityLines(record.capacity).join('\n'));
     if (result.failure) {
       console.error(clean(`servebench run: ${record.status}: ${result.failure}`));
       return result.exitCode ?? 1;

@@ -136,7 +136,9 @@ function readSection(
   for (const [k, v] of Object.entries(data)) {
     const key = camel(k);
     const byFlag = fields.find((f) => f.flag === k || f.off === k);
-    if (known.includes(key)) {
+    // A flag named like a section (--slo, whose value goes to slo.targets) written with a plain value is the flag.
+    const flagOverSection = byFlag !== undefined && byFlag.path !== `${root}${key}` && typeof v !== 'object';
+    if (known.includes(key) && !flagOverSection) {
       out[key] = listValue(
         fields.find((f) => f.path === `${root}${key}`),
         k,

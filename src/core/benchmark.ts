@@ -32,6 +32,8 @@ import { levelEnergyFromRecorder } from './telemetry/level-energy.js';
 import type { TelemetryChecks, TelemetryRecorder } from './telemetry/types.js';
 import type { ClientSample, EngineSample, GpuSample } from '../shared/telemetry.js';
 import { SERVEBENCH_VERSION } from './version.js';
+import { capacityPlan, goodputSlo } from './capacity/plan.js';
+import { maxCapacityProbes, searchCapacity } from './capacity/search.js';
 
 /** Options for creating the telemetry recorder of one server configuration. */
 export interface TelemetryFactoryOptions {
@@ -170,7 +172,9 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
   const now = deps.now ?? (() => new Date());
   const clock = deps.clock ?? createMonoClock();
   // Everything a user can get wrong is checked before a run folder exists.
-  const plans = planLevels(config);
+  const capacity = config.findCapacity ? capacityPlan(config) : null;
+  // A capacity search sizes the server (and checks limits) for its bound; its levels are chosen as it goes.
+  const plans = capacity ? [capacity.planAt(capacity.max)] : planLevels(config);
   const variants = config.serverVariants && config.serverVariants.length > 0 ? config.serverVariants : [{}];
   const serverConfigs = variants.map((variant) => {
     const server = Object.keys(variant).length === 0 ? config.server : applyVariant(config.server, variant);
@@ -213,7 +217,13 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
   await writer.writeRecord(record);
   const active = { record, writer };
   activeRuns.add(active);
-  emit({ type: 'run-started', runId, dir, simulated, totalLevels: plans.length * variants.length });
+  emit({
+    type: 'run-started',
+    runId,
+    dir,
+    simulated,
+    totalLevels: capacity ? maxCapacityProbes(capacity.start, capacity.max) : plans.length * variants.length,
+  });
 
   // A write that fails (disk full, read-only) stops the run like a cancel; the failure below says why.
   const userSignal = deps.signal ? AbortSignal.any([deps.signal, writer.fatalSignal]) : writer.fatalSignal;
@@ -338,8 +348,8 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
         once: true,
       });
 
-      for (const plan of plans) {
-        if (levelAbort.signal.aborted) break;
+      const measure = async (plan: LevelPlan): Promise<{ level: LevelResult; levelIndex: number } | null> => {
+        if (levelAbort.signal.aborted) return null;
         const level = await runOneLevel({
           plan,
           levelIndex,
@@ -347,7 +357,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
           serverVariant: flatVariant,
           config,
           clock,
-          executor,
+          executor: exec,
           counter,
           viaTokenize,
           compat,
@@ -372,13 +382,29 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
         });
         nextRequestId += plan.warmup + plan.rounds * plan.requestsPerRound;
         nextPromptIndex += plan.warmup + plan.rounds * plan.requestsPerRound;
+        const index = levelIndex++;
         if (level) {
           record.levels.push(level);
-          emit({ type: 'level-finished', levelIndex, level });
+          emit({ type: 'level-finished', levelIndex: index, level });
         }
-        levelIndex++;
         await writer.appendLines(RUN_FILES.telemetry, telemetryLines.splice(0));
         await writer.writeRecord(record);
+        return level ? { level, levelIndex: record.levels.length - 1 } : null;
+      };
+      if (capacity) {
+        const { mode, targets, start, max, planAt } = capacity;
+        const stopped = (): boolean => levelAbort.signal.aborted;
+        record.capacity = await searchCapacity({
+          mode,
+          targets,
+          start,
+          max,
+          stopped,
+          measure: (l) => measure(planAt(l)),
+        });
+        await writer.writeRecord(record);
+      } else {
+        for (const plan of plans) await measure(plan);
       }
       if (clientStop) break outer;
       // The exit is known synchronously: a death just before the last level ended still fails the run.
@@ -553,7 +579,7 @@ async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
     serverVariant: input.serverVariant,
     gpuPricePerHour: config.gpuPricePerHour,
     utilization: config.utilization,
-    slo: config.slo,
+    slo: goodputSlo(config),
     uniquePrefix: config.uniquePrefix,
     prefixCacheHitsDelta: telemetry?.prefixCacheHits ?? null,
     loopLagP99Ms,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseSloTargets } from './capacity.js';
 import { ENGINE_KINDS, FLASH_ATTENTION_MODES } from './engines.js';
 
 /** Diffusion (block) decoding parameters: part of a diffusion model's identity. */
@@ -68,6 +69,14 @@ export const SloSchema = z.object({
   ttftMs: z.number().positive().optional(),
   tpotMs: z.number().positive().optional(),
   e2eMs: z.number().positive().optional(),
+  /** Percentile SLOs for the capacity search, e.g. 'ttft_p95=500,tpot_p95=50' (src/shared/capacity.ts). */
+  targets: z
+    .string()
+    .optional()
+    .superRefine((text, ctx) => {
+      const parsed = text === undefined ? null : parseSloTargets(text);
+      if (parsed && !parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.error });
+    }),
 });
 export type Slo = z.infer<typeof SloSchema>;
 
@@ -166,6 +175,10 @@ export const BenchConfigSchema = z.object({
   gpuPricePerHour: z.number().positive().optional(),
   utilization: z.number().gt(0).lte(1).optional(),
   slo: SloSchema.optional(),
+  /** Search for the highest concurrency (or rate) meeting every SLO instead of sweeping the listed levels. */
+  findCapacity: z.boolean().default(false),
+  /** Largest concurrency (closed loop) or rate (open loop) the capacity search tries. */
+  capacityMax: z.number().positive().optional(),
   apiKey: z.string().optional(),
   clientWorkers: z
     .number()

@@ -129,6 +129,28 @@ const EnvironmentSchema = z.looseObject({
     .optional(),
 });
 
+const SloTargetSchema = z.looseObject({ metric: z.string(), percentile: num, limitMs: num });
+const CapacitySchema = z.looseObject({
+  mode: z.enum(['concurrency', 'rate']),
+  targets: z.array(SloTargetSchema),
+  capacity: numOrNull,
+  above: numOrNull,
+  outcome: z.string(),
+  probes: z.array(
+    z.looseObject({
+      load: num,
+      levelIndex: num,
+      verdict: z.string(),
+      slos: z.array(z.looseObject({ target: SloTargetSchema, valueMs: numOrNull, ci, verdict: z.string() })),
+      goodputReqPerSec: numOrNull,
+      outputTokPerSec: numOrNull,
+    }),
+  ),
+  outputTokPerSec: numOrNull,
+  costPerMOutputTokUsd: numOrNull,
+  saturation: z.looseObject({ load: num, nextLoad: num, cause: z.string(), detail: z.string() }).nullable(),
+});
+
 /** run.json as schemaVersion 1 describes it; config is checked loosely (its defaults were applied when written). */
 export const RunRecordSchema = z.looseObject({
   schemaVersion: z.literal(1),
@@ -151,6 +173,7 @@ export const RunRecordSchema = z.looseObject({
   clock: z.looseObject({ originMonoNs: z.string(), originWall: z.string() }),
   levels: z.array(LevelSchema),
   checks: z.array(CheckSchema),
+  capacity: CapacitySchema.optional(),
 });
 
 /** The newest run.json layout this servebench reads. */

@@ -1,3 +1,4 @@
+import type { CapacityResult } from './capacity.js';
 import type { BenchConfig } from './config.js';
 
 /** The run record: one per run, written as run.json. Field names are a contract (see issue 2); add, never rename. */
@@ -232,4 +233,6 @@ export interface RunRecord {
   clock: { originMonoNs: string; originWall: string };
   levels: LevelResult[];
   checks: Check[];
+  /** `--find-capacity`: the highest load meeting every SLO, its bracket, each probe's verdicts and the knee. */
+  capacity?: CapacityResult;
 }

@@ -10,6 +10,7 @@ import {
 import type { Column, LevelRow } from '../../shared/report-columns.js';
 import { costLines, environmentFacts, headlineFacts, sortedChecks } from './facts.js';
 import type { RunFolder } from './load-run-folder.js';
+import { capacityLines, capacityTable } from '../../shared/capacity-format.js';
 
 const esc = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
@@ -32,6 +33,16 @@ export function markdownReport(folder: RunFolder): string {
   out.push('', '## Results', '');
   out.push(rows.length ? table(ARTICLE_COLUMNS, rows) : '_No level was measured._');
   out.push('', 'Latencies in ms (s where marked); * = level cut short.', '');
+  if (record.capacity) {
+    const { header, rows: probes } = capacityTable(record.capacity);
+    out.push('## Capacity', '', ...capacityLines(record.capacity).map((l) => `- ${esc(l)}`), '');
+    out.push(`| ${header.map(esc).join(' | ')} |`, `|${header.map(() => ' --- |').join('')}`);
+    out.push(...probes.map((r) => `| ${r.map(esc).join(' | ')} |`), '');
+    out.push(
+      'A level meets an SLO only when the percentile’s 95 % interval lies within it, fails when it lies above.',
+      '',
+    );
+  }
   out.push('## Checks', '');
   for (const c of sortedChecks(record.checks)) out.push(`- **${c.status.toUpperCase()}** ${c.id}: ${esc(c.detail)}`);
   const levelProblems = record.levels.flatMap((l) =>

@@ -118,12 +118,24 @@ export function paretoChart(record: RunRecord): XyChart {
         label: l.rate !== undefined ? `${l.rate}/s` : `c=${l.concurrency}`,
       })),
   }));
+  // A TPOT SLO is a floor on per-user speed: shade where the points would meet it (the SLO bounds p95, points show p50).
+  const tpotLimits = (record.capacity?.targets ?? []).filter((t) => t.metric === 'tpot').map((t) => t.limitMs);
+  const tpotLimit = tpotLimits.length > 0 ? Math.min(...tpotLimits) : record.config.slo?.tpotMs;
   return {
     id: 'chart-pareto',
     title: 'Latency against throughput (Pareto view)',
     xLabel: 'total output tok/s (all users)',
     yLabel: 'per-user tok/s (1000 / TPOT p50)',
     series,
+    ...(tpotLimit
+      ? {
+          shadeAbove: {
+            y: 1000 / tpotLimit,
+            title: `TPOT SLO ${tpotLimit} ms: per-user tok/s ≥ ${Math.round(1000 / tpotLimit)}`,
+          },
+          note: `Shaded: per-user speed the TPOT SLO (${tpotLimit} ms) asks for; the SLO bounds p95, the points show p50.`,
+        }
+      : {}),
   };
 }
 

@@ -32,7 +32,7 @@ figure.wide{grid-column:1/-1;margin-top:16px}
 figcaption{font-weight:600;margin-bottom:4px}
 svg{width:100%;height:auto;display:block;overflow:visible}
 svg text{fill:var(--muted);font-size:12px}svg text.panel{fill:var(--fg);font-weight:600}svg text.pt{fill:var(--fg);font-size:10px}
-svg .grid{stroke:var(--line);stroke-width:.6}svg .axis{stroke:var(--muted);stroke-width:1}
+svg .slo-band{fill:var(--c2);opacity:.12}svg .grid{stroke:var(--line);stroke-width:.6}svg .axis{stroke:var(--muted);stroke-width:1}
 svg .level{stroke:var(--muted);stroke-dasharray:3 3;stroke-width:.8}
 svg .line{fill:none;stroke-width:2}svg .dashed .line{stroke-dasharray:6 4}svg .whisker{fill:none;stroke-width:1.2}
 svg .gpu{stroke-width:1.4}

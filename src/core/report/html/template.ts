@@ -12,6 +12,25 @@ import { costLines, environmentFacts, headlineFacts, sortedChecks, verdict } fro
 import type { Fact } from '../facts.js';
 import { esc, scriptJson } from './escape.js';
 import { REPORT_CSS } from './styles.js';
+import type { CapacityResult } from '../../../shared/capacity.js';
+import { capacityLines, capacityTable } from '../../../shared/capacity-format.js';
+
+/** The capacity search's answer, its levels and the knee (run with --find-capacity). */
+function capacitySection(c: CapacityResult): string {
+  const { header, rows } = capacityTable(c);
+  const head = header.map((h, i) => `<th class="${i === 1 ? 't' : ''}">${esc(h)}</th>`).join('');
+  const body = rows
+    .map((r) => `<tr>${r.map((v, i) => `<td class="${i === 1 ? 't nw' : 'nw'}">${esc(v)}</td>`).join('')}</tr>`)
+    .join('');
+  return [
+    '<section id="capacity"><h2>Capacity</h2>',
+    capacityLines(c)
+      .map((l, i) => (i === 0 ? `<p><b>${esc(l)}</b></p>` : `<p>${esc(l)}</p>`))
+      .join(''),
+    `<table id="table-capacity"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`,
+    '<p class="note">A level meets an SLO only when the percentile’s 95 % interval lies within it, fails when it lies above it, and is uncertain otherwise.</p></section>',
+  ].join('');
+}
 
 function table(columns: readonly Column[], rows: readonly LevelRow[], id: string): string {
   if (rows.length === 0) return '<p class="empty">No level was measured.</p>';
@@ -82,6 +101,7 @@ export function renderPage(page: ReportPage): string {
     '<section id="results"><h2>Results</h2>',
     table(ARTICLE_COLUMNS, rows, 'table-results'),
     '<p class="note">Latencies in ms (s where marked); * = level cut short. TTFT: time to the first token; TPOT: time per output token after the first; E2E: the whole request.</p></section>',
+    record.capacity ? capacitySection(record.capacity) : '',
     `<section id="charts"><h2>Charts</h2><div class="charts">${page.charts.join('')}</div>${page.timeline}</section>`,
     '<section id="checks"><h2>Checks</h2>',
     `<ul class="checks">${sortedChecks(record.checks)

@@ -29,6 +29,8 @@ export interface XyChart {
   /** Ticks on x at these values (the levels' loads) instead of round numbers. */
   xTicks?: number[];
   note?: string;
+  /** Shades the region at or above this y (e.g. per-user tok/s an SLO asks for), titled. */
+  shadeAbove?: { y: number; title: string };
 }
 
 const W = 440;
@@ -52,6 +54,12 @@ export function renderXyChart(chart: XyChart): string {
   out.push(
     `<svg viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(chart.title)}" class="xy" data-points="${pts.length}">`,
   );
+  if (chart.shadeAbove && Number.isFinite(chart.shadeAbove.y)) {
+    const y = Math.min(H - M.b, Math.max(M.t, sy.map(chart.shadeAbove.y)));
+    out.push(
+      `<rect class="slo-band" x="${M.l}" y="${M.t}" width="${W - M.r - M.l}" height="${f1(y - M.t)}"><title>${esc(chart.shadeAbove.title)}</title></rect>`,
+    );
+  }
   for (const t of sy.ticks) {
     const y = f1(sy.map(t));
     out.push(`<line class="grid" x1="${M.l}" x2="${W - M.r}" y1="${y}" y2="${y}"/>`);

@@ -1,0 +1,90 @@
+import { sloTargetText, type CapacityProbe, type CapacityResult, type SloJudgement } from './capacity.js';
+
+const ms = (x: number): string => (Math.abs(x) >= 10 ? Math.round(x).toLocaleString('en-US') : x.toFixed(1));
+const rate = (x: number): string =>
+  x >= 100 ? Math.round(x).toLocaleString('en-US') : Number(x.toPrecision(3)).toString();
+const usd = (x: number): string => (x >= 0.01 ? `$${x.toFixed(2)}` : `$${x.toPrecision(2)}`);
+
+/** A load as the user wrote it: c=24 in the closed loop, 24 req/s in the open loop. */
+export function loadText(mode: CapacityResult['mode'], load: number): string {
+  return mode === 'rate' ? `${rate(load)} req/s` : `c=${load}`;
+}
+
+/** One SLO's figure with its interval: `TTFT p95 612 ms [580, 650]`. */
+export function judgementText(j: SloJudgement): string {
+  const name = `${j.target.metric.toUpperCase()} p${j.target.percentile}`;
+  const value = j.valueMs === null ? 'n/a' : `${ms(j.valueMs)} ms`;
+  const ci = j.ci ? ` [${ms(j.ci[0])}, ${ms(j.ci[1])}]` : '';
+  return `${name} ${value}${ci}${j.note ? ` (${j.note})` : ''}`;
+}
+
+/** Why a probe did not meet: each SLO it failed or could not prove, with its interval. */
+export function missText(p: CapacityProbe): string {
+  const misses = p.slos.filter((j) => j.verdict !== 'meets');
+  const word = p.verdict === 'fails' ? 'fails' : 'uncertain, the interval straddles the limit';
+  return `${word}: ${misses.map(judgementText).join('; ') || 'level cut short'}`;
+}
+
+/** The capacity search's answer for a terminal or a report: the answer line, the levels searched, the knee. */
+export function capacityLines(c: CapacityResult): string[] {
+  const slos = c.targets.map(sloTargetText).join(', ');
+  const at = (load: number | null): CapacityProbe | undefined => c.probes.find((p) => p.load === load);
+  const above = at(c.above);
+  const money = [
+    c.outputTokPerSec !== null ? `${Math.round(c.outputTokPerSec).toLocaleString('en-US')} out tok/s` : null,
+    c.costPerMOutputTokUsd !== null ? `${usd(c.costPerMOutputTokUsd)} per 1M output tokens` : null,
+  ].filter((x) => x !== null);
+  const tail = money.length > 0 ? ` — ${money.join(', ')}` : '';
+  let answer: string;
+  if (c.capacity === null) {
+    answer =
+      c.outcome === 'stopped'
+        ? `capacity: unknown — the search stopped before any level met ${slos}`
+        : `capacity: none — ${above ? `${loadText(c.mode, above.load)} ${missText(above)}` : `no level met ${slos}`}`;
+  } else {
+    const cap = loadText(c.mode, c.capacity);
+    const bracket = above ? ` (${loadText(c.mode, above.load)} ${missText(above)})` : '';
+    const prefix =
+      c.outcome === 'max-reached'
+        ? `capacity: at least ${cap}, the search bound, meets ${slos} (raise --capacity-max to look further)`
+        : c.outcome === 'stopped'
+          ? `capacity: at least ${cap} meets ${slos} (the search stopped early)${bracket}`
+          : `capacity: ${cap} meets ${slos}${bracket}`;
+    answer = `${prefix}${tail}`;
+  }
+  const searched = c.probes
+    .map((p) => {
+      const good = p.goodputReqPerSec === null ? '' : ` ${rate(p.goodputReqPerSec)}`;
+      return `${loadText(c.mode, p.load)} ${p.verdict}${good}`;
+    })
+    .join(' · ');
+  const lines = [answer, `searched ${c.probes.length} levels (verdict, goodput req/s meeting every SLO): ${searched}`];
+  if (c.saturation) {
+    const s = c.saturation;
+    lines.push(`saturation: knee at ${loadText(c.mode, s.load)} (to ${loadText(c.mode, s.nextLoad)}: ${s.detail})`);
+  }
+  return lines;
+}
+
+/** The levels the search measured as a table (header, then one row per level in load order), for reports and the app. */
+export function capacityTable(c: CapacityResult): { header: string[]; rows: string[][] } {
+  const header = [
+    c.mode === 'rate' ? 'Rate (req/s)' : 'Concurrency',
+    'Verdict',
+    ...c.targets.map((t) => `${t.metric.toUpperCase()} p${t.percentile} (ms) [95 % CI] ≤ ${t.limitMs}`),
+    'Goodput (req/s)',
+    'Output tok/s',
+  ];
+  const rows = [...c.probes]
+    .sort((a, b) => a.load - b.load)
+    .map((p) => [
+      c.mode === 'rate' ? rate(p.load) : String(p.load),
+      p.load === c.capacity ? `${p.verdict} (capacity)` : p.verdict,
+      ...p.slos.map((j) =>
+        j.valueMs === null ? 'n/a' : `${ms(j.valueMs)}${j.ci ? ` [${ms(j.ci[0])}, ${ms(j.ci[1])}]` : ''}`,
+      ),
+      p.goodputReqPerSec === null ? '–' : rate(p.goodputReqPerSec),
+      p.outputTokPerSec === null ? '–' : Math.round(p.outputTokPerSec).toLocaleString('en-US'),
+    ]);
+  return { header, rows };
+}

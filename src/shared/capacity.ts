@@ -1,0 +1,109 @@
+import type { Ci } from './run-record.js';
+
+/** The latency metrics an SLO can bound, and the percentiles that carry a confidence interval. */
+export const SLO_METRICS = ['ttft', 'tpot', 'e2e', 'itl'] as const;
+export type SloMetric = (typeof SLO_METRICS)[number];
+export const SLO_PERCENTILES = [95, 99] as const;
+export type SloPercentile = (typeof SLO_PERCENTILES)[number];
+
+/** One percentile SLO, e.g. ttft_p95=500: the level's TTFT p95 must stay at or under 500 ms. */
+export interface SloTarget {
+  metric: SloMetric;
+  percentile: SloPercentile;
+  limitMs: number;
+}
+
+/** Parses `ttft_p95=500,tpot_p95=50[,e2e_p99=...]`; an error names the fix in one line. */
+export function parseSloTargets(text: string): { ok: true; targets: SloTarget[] } | { ok: false; error: string } {
+  const targets: SloTarget[] = [];
+  const parts = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (parts.length === 0) return { ok: false, error: 'needs at least one SLO such as ttft_p95=500' };
+  for (const part of parts) {
+    const m = /^(ttft|tpot|e2e|itl)_p(95|99)\s*=\s*([0-9]+(?:\.[0-9]+)?)\s*(?:ms)?$/i.exec(part);
+    if (!m) {
+      return {
+        ok: false,
+        error: `cannot read '${part}': write METRIC_pP=MS with METRIC ttft, tpot, e2e or itl and P 95 or 99 (e.g. ttft_p95=500,tpot_p95=50)`,
+      };
+    }
+    const limitMs = Number(m[3]);
+    if (!(limitMs > 0)) return { ok: false, error: `'${part}': the limit must be a positive number of milliseconds` };
+    const metric = m[1]!.toLowerCase() as SloMetric;
+    const percentile = Number(m[2]) as SloPercentile;
+    if (targets.some((t) => t.metric === metric && t.percentile === percentile)) {
+      return { ok: false, error: `'${part}' is given twice; keep one` };
+    }
+    targets.push({ metric, percentile, limitMs });
+  }
+  return { ok: true, targets };
+}
+
+/** `ttft_p95≤500 ms`. */
+export function sloTargetText(t: SloTarget): string {
+  return `${t.metric}_p${t.percentile}≤${t.limitMs} ms`;
+}
+
+/** Whether a level meets an SLO: proven under (CI upper bound at or under it), proven over, or neither. */
+export type SloVerdict = 'meets' | 'fails' | 'uncertain';
+
+/** One SLO judged at one level: the percentile, its interval and the verdict. */
+export interface SloJudgement {
+  target: SloTarget;
+  valueMs: number | null;
+  ci: Ci;
+  verdict: SloVerdict;
+  /** Why the verdict is not what the percentile alone says (too many failed requests, no interval). */
+  note?: string;
+}
+
+/** One level the capacity search measured. */
+export interface CapacityProbe {
+  /** Concurrency (closed loop) or request rate (open loop). */
+  load: number;
+  /** Index of the level in record.levels. */
+  levelIndex: number;
+  verdict: SloVerdict;
+  slos: SloJudgement[];
+  /** Requests per second that met every SLO (goodput share x req/s); null when unknown. */
+  goodputReqPerSec: number | null;
+  outputTokPerSec: number | null;
+  reqPerSec: number | null;
+}
+
+/** The level after which throughput stops rising while latency climbs, and what the engine said about it. */
+export interface Saturation {
+  /** The knee: the last level before throughput flattened. */
+  load: number;
+  /** The next level measured, where it had flattened. */
+  nextLoad: number;
+  throughputGain: number;
+  latencyGain: number;
+  /** queue: requests waited in the engine's queue; kv-cache: the engine preempted sequences (KV cache full); compute: neither, steps just got slower; unknown: no engine metrics. */
+  cause: 'queue' | 'kv-cache' | 'compute' | 'unknown';
+  detail: string;
+}
+
+/** What `--find-capacity` found: the answer, its bracket and every level it measured (record.capacity). */
+export interface CapacityResult {
+  mode: 'concurrency' | 'rate';
+  targets: SloTarget[];
+  /** Highest load that met every SLO; null when none did. */
+  capacity: number | null;
+  /** The lowest load above it that did not (fails or uncertain); null when the search reached its bound. */
+  above: number | null;
+  /**
+   * bracketed: capacity and above are one resolution step apart; max-reached: the bound met every SLO;
+   * none-meets: even the lowest load tried did not; stopped: cancelled or a level measured nothing.
+   */
+  outcome: 'bracketed' | 'max-reached' | 'none-meets' | 'stopped';
+  /** The search stops when above - capacity is at most this share of capacity (or 1 for concurrency). */
+  resolution: number;
+  maxLoad: number;
+  probes: CapacityProbe[];
+  outputTokPerSec: number | null;
+  costPerMOutputTokUsd: number | null;
+  saturation: Saturation | null;
+}
