@@ -101,6 +101,25 @@ describe('recordedConfig + benchConfigFromFlags (run --from)', () => {
     }
   });
 
+  it('asks for --cmd again when the recorded server command had a secret, rather than run it with ***', async () => {
+    const dir = await tampered((r) => {
+      const config = r.config as Record<string, Record<string, unknown>>;
+      config.server = { ...config.server, engine: 'command', url: undefined, command: ['srv', '--api-key', '***'] };
+      return r;
+    });
+    try {
+      const from = await recordedConfig(dir, {}, {});
+      expect((from.base.server as Record<string, unknown>).command).toBeUndefined();
+      expect(from.notices.join('\n')).toMatch(/--cmd "\.\.\." \(its secret arguments were redacted\)/);
+      expect(() => benchConfigFromFlags({}, {}, from.base)).toThrow(/--engine command needs --cmd/);
+      const again = { cmd: 'srv --api-key real-key-123 --port {port}' };
+      const ok = benchConfigFromFlags(again, {}, (await recordedConfig(dir, again, {})).base);
+      expect(ok.server.command).toEqual(['srv', '--api-key', 'real-key-123', '--port', '{port}']);
+    } finally {
+      await rm(dirname(dir), { recursive: true, force: true });
+    }
+  });
+
   it('names config fields this servebench does not know instead of dropping them silently', async () => {
     const dir = await tampered((r) => ({ ...r, config: { ...(r.config as object), futureKnob: 3 } }));
     try {
