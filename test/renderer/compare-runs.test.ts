@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { comparable, compareHint, keepPicks, saveComparison, togglePick } from '../../src/renderer/lib/compare-runs.js';
-import type { ExportPage } from '../../src/renderer/lib/export-run.js';
+import { fakePage } from './fake-page.js';
 import { COMPARE_MAX_RUNS } from '../../src/shared/contract.js';
 import type { CompareFormat, RunComparison, RunSummary } from '../../src/shared/contract.js';
 
@@ -14,29 +14,6 @@ const run = (id: string, extra: Partial<RunSummary> = {}): RunSummary => ({
   levels: 2,
   ...extra,
 });
-
-function fakePage() {
-  const made: Array<Record<string, unknown>> = [];
-  const blobs: Blob[] = [];
-  const page = {
-    document: {
-      body: { append: vi.fn() },
-      createElement: (tag: string) => {
-        const el: Record<string, unknown> = { tag, style: {}, click: vi.fn(), remove: vi.fn() };
-        made.push(el);
-        return el;
-      },
-    },
-    URL: {
-      createObjectURL: (blob: Blob) => {
-        blobs.push(blob);
-        return 'blob:c';
-      },
-      revokeObjectURL: vi.fn(),
-    },
-  };
-  return { page: page as unknown as ExportPage, made, blobs };
-}
 
 const comparison = (ids: string[], format: CompareFormat): RunComparison => ({
   format,
@@ -80,7 +57,7 @@ describe('Compare in the runs list', () => {
   });
 
   it('browser mode: the comparison downloads as a file named after the runs', async () => {
-    const { page, made, blobs } = fakePage();
+    const { page, made, blobs } = fakePage('blob:c');
     const api = { compareRuns: vi.fn(async (ids: string[], f: CompareFormat) => comparison(ids, f)) };
     expect(await saveComparison(api, { page }, ['a', 'b'], 'md')).toBe('Downloaded compare-a-vs-b.md');
     expect(api.compareRuns).toHaveBeenCalledWith(['a', 'b'], 'md');
@@ -92,7 +69,7 @@ describe('Compare in the runs list', () => {
   });
 
   it('Electron: the save dialog in main does it; a cancelled dialog says nothing', async () => {
-    const { page } = fakePage();
+    const { page } = fakePage('blob:c');
     const api = { compareRuns: vi.fn() };
     const saved = vi.fn(async () => ({ saved: '/home/u/compare.html' as string | null }));
     expect(await saveComparison(api, { bridge: { saveComparison: saved }, page }, ['a', 'b'], 'html')).toBe(
