@@ -50,6 +50,10 @@ describe('recordedConfig + benchConfigFromFlags (run --from)', () => {
     expect(config.server.seed).toBe(7);
     expect(config.out).toBe('/tmp/elsewhere');
     expect(config.gpuPricePerHour).toBe(3.5);
+    const attached = benchConfigFromFlags({ url: 'http://127.0.0.1:8000', model: 'm' }, {}, from.base);
+    expect(attached.server.engine).toBe('attach');
+    expect(attached.server.url).toBe('http://127.0.0.1:8000');
+    expect(attached.model).toBe('m');
   });
 
   it('never sends a redacted secret: the API key and the HF token are dropped and named in one line', async () => {
