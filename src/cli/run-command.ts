@@ -4,6 +4,7 @@ import { defaultBenchmarkDeps } from '../core/default-deps.js';
 import { UserError } from '../core/errors.js';
 import { benchSecretValues, redactEvent, redactLine } from '../core/servers/redact.js';
 import { capacityLines } from '../shared/capacity-format.js';
+import { recordedConfig } from './run-from.js';
 import { formatLevelTable, formatProblems } from './format-table.js';
 import { createProgressRenderer } from './progress.js';
 import { BENCH_OPTIONS_HELP, benchConfigFromFlags, runOptions } from './run-options.js';
@@ -46,7 +47,11 @@ export async function runCommand(argv: string[]): Promise<number> {
     console.log(RUN_HELP);
     return 0;
   }
-  const config = benchConfigFromFlags(values);
+  const from = typeof values.from === 'string' ? await recordedConfig(values.from, values, process.env) : undefined;
+  if (values.from !== undefined && !from)
+    throw new UserError('--from needs a run folder (e.g. runs/20261130T094800Z-demo)');
+  const config = benchConfigFromFlags(values, process.env, from?.base);
+  for (const line of from?.notices ?? []) process.stderr.write(`${line}\n`);
   await checkServerAddress(config.server);
   const controller = new AbortController();
   let interrupts = 0;
@@ -74,6 +79,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       ...defaultBenchmarkDeps(),
       onEvent: render,
       signal: controller.signal,
+      ...(from ? { fromRun: from.fromRun } : {}),
     });
     const { record, dir } = result;
     if (record.levels.length > 0) {

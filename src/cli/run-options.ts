@@ -18,6 +18,7 @@ export const benchOptions = {
   ...flagOptions(BENCH_FIELDS),
   vary: { type: 'string', multiple: true },
   config: { type: 'string' },
+  from: { type: 'string' },
   verbose: { type: 'boolean', short: 'v' },
   help: { type: 'boolean', short: 'h' },
 } satisfies NonNullable<ParseArgsConfig['options']>;
@@ -40,6 +41,7 @@ ${section('telemetry')}
 Output:
 ${section('output')}
 ${helpLine('--config FILE', 'YAML with the same fields (camelCase or flag names); flags win')}
+${helpLine('--from RUN_DIR', "re-run a run folder's recorded configuration (under --config and the flags; the new run folder goes beside it unless --out)")}
 ${helpLine('-v, --verbose', "show the server's log lines")}`;
 
 type Values = Record<string, unknown>;
@@ -223,9 +225,23 @@ function formatZodPath(path: PropertyKey[]): string {
     .join('.');
 }
 
-/** Builds the run's BenchConfig: defaults, then --config YAML, then flags. One clear line on any problem. */
-export function benchConfigFromFlags(values: Values, env: NodeJS.ProcessEnv = process.env): BenchConfig {
-  const file = typeof values.config === 'string' ? readConfigFile(values.config) : {};
+/** The recorded config under the config file: top-level keys and the server section's keys replaced one by one. */
+function overRecord(recorded: Record<string, unknown>, file: Record<string, unknown>): Record<string, unknown> {
+  const server = { ...((recorded.server as object | undefined) ?? {}), ...((file.server as object | undefined) ?? {}) };
+  return { ...recorded, ...file, server };
+}
+
+/**
+ * Builds the run's BenchConfig: defaults, then a recorded config (--from), then --config YAML, then flags.
+ * One clear line on any problem.
+ */
+export function benchConfigFromFlags(
+  values: Values,
+  env: NodeJS.ProcessEnv = process.env,
+  recorded?: Record<string, unknown>,
+): BenchConfig {
+  const yaml = typeof values.config === 'string' ? readConfigFile(values.config) : {};
+  const file = recorded ? overRecord(recorded, yaml) : yaml;
   const input: Record<string, unknown> = { ...file };
   applyFlags(values, BENCH_FIELDS, input);
   if (values['api-key'] === undefined) {
@@ -246,7 +262,9 @@ export function benchConfigFromFlags(values: Values, env: NodeJS.ProcessEnv = pr
   const server = serverConfigFromFlags(values, fileServer as never);
   input.server = server;
   if (server.model !== undefined) input.model = server.model;
-  if (input.seed === undefined && typeof server.seed === 'number') input.seed = server.seed;
+  // --seed sets the prompts' seed too, also over a recorded or YAML top-level seed (flags win).
+  if ((input.seed === undefined || values.seed !== undefined) && typeof server.seed === 'number')
+    input.seed = server.seed;
   delete input.url;
 
   const parsed = BenchConfigSchema.safeParse(input as BenchConfigInput);

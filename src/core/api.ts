@@ -12,6 +12,7 @@ import { runBenchmark, saveActiveRunsSync } from './benchmark.js';
 import type { BenchmarkDeps, BenchmarkResult } from './benchmark.js';
 import { UserError } from './errors.js';
 import { loadRunFolder } from './report/load-run-folder.js';
+import { renderComparison } from './report/compare/index.js';
 import { findExporter, renderExport } from './report/registry.js';
 import { listRuns, loadRequests, loadRun, loadTelemetry } from './runs/run-store.js';
 import { createRunActions, runFolder } from './runs/run-actions.js';
@@ -183,6 +184,25 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
         throw new UserError(`cannot export ${format}: choose html, md, csv, json or vllm-json`);
       const text = (await renderExport(exporter, await loadRunFolder(runDir(runId)))) as string;
       return { format, fileName: `${runId}${exporter.extension}`, mediaType: exporter.mediaType, text };
+    },
+    async compareRuns(runIds, format) {
+      if (new Set(runIds).size !== runIds.length) throw new UserError('pick each run once to compare them');
+      const going = runIds.find((id) => id === lock?.run?.runId);
+      if (going) throw new UserError(`run ${going} is still going: compare it once it has finished`);
+      const dirs = runIds.map(runDir);
+      for (const [i, dir] of dirs.entries()) {
+        if (!(await stat(dir).catch(() => null))) throw new UserError(`run ${runIds[i]} not found in ${outDir}`);
+      }
+      const result = await renderComparison(dirs, format);
+      const name = runIds.length === 2 ? runIds.join('-vs-') : `${runIds[0]}-and-${runIds.length - 1}-more`;
+      return {
+        format,
+        fileName: `compare-${name}.${format}`,
+        mediaType: format === 'html' ? 'text/html' : 'text/markdown',
+        text: result.text,
+        series: result.series,
+        levels: result.levels,
+      };
     },
     async liveEvents() {
       return [...replay];

@@ -67,6 +67,8 @@ export interface BenchmarkDeps {
   now?: () => Date;
   /** File operations of the run folder (tests inject a disk that fills up). */
   runFs?: RunFs;
+  /** The run this one re-runs (`servebench run --from`), recorded as the record's fromRun. */
+  fromRun?: RunRecord['fromRun'];
 }
 
 /** The outcome of runBenchmark: the record as written and its folder. */
@@ -195,6 +197,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     finishedAt: null,
     status: 'running',
     simulated,
+    ...(deps.fromRun ? { fromRun: deps.fromRun } : {}),
     // Secrets (API key, HF_TOKEN and the like in env or arguments) never reach the record.
     config: redactBenchConfig(config),
     environment: {

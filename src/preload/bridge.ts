@@ -1,4 +1,4 @@
-import type { ContractEvent, ContractMethod, ExportFormat } from '../shared/contract.js';
+import type { CompareFormat, ContractEvent, ContractMethod, ExportFormat } from '../shared/contract.js';
 
 /** What preload exposes as `window.servebench`: the contract's calls and its events, nothing else. */
 export interface ServebenchBridge {
@@ -7,12 +7,16 @@ export interface ServebenchBridge {
   onEvent(listener: (event: ContractEvent) => void): () => void;
   /** Electron only: exports a finished run to a file the user picks in a save dialog (pdf printed by Chromium). */
   saveExport?(runId: string, format: ExportFormat): Promise<{ saved: string | null }>;
+  /** Electron only: saves a comparison of runs to a file the user picks in a save dialog. */
+  saveComparison?(runIds: string[], format: CompareFormat): Promise<{ saved: string | null }>;
 }
 
 /** IPC channel of one contract method (one ipcMain.handle each). */
 export const callChannel = (method: ContractMethod): string => `servebench:${method}`;
 /** IPC channel of Export in Electron: main shows the save dialog and writes the file. */
 export const SAVE_EXPORT_CHANNEL = 'servebench:save-export';
+/** IPC channel of saving a comparison in Electron: main shows the save dialog and writes the file. */
+export const SAVE_COMPARISON_CHANNEL = 'servebench:save-comparison';
 /** IPC channel the main process pushes RunEvents on. */
 export const EVENT_CHANNEL = 'servebench:event';
 
@@ -33,6 +37,7 @@ export const BRIDGE_METHODS = Object.keys({
   getTelemetry: true,
   listPresets: true,
   exportRun: true,
+  compareRuns: true,
   liveEvents: true,
   getSettings: true,
   saveSettings: true,

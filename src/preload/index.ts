@@ -1,7 +1,7 @@
 import { contextBridge, ipcRenderer } from 'electron';
 import type { IpcRendererEvent } from 'electron';
-import type { ContractEvent, ContractMethod, ExportFormat } from '../shared/contract.js';
-import { BRIDGE_METHODS, EVENT_CHANNEL, SAVE_EXPORT_CHANNEL, callChannel } from './bridge.js';
+import type { CompareFormat, ContractEvent, ContractMethod, ExportFormat } from '../shared/contract.js';
+import { BRIDGE_METHODS, EVENT_CHANNEL, SAVE_COMPARISON_CHANNEL, SAVE_EXPORT_CHANNEL, callChannel } from './bridge.js';
 import type { IpcOutcome, ServebenchBridge } from './bridge.js';
 
 // The renderer gets the contract and nothing else: no ipcRenderer, no Node.
@@ -21,6 +21,11 @@ const bridge: ServebenchBridge = {
   },
   async saveExport(runId: string, format: ExportFormat) {
     const outcome = (await ipcRenderer.invoke(SAVE_EXPORT_CHANNEL, runId, format)) as IpcOutcome;
+    if (!outcome.ok) throw new Error(outcome.error);
+    return outcome.result as { saved: string | null };
+  },
+  async saveComparison(runIds: string[], format: CompareFormat) {
+    const outcome = (await ipcRenderer.invoke(SAVE_COMPARISON_CHANNEL, runIds, format)) as IpcOutcome;
     if (!outcome.ok) throw new Error(outcome.error);
     return outcome.result as { saved: string | null };
   },

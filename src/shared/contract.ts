@@ -61,6 +61,24 @@ export interface RunExport {
   text: string;
 }
 
+/** What a comparison of runs renders as (`servebench compare --format` takes the same names). */
+export type CompareFormat = 'html' | 'md';
+/** The most runs one comparison takes: past this the tables and charts stop being readable. */
+export const COMPARE_MAX_RUNS = 12;
+
+/** A comparison of finished runs, ready to show or save: secrets already removed. */
+export interface RunComparison {
+  format: CompareFormat;
+  /** A file name to offer, e.g. `compare-20261130T094800Z-a-vs-20261130T101500Z-b.html`. */
+  fileName: string;
+  mediaType: string;
+  /** The whole report: for html one self-contained page with no script (a sandboxed frame shows it). */
+  text: string;
+  /** Series compared (a server sweep gives one per configuration) and loads they share. */
+  series: number;
+  levels: number;
+}
+
 /** The run in progress, if any (one at a time: a GPU serves one benchmark). */
 export interface ActiveRun {
   runId: string;
@@ -92,6 +110,11 @@ export interface ServebenchContract {
    * every secret removed. Rejects for the run in progress: its folder is not complete yet.
    */
   exportRun(runId: string, format: TextExportFormat): Promise<RunExport>;
+  /**
+   * Two or more finished runs side by side, against the first (the same code as `servebench compare`): what
+   * differs in their conditions, then per load the ratios with 95 % intervals and a verdict.
+   */
+  compareRuns(runIds: string[], format: CompareFormat): Promise<RunComparison>;
   /**
    * The events of the run in progress so far, from its run-started (empty when none is going): a view
    * that opens or reloads mid-run folds them to rebuild its live run. Events pushed after the answer
@@ -141,6 +164,7 @@ export const contractArgs: { [K in ContractMethod]: z.ZodType<Parameters<Servebe
   getTelemetry: z.tuple([z.string().min(1)]),
   listPresets: z.tuple([]),
   exportRun: z.tuple([z.string().min(1), z.enum(['html', 'md', 'csv', 'json', 'vllm-json'])]),
+  compareRuns: z.tuple([z.array(z.string().min(1)).min(2).max(COMPARE_MAX_RUNS), z.enum(['html', 'md'])]),
   liveEvents: z.tuple([]),
   getSettings: z.tuple([]),
   saveSettings: z.tuple([AppSettingsSchema]),

@@ -161,6 +161,7 @@ export const RunRecordSchema = z.looseObject({
   status: z.string(),
   error: z.string().optional(),
   simulated: z.boolean(),
+  fromRun: z.looseObject({ id: z.string(), path: z.string() }).optional(),
   config: z.looseObject({
     api: z.string().optional(),
     concurrency: z.array(num),

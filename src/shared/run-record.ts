@@ -214,6 +214,12 @@ export interface RunEnvironment {
   }>;
 }
 
+/** The run folder a run re-ran (`servebench run --from`): its id, and its path on the machine that re-ran it. */
+export interface RunOrigin {
+  id: string;
+  path: string;
+}
+
 export interface RunRecord {
   schemaVersion: 1;
   id: string;
@@ -227,6 +233,8 @@ export interface RunRecord {
   writer?: RunWriterIdentity;
   /** True when the numbers come from the built-in simulator, not a real engine. */
   simulated: boolean;
+  /** Set when the run re-ran another run's recorded configuration (`servebench run --from`). */
+  fromRun?: RunOrigin;
   config: BenchConfig;
   environment: RunEnvironment;
   /** Monotonic clock origin: all *Ms times in this run are ms after this. */

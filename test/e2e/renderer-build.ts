@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Newest modification time under a folder (files only), 0 when it is missing. */
@@ -21,6 +21,9 @@ export function ensureBuilt(root: string): void {
   const index = join(root, 'out', 'renderer', 'index.html');
   const built = existsSync(index) ? statSync(index).mtimeMs : 0;
   if (built < Math.max(newest(join(root, 'src', 'renderer')), newest(join(root, 'src', 'shared')))) {
+    // e2e files run in parallel and may each rebuild: build aside, then swap, so no page ever loads a half-emptied folder.
+    const target = join(root, 'out', 'renderer');
+    const fresh = `${target}.build-${process.pid}`;
     execFileSync(
       process.execPath,
       [
@@ -28,6 +31,8 @@ export function ensureBuilt(root: string): void {
         'build',
         '--config',
         'test/e2e/vite.renderer.config.ts',
+        '--outDir',
+        fresh,
         '--logLevel',
         'warn',
       ],
@@ -37,6 +42,15 @@ export function ensureBuilt(root: string): void {
         timeout: 120_000,
       },
     );
+    const old = `${target}.old-${process.pid}`;
+    if (existsSync(target)) renameSync(target, old);
+    try {
+      renameSync(fresh, target);
+    } catch {
+      // Another file's build was put in place between the two renames: it is as fresh as ours.
+      rmSync(fresh, { recursive: true, force: true });
+    }
+    rmSync(old, { recursive: true, force: true });
   }
   if (!existsSync(join(root, 'dist', 'cli.js'))) {
     execFileSync(process.execPath, [join(root, 'scripts', 'build-cli.mjs')], {

@@ -2,8 +2,10 @@ import type { ServebenchService } from '../../src/core/api.js';
 import { UserError } from '../../src/core/errors.js';
 import type {
   ActiveRun,
+  CompareFormat,
   ContractEvent,
   PresetSummary,
+  RunComparison,
   RunExport,
   RunTelemetry,
   RunSummary,
@@ -92,6 +94,11 @@ export class FakeService implements ServebenchService {
   async exportRun(runId: string, format: TextExportFormat): Promise<RunExport> {
     this.calls.push({ method: 'exportRun', args: [runId, format] });
     return { format, fileName: `${runId}.${format}`, mediaType: 'text/plain', text: `export of ${runId}` };
+  }
+  async compareRuns(runIds: string[], format: CompareFormat): Promise<RunComparison> {
+    this.calls.push({ method: 'compareRuns', args: [runIds, format] });
+    const text = `comparison of ${runIds.join(', ')}`;
+    return { format, fileName: `compare.${format}`, mediaType: 'text/plain', text, series: runIds.length, levels: 1 };
   }
   async liveEvents(): Promise<ContractEvent[]> {
     this.calls.push({ method: 'liveEvents', args: [] });

@@ -4,7 +4,7 @@ vi.mock('electron', () => import('./fake-ipc-main.js'));
 const { handlers } = await import('./fake-ipc-main.js');
 
 const { registerExportIpc } = await import('../../src/main/export-ipc.js');
-const { SAVE_EXPORT_CHANNEL } = await import('../../src/preload/bridge.js');
+const { SAVE_COMPARISON_CHANNEL, SAVE_EXPORT_CHANNEL } = await import('../../src/preload/bridge.js');
 
 const sender = { sender: { id: 1 } };
 const RUN = '20261130T094800Z-demo';
@@ -88,5 +88,26 @@ describe('Export in Electron (main: save dialog, print-to-PDF)', () => {
     });
     d.off();
     expect(handlers.size).toBe(0);
+  });
+
+  it('a comparison: the engine compares the runs, the dialog offers its name, the file is written', async () => {
+    const t = setup();
+    const compare = (...args: unknown[]) =>
+      handlers.get(SAVE_COMPARISON_CHANNEL)!(sender, ...args) as Promise<{ ok: boolean; error?: string }>;
+    const ids = [RUN, `${RUN}-2`];
+    expect(await compare(ids, 'html')).toEqual({ ok: true, result: { saved: `/tmp/x/${RUN}.html` } });
+    expect(t.engine.call).toHaveBeenCalledWith('compareRuns', [ids, 'html']);
+    expect(t.choosePath).toHaveBeenCalledWith(sender, `${RUN}.html`, 'html');
+    expect(t.write).toHaveBeenCalledWith(`/tmp/x/${RUN}.html`, '<p>html</p>');
+    for (const args of [
+      [[RUN], 'html'],
+      [ids, 'pdf'],
+      [RUN, 'md'],
+    ]) {
+      const r = await compare(...args);
+      expect(r.ok).toBe(false);
+      expect(r.error).not.toContain('\n');
+    }
+    expect(t.engine.call).toHaveBeenCalledTimes(1);
   });
 });

@@ -24,15 +24,19 @@ describe('preload bridge', () => {
     expect([...BRIDGE_METHODS].sort()).toEqual([...CONTRACT_METHODS].sort());
   });
 
-  it('exposes only call, onEvent and saveExport, restricted to the contract, with one-line errors', async () => {
+  it('exposes only call, onEvent, saveExport and saveComparison, restricted to the contract, with one-line errors', async () => {
     await import('../../src/preload/index.js');
     const bridge = exposed.servebench as ServebenchBridge;
-    expect(Object.keys(bridge).sort()).toEqual(['call', 'onEvent', 'saveExport']);
+    expect(Object.keys(bridge).sort()).toEqual(['call', 'onEvent', 'saveComparison', 'saveExport']);
     expect(await bridge.call('cancelRun', ['r1'])).toEqual({ channel: 'servebench:cancelRun', args: ['r1'] });
     await expect(bridge.call('getRun', ['x'])).rejects.toThrow(/^run x not found$/);
     await expect(bridge.call('openShell' as never, [])).rejects.toThrow(/unknown method/);
     expect(invoke).toHaveBeenCalledTimes(2);
     expect(await bridge.saveExport!('r1', 'pdf')).toEqual({ channel: 'servebench:save-export', args: ['r1', 'pdf'] });
+    expect(await bridge.saveComparison!(['r1', 'r2'], 'md')).toEqual({
+      channel: 'servebench:save-comparison',
+      args: [['r1', 'r2'], 'md'],
+    });
 
     const listener = vi.fn();
     const off = bridge.onEvent(listener);

@@ -1,32 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { exportRun } from '../../src/renderer/lib/export-run.js';
-import type { ExportPage } from '../../src/renderer/lib/export-run.js';
+import { fakePage } from './fake-page.js';
 import type { RunExport } from '../../src/shared/contract.js';
-
-function fakePage() {
-  const made: Array<Record<string, unknown>> = [];
-  const blobs: Blob[] = [];
-  const page = {
-    document: {
-      body: { append: vi.fn() },
-      createElement: (tag: string) => {
-        const el: Record<string, unknown> = { tag, style: {}, click: vi.fn(), remove: vi.fn() };
-        el.setAttribute = vi.fn();
-        el.addEventListener = vi.fn();
-        made.push(el);
-        return el;
-      },
-    },
-    URL: {
-      createObjectURL: (blob: Blob) => {
-        blobs.push(blob);
-        return 'blob:x';
-      },
-      revokeObjectURL: vi.fn(),
-    },
-  };
-  return { page: page as unknown as ExportPage, made, blobs };
-}
 
 const file = (format: RunExport['format']): RunExport => ({
   format,

@@ -145,7 +145,9 @@ export function secretValues(config: Partial<ServerConfig>, env: NodeJS.ProcessE
   // stray FOO_AUTH=true does not blank every "true" in the log.
   addEnv(env, 8);
   addEnv(config.env ?? {}, 4);
-  for (const argv of [config.extraArgs ?? [], config.simArgs ?? []]) for (const v of argvSecrets(argv)) values.add(v);
+  for (const argv of [config.extraArgs ?? [], config.simArgs ?? [], config.command ?? []]) {
+    for (const v of argvSecrets(argv)) values.add(v);
+  }
   const password = urlPassword(config.url);
   if (password) values.add(password);
   return [...values].filter((v) => v.length >= 4 && !PLAIN_VALUE.test(v)).sort((a, b) => b.length - a.length);
@@ -208,6 +210,8 @@ export function redact<T extends object>(config: T): T {
   if (c.env && typeof c.env === 'object') out.env = redactRecordValues(c.env as Record<string, unknown>);
   if (Array.isArray(c.extraArgs)) out.extraArgs = redactArgv(c.extraArgs as string[]);
   if (Array.isArray(c.simArgs)) out.simArgs = redactArgv(c.simArgs as string[]);
+  // --engine command: the server's own argv carries its flags too (`--api-key X`).
+  if (Array.isArray(c.command)) out.command = redactArgv(c.command as string[]);
   if (typeof c.url === 'string') out.url = redactUrl(c.url);
   return out as T;
 }

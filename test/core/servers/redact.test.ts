@@ -29,3 +29,21 @@ describe('redaction of text', () => {
     expect(scrubSecrets(text, ['s3cr3t-value'])).toBe('{"firstTokenMs": 12.5, "note": "used *** and ***"}');
   });
 });
+
+describe('redaction of a config', () => {
+  it('blanks secret flags in an --engine command argv, and counts their values as secrets', async () => {
+    const { redactBenchConfig, benchSecretValues } = await import('../../../src/core/servers/redact.js');
+    const { BenchConfigSchema } = await import('../../../src/shared/config.js');
+    const command = ['srv', '--port', '{port}', '--api-key', 'cmd-secret-value-1', '--token=cmd-secret-value-2'];
+    const config = BenchConfigSchema.parse({ server: { engine: 'command', command } });
+    expect(redactBenchConfig(config).server.command).toEqual([
+      'srv',
+      '--port',
+      '{port}',
+      '--api-key',
+      '***',
+      '--token=***',
+    ]);
+    expect(benchSecretValues(config)).toEqual(expect.arrayContaining(['cmd-secret-value-1', 'cmd-secret-value-2']));
+  });
+});

@@ -4,9 +4,11 @@ import { compareHtml } from './html.js';
 import { compareMarkdown } from './markdown.js';
 import { readCompareInputs } from './read-input.js';
 
+import type { CompareFormat } from '../../../shared/contract.js';
+
+export type { CompareFormat };
 /** The formats `servebench compare --format` takes. */
-export const COMPARE_FORMATS = ['html', 'md'] as const;
-export type CompareFormat = (typeof COMPARE_FORMATS)[number];
+export const COMPARE_FORMATS: readonly CompareFormat[] = ['html', 'md'];
 
 /** Reads the inputs, compares them with the first and renders one format (key-shaped tokens scrubbed). */
 export async function renderComparison(
