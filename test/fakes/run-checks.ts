@@ -1,4 +1,4 @@
-import type { RunRecord } from '../../src/shared/run-record.js';
+import type { Check, RunRecord } from '../../src/shared/run-record.js';
 
 /**
  * Checks whose verdict depends on how busy this machine is, not on the code under test: the client's own lag, and
@@ -17,4 +17,17 @@ export function failedBeyondMachine(record: RunRecord): string[] {
 export function exitAgrees(status: number | null, record: RunRecord): boolean {
   const failed = record.checks.some((c) => c.status === 'fail');
   return failed ? status === 1 : status === 0;
+}
+
+/**
+ * The checks among these that did not pass for a reason this machine cannot explain: machine checks never count, and
+ * a streaming warning (a mid-stream stall, clumped reads) does not count where the client check itself did not pass,
+ * since a starved client stalls every stream it reads. A streaming failure always counts.
+ */
+export function unexplained(checks: readonly Check[]): Check[] {
+  const clientBusy = checks.some((c) => c.id === 'client' && c.status !== 'pass');
+  return checks.filter(
+    (c) =>
+      c.status !== 'pass' && !MACHINE_CHECKS.has(c.id) && !(c.id === 'streaming' && c.status === 'warn' && clientBusy),
+  );
 }
