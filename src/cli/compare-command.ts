@@ -2,6 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { UserError } from '../core/errors.js';
+import { plainNumber } from '../shared/field-values.js';
+import { argsErrorLine } from './args-error.js';
 import { COMPARE_FORMATS, renderComparison } from '../core/report/compare/index.js';
 import type { CompareFormat } from '../core/report/compare/index.js';
 import { BOOTSTRAP_SEED } from '../core/report/compare/statistics.js';
@@ -40,7 +42,7 @@ export async function compareCommand(argv: string[]): Promise<number> {
       },
     }));
   } catch (error) {
-    throw new UserError(`${(error as Error).message.split('\n')[0]} (see 'servebench compare --help')`);
+    throw new UserError(argsErrorLine(error as Error, 'compare'));
   }
   if (values.help) {
     console.log(HELP);
@@ -49,7 +51,7 @@ export async function compareCommand(argv: string[]): Promise<number> {
   const format = values.format ?? 'html';
   if (!(COMPARE_FORMATS as readonly string[]).includes(format))
     throw new UserError(`--format must be one of ${COMPARE_FORMATS.join(', ')} (got '${format}')`);
-  const seed = values.seed === undefined ? undefined : Number(values.seed);
+  const seed = values.seed === undefined ? undefined : plainNumber(values.seed, true);
   if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0))
     throw new UserError(`--seed must be a whole number of 0 or more (got '${values.seed}')`);
   if (positionals.length < 1)

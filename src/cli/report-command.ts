@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { UserError } from '../core/errors.js';
+import { argsErrorLine } from './args-error.js';
 import type { ExportContext } from '../core/report/exporter.js';
 import { loadRunFolder } from '../core/report/load-run-folder.js';
 import { findChromium, printPdfWithChromium } from '../core/report/pdf.js';
@@ -33,7 +34,7 @@ export async function reportCommand(argv: string[]): Promise<number> {
       },
     }));
   } catch (error) {
-    throw new UserError(`${(error as Error).message.split('\n')[0]} (see 'servebench report --help')`);
+    throw new UserError(argsErrorLine(error as Error, 'report'));
   }
   if (values.help) {
     console.log(HELP);

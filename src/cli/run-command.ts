@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { runBenchmark, saveActiveRunsSync } from '../core/benchmark.js';
 import { defaultBenchmarkDeps } from '../core/default-deps.js';
 import { UserError } from '../core/errors.js';
+import { argsErrorLine } from './args-error.js';
 import { benchSecretValues, redactEvent, redactLine } from '../core/servers/redact.js';
 import { capacityLines } from '../shared/capacity-format.js';
 import { recordedConfig } from './run-from.js';
@@ -23,25 +24,13 @@ ${BENCH_OPTIONS_HELP}
 
 ${SERVER_OPTIONS_HELP}`;
 
-/** node:util's parse errors, reworded to name the fix. */
-export function parseArgsMessage(error: Error): string {
-  const first = error.message.split('\n')[0] ?? '';
-  const ambiguous = first.match(/^Option '(--[^']+)' argument is ambiguous/);
-  if (ambiguous) {
-    return `${ambiguous[1]} got no value, or one that starts with '-': write ${ambiguous[1]}=VALUE (negative values are never valid here)`;
-  }
-  const missing = first.match(/^Option '(--[^' ]+)[^']*' argument missing/);
-  if (missing) return `${missing[1]} needs a value (see 'servebench run --help')`;
-  return `${first.replace(/\.$/, '')} (see 'servebench run --help')`;
-}
-
 /** `servebench run`: one sweep, a table, a run folder, an exit code that scripts can use. */
 export async function runCommand(argv: string[]): Promise<number> {
   let values: Record<string, unknown>;
   try {
     ({ values } = parseArgs({ args: argv, options: runOptions, strict: true, allowPositionals: false }));
   } catch (error) {
-    throw new UserError(parseArgsMessage(error as Error));
+    throw new UserError(argsErrorLine(error as Error, 'run'));
   }
   if (values.help) {
     console.log(RUN_HELP);
