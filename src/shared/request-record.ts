@@ -40,6 +40,8 @@ export interface RequestRecord {
   nContent?: number;
   /** From the server's reasoning_tokens, or counted from the reasoning chunks (estimated). */
   nReasoningSource?: 'server' | 'estimated';
+  /** Workloads other than fixed synthetic prompts: shared-prefix group, conversation and turn, source line. */
+  workload?: { group?: number; conversation?: number; turn?: number; sourceIndex?: number };
   /** llama.cpp only: the server's own prompt-processing time (timings.prompt_ms of the last chunk), ms. */
   serverPromptMs?: number;
   /** llama.cpp only: the server's own generation time, first token to last (timings.predicted_ms), ms. */

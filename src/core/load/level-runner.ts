@@ -50,8 +50,11 @@ export interface LevelRunOutput {
 export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
   const { plan, levelIndex, prompts, executor, clock, signal, onEvent } = input;
   let nextId = input.firstId;
+  // Each request's own prompt (its expected lengths and workload meta go into its record).
+  const promptOf = new Map<number, Prompt>();
   const makeSpec = (prompt: Prompt): RequestSpec => {
     const id = nextId++;
+    promptOf.set(id, prompt);
     return {
       id,
       path: apiPath(input.api),
@@ -59,7 +62,8 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
         api: input.api,
         model: input.model,
         prompt: prompt.text,
-        outputLen: plan.outputLen,
+        messages: prompt.messages,
+        outputLen: prompt.outputLen ?? plan.outputLen,
         ignoreEos: input.ignoreEos,
         temperature: input.temperature,
         stream: true,
@@ -74,7 +78,16 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
   const toRecords = (outcomes: ScheduledOutcome[], round: number): RequestRecord[] =>
     outcomes
       .sort((a, b) => a.id - b.id)
-      .map((o) => outcomeToRecord(o, { levelIndex, round, expectedIn: plan.inputLen, expectedOut: plan.outputLen }));
+      .map((o) => {
+        const prompt = promptOf.get(o.id);
+        return outcomeToRecord(o, {
+          levelIndex,
+          round,
+          expectedIn: prompt?.inputLen ?? plan.inputLen,
+          expectedOut: prompt?.outputLen ?? plan.outputLen,
+          meta: prompt?.meta,
+        });
+      });
   const progress = (round: number) => (o: ScheduledOutcome) => {
     done++;
     onEvent({

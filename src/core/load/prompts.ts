@@ -1,10 +1,36 @@
 import { createRng } from '../rng.js';
 import { WORDS } from './words.js';
 
-/** The text a request carries, and how many prompt tokens the server will count for it. */
+/** A chat message as a workload sends it (file prompts, ShareGPT, multi-turn history). */
+export interface PromptMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** Where a request sits in a workload other than fixed-length synthetic prompts (recorded per request). */
+export interface PromptMeta {
+  /** Shared-prefix mode (or a trace's hash ids): the group whose system prompt this request shares. */
+  group?: number;
+  /** Multi-turn mode: the conversation and its 0-based turn. */
+  conversation?: number;
+  turn?: number;
+  /** Prompt file or trace: the 0-based line of the source entry. */
+  sourceIndex?: number;
+}
+
+/**
+ * The text a request carries, and how many prompt tokens the server will count for it. Workloads may set messages
+ * (chat API: sent as they are instead of one user message with `text`), their own output length, and meta.
+ */
 export interface Prompt {
   text: string;
   tokens: number | null;
+  messages?: PromptMessage[];
+  /** Prompt tokens this request is meant to have (file lengths, trace); the level's input length when absent. */
+  inputLen?: number;
+  /** Output tokens this request asks for; the level's output length when absent. */
+  outputLen?: number;
+  meta?: PromptMeta;
 }
 
 /** Counts the prompt tokens the server will see for a text (null when the server cannot say). */
