@@ -89,7 +89,11 @@ describe('the debounced engine look-up', () => {
     await flush();
     const last = states.at(-1)!;
     expect(last.state).toBe('done');
-    expect(detectionLine(last, 'vLLM')).toMatchObject({ tone: 'ok', text: 'vLLM 0.11.0' });
+    expect(detectionLine(last, 'vLLM')).toEqual({
+      tone: 'ok',
+      text: 'vLLM 0.11.0',
+      detail: '2 quantization methods in its --help',
+    });
     expect(installedQuantizations(last, 'vllm')).toEqual(['awq', 'fp8']);
     expect(installedQuantizations(last, 'sglang')).toBeUndefined();
   });

@@ -11,7 +11,7 @@ export type DetectionState =
 export interface DetectionLine {
   tone: 'ok' | 'bad' | 'info' | 'busy';
   text: string;
-  /** A second, smaller line: why it was not found, or where it was. */
+  /** A second, smaller line: why it was not found and the fix, or what its --help lists. */
   detail?: string;
 }
 
@@ -98,7 +98,9 @@ export function detectionLine(s: DetectionState, engineName: string): DetectionL
         return {
           tone: 'ok',
           text: `${d.name} ${d.version ?? ''}`.trim(),
-          ...(d.where ? { detail: `found with ${d.where}` } : {}),
+          ...(d.quantizations?.length
+            ? { detail: `${d.quantizations.length} quantization methods in its --help` }
+            : {}),
         };
       return {
         tone: 'bad',
