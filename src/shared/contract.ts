@@ -88,6 +88,9 @@ export interface EngineProbeRequest {
   binary?: string;
 }
 
+/** The request's keys that say where the engine is: the names of the form's fields for them too. */
+export const ENGINE_WHERE_FIELDS = ['python', 'binary'] as const satisfies ReadonlyArray<keyof EngineProbeRequest>;
+
 /** What the app shows beside the Python / binary field: the installed engine, or what to install. */
 export interface EngineDetection {
   engine: EngineKind;

@@ -1,9 +1,10 @@
 import { ServerConfigSchema } from '../../shared/config.js';
 import type { ServerConfig } from '../../shared/config.js';
+import { ENGINE_WHERE_FIELDS } from '../../shared/contract.js';
 import type { EngineDetection, EngineProbeRequest } from '../../shared/contract.js';
 import { setPath } from '../../shared/field-values.js';
 import { FIELDS, fieldApplies } from '../../shared/fields.js';
-import { parseQuantizationChoices, probeEngine, readEngineHelp, runCapture } from './engine-probe.js';
+import { parseQuantizationChoices, probeCommand, probeEngine, readEngineHelp, runCapture } from './engine-probe.js';
 import { engineFor } from './engines/index.js';
 import { redactLine, secretValues } from './redact.js';
 
@@ -32,7 +33,7 @@ export interface EngineDetector {
 /** The request's fields that name where the engine is (the form's own field names), as a server config. */
 function configOf(request: EngineProbeRequest): ServerConfig {
   const server: Record<string, unknown> = { engine: request.engine };
-  for (const name of ['python', 'binary'] as const) {
+  for (const name of ENGINE_WHERE_FIELDS) {
     const value = request[name]?.trim();
     const field = FIELDS.find((f) => f.name === name);
     if (value && field && fieldApplies(field, request.engine))
@@ -41,12 +42,8 @@ function configOf(request: EngineProbeRequest): ServerConfig {
   return ServerConfigSchema.parse(server);
 }
 
-/** The cache key: the engine and only the paths it uses. */
-function keyOf(config: ServerConfig): string {
-  const spec = engineFor(config.engine).probe;
-  const where = spec?.type === 'python' ? config.python : spec?.type === 'binary' ? spec.binary(config) : '';
-  return `${config.engine}\u0000${where}`;
-}
+/** The cache key: the engine and only the path it uses. */
+const keyOf = (config: ServerConfig): string => `${config.engine}\u0000${probeCommand(config) ?? ''}`;
 
 async function lookUp(
   config: ServerConfig,

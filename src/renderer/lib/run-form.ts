@@ -19,6 +19,7 @@ import {
   setPath,
 } from '../../shared/field-values.js';
 import { splitCommandLine } from '../../shared/command-line.js';
+import { ENGINE_WHERE_FIELDS } from '../../shared/contract.js';
 import type { EngineProbeRequest, PresetSummary } from '../../shared/contract.js';
 
 /** The app's engine picker: the registry's list, in its order. */
@@ -134,17 +135,16 @@ export function shows(form: Pick<RunForm, 'engine' | 'diffusion'>, f: FieldDescr
   return f.group !== 'diffusion' || form.diffusion;
 }
 
-/** The form's fields that say where the engine is: the request keys of probeEngine. */
-const WHERE_FIELDS = ['python', 'binary'] as const;
-
 /** The field the engine's look-up is shown beside (Python or llama-server), or undefined when none shows. */
-export function probeField(form: Pick<RunForm, 'engine' | 'diffusion'>): (typeof WHERE_FIELDS)[number] | undefined {
-  return WHERE_FIELDS.find((name) => FORM_FIELDS.some((f) => f.name === name && shows(form, f)));
+export function probeField(
+  form: Pick<RunForm, 'engine' | 'diffusion'>,
+): (typeof ENGINE_WHERE_FIELDS)[number] | undefined {
+  return ENGINE_WHERE_FIELDS.find((name) => FORM_FIELDS.some((f) => f.name === name && shows(form, f)));
 }
 
 /** What the form asks probeEngine: the engine and its shown Python / binary field; null when nothing is launched. */
 export function probeRequest(
-  form: Pick<RunForm, 'engine' | 'diffusion' | (typeof WHERE_FIELDS)[number]>,
+  form: Pick<RunForm, 'engine' | 'diffusion' | (typeof ENGINE_WHERE_FIELDS)[number]>,
 ): EngineProbeRequest | null {
   if (form.engine === 'attach') return null;
   const request: EngineProbeRequest = { engine: form.engine };
