@@ -20,6 +20,25 @@ export function formatLevelTable(record: RunRecord): string {
   return pad([cols.map(head), ...rows.map((r) => cols.map((c) => cellText(c, r)))]);
 }
 
+/** Multi-turn levels: TTFT per turn (the history grows, the prefix cache serves it), one row per level and turn. */
+export function formatTurnTable(record: RunRecord): string | null {
+  const levels = record.levels.filter((l) => l.byTurn && l.byTurn.length > 0);
+  if (levels.length === 0) return null;
+  const ms = (v: number | null): string => (v === null ? '—' : v.toFixed(1));
+  const rows = levels.flatMap((l) =>
+    (l.byTurn ?? []).map((t) => [
+      levelName(record, l),
+      String(t.turn + 1),
+      String(t.ttftMs.n),
+      t.inputTokens === null ? '—' : String(Math.round(t.inputTokens)),
+      ms(t.ttftMs.p50),
+      ms(t.ttftMs.p95),
+      ms(t.ttftMs.p99),
+    ]),
+  );
+  return pad([['level', 'turn', 'n', 'in tok', 'TTFT p50', 'p95', 'p99'], ...rows]);
+}
+
 /** How a level is named in the last lines: its load, and its lengths or server setup when those vary. */
 function levelName(record: RunRecord, l: LevelResult): string {
   const load = l.rate !== undefined ? `${l.rate} req/s` : `c=${l.concurrency}`;
