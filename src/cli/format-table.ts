@@ -2,6 +2,7 @@ import { fromServer } from '../core/metrics/error-summary.js';
 import { ARTICLE_COLUMNS, cellText, levelRows, visibleColumns } from '../shared/report-columns.js';
 import type { Column } from '../shared/report-columns.js';
 import type { LevelResult, RunRecord } from '../shared/run-record.js';
+import { TURN_TABLE_HEAD, turnTableRows } from '../shared/turn-table.js';
 
 function pad(cells: string[][]): string {
   const widths = cells[0]!.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
@@ -22,21 +23,8 @@ export function formatLevelTable(record: RunRecord): string {
 
 /** Multi-turn levels: TTFT per turn (the history grows, the prefix cache serves it), one row per level and turn. */
 export function formatTurnTable(record: RunRecord): string | null {
-  const levels = record.levels.filter((l) => l.byTurn && l.byTurn.length > 0);
-  if (levels.length === 0) return null;
-  const ms = (v: number | null): string => (v === null ? '—' : v.toFixed(1));
-  const rows = levels.flatMap((l) =>
-    (l.byTurn ?? []).map((t) => [
-      levelName(record, l),
-      String(t.turn + 1),
-      String(t.ttftMs.n),
-      t.inputTokens === null ? '—' : String(Math.round(t.inputTokens)),
-      ms(t.ttftMs.p50),
-      ms(t.ttftMs.p95),
-      ms(t.ttftMs.p99),
-    ]),
-  );
-  return pad([['level', 'turn', 'n', 'in tok', 'TTFT p50', 'p95', 'p99'], ...rows]);
+  const rows = turnTableRows(record, (l) => levelName(record, l));
+  return rows.length > 0 ? pad([[...TURN_TABLE_HEAD], ...rows]) : null;
 }
 
 /** How a level is named in the last lines: its load, and its lengths or server setup when those vary. */
