@@ -13,7 +13,7 @@ import { maxPlannedConcurrency, planLevels } from './load/level-plan.js';
 import type { LevelPlan } from './load/level-plan.js';
 import { runLevel } from './load/level-runner.js';
 import { readContextLimit } from './load/context-limit.js';
-import { contextProblem } from './load/plan-limits.js';
+import { contextProblem, longestRequestTokens } from './load/plan-limits.js';
 import { buildPrompts } from './load/prompts.js';
 import type { TokenCounter } from './load/prompts.js';
 import type { MessagesCounter } from './load/conversations.js';
@@ -283,7 +283,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
       };
       record.simulated = info.simulated;
       const maxConc = maxPlannedConcurrency(plans);
-      const maxTokensPerRequest = Math.max(...config.inputLen) + Math.max(...config.outputLen);
+      const maxTokensPerRequest = Math.max(...plans.map(longestRequestTokens));
       const tooMany = concurrencyWarning(info, maxConc, maxTokensPerRequest, serverConfig.maxSeqs);
       if (tooMany) emit({ type: 'message', severity: 'warn', text: tooMany });
       // Requests longer than the server's context would all fail (after a long calibration): refuse them now.
