@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runBenchmark } from '../../../src/core/benchmark.js';
 import { loadRunFolder } from '../../../src/core/report/load-run-folder.js';
+import { htmlReport } from '../../../src/core/report/html.js';
 import { markdownReport } from '../../../src/core/report/markdown.js';
 import { DEFAULT_SIM_MODEL } from '../../../src/core/sim/index.js';
 import type { RunningServer, StartServer } from '../../../src/core/servers/types.js';
@@ -91,7 +92,9 @@ describe('multi-turn against the simulator', () => {
       expect(level!.byTurn!.every((t) => t.ttftMs.p50 !== null && t.ttftMs.p99 !== null)).toBe(true);
       const saved = decodeRunJson(await readFile(join(result.dir, 'run.json'), 'utf8'));
       expect('record' in saved && saved.record.levels[0]!.byTurn).toEqual(level!.byTurn);
-      const md = markdownReport(await loadRunFolder(result.dir));
+      const folder = await loadRunFolder(result.dir);
+      expect(htmlReport(folder)).toContain('<td class="nw">132</td>');
+      const md = markdownReport(folder);
       expect(md).toContain('## TTFT per conversation turn');
       expect(md).toMatch(/\| c=2 40\/6 \| 3 \| 4 \| 132 \|/);
       const check = (id: string) => level!.checks.find((c) => c.id === id);
