@@ -71,7 +71,11 @@ export function createProgressRenderer(stream: NodeJS.WriteStream, verbose: bool
         const l = event.level;
         // Reasoning streams: the first answer token (TTFO) beside TTFT, which a reasoning token already ends.
         const ttfo = l.ttfoMs ? `, TTFO p50 ${l.ttfoMs.p50?.toFixed(1) ?? '—'} ms` : '';
-        const text = `  ${label}: ${l.outputTokPerSec?.toFixed(1) ?? '—'} out tok/s, TTFT p50 ${l.ttftMs.p50?.toFixed(1) ?? '—'} ms${ttfo}, ${l.failed} failed`;
+        // Multi-turn: TTFT p50 of each turn, first to last.
+        const perTurn = l.byTurn
+          ? ` (by turn ${l.byTurn.map((t) => t.ttftMs.p50?.toFixed(1) ?? '—').join('/')} ms)`
+          : '';
+        const text = `  ${label}: ${l.outputTokPerSec?.toFixed(1) ?? '—'} out tok/s, TTFT p50 ${l.ttftMs.p50?.toFixed(1) ?? '—'} ms${perTurn}${ttfo}, ${l.failed} failed`;
         if (bar) {
           bar.stop();
           bar = null;

@@ -13,9 +13,10 @@ import { maxPlannedConcurrency, planLevels } from './load/level-plan.js';
 import type { LevelPlan } from './load/level-plan.js';
 import { runLevel } from './load/level-runner.js';
 import { readContextLimit } from './load/context-limit.js';
-import { contextProblem } from './load/plan-limits.js';
+import { contextProblem, longestRequestTokens } from './load/plan-limits.js';
 import { buildPrompts } from './load/prompts.js';
 import type { TokenCounter } from './load/prompts.js';
+import type { MessagesCounter } from './load/conversations.js';
 import type { BodyCompat } from './load/request-body.js';
 import { ServerApi } from './load/server-api.js';
 import { createWorkerExecutor } from './load/worker-executor.js';
@@ -282,7 +283,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
       };
       record.simulated = info.simulated;
       const maxConc = maxPlannedConcurrency(plans);
-      const maxTokensPerRequest = Math.max(...config.inputLen) + Math.max(...config.outputLen);
+      const maxTokensPerRequest = Math.max(...plans.map(longestRequestTokens));
       const tooMany = concurrencyWarning(info, maxConc, maxTokensPerRequest, serverConfig.maxSeqs);
       if (tooMany) emit({ type: 'message', severity: 'warn', text: tooMany });
       // Requests longer than the server's context would all fail (after a long calibration): refuse them now.
@@ -297,7 +298,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
       const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey, timeoutMs: config.timeoutMs });
       const { compat, note } = await api.probeCompat(config.api, info.model);
       if (note) emit({ type: 'message', severity: 'warn', text: note });
-      const { counter, viaTokenize } = await api.tokenCounter(config.api, info.model, compat);
+      const { counter, viaTokenize, countMessages } = await api.tokenCounter(config.api, info.model, compat);
       if (!viaTokenize) {
         emit({
           type: 'message',
@@ -362,6 +363,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
           clock,
           executor: exec,
           counter,
+          countMessages,
           viaTokenize,
           compat,
           model: info.model,
@@ -467,6 +469,8 @@ interface OneLevelInput {
   clock: Clock;
   executor: RequestExecutor;
   counter: TokenCounter;
+  /** Multi-turn: counts a conversation's history (absent: the server's count stands in, unverified). */
+  countMessages?: MessagesCounter;
   viaTokenize: boolean;
   compat: BodyCompat;
   model: string;
@@ -543,6 +547,7 @@ async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
     seed: config.seed,
     firstId: input.firstId,
     tagPrefix: input.tagPrefix,
+    countMessages: input.countMessages,
     signal,
     onEvent: emit,
     onRecords: (records: RequestRecord[]) => {

@@ -162,6 +162,10 @@ export const BenchConfigSchema = z.object({
     .positive()
     .max(...bound('concurrency'))
     .optional(),
+  /** Multi-turn: each conversation has this many turns, each sending back the history; 1 = single requests. */
+  turns: z.number().int().positive().max(1000, 'at most 1,000: longer conversations outgrow any context').default(1),
+  /** Multi-turn: pause between a turn's answer and the conversation's next turn, ms. */
+  thinkTimeMs: z.number().min(0).max(3_600_000, 'at most 3,600,000 (one hour)').default(0),
   timeoutMs: z
     .number()
     .int()

@@ -83,6 +83,7 @@ const LevelSchema = z.looseObject({
   e2eMs: SummarySchema,
   tokensPerChunk: SummarySchema,
   scheduleLagMs: SummarySchema.optional(),
+  byTurn: z.array(z.looseObject({ turn: num, inputTokens: numOrNull, ttftMs: SummarySchema })).optional(),
   // null when the level was cut short before a complete round (no throughput from a crash).
   outputTokPerSec: numOrNull,
   totalTokPerSec: numOrNull,

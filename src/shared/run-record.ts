@@ -125,6 +125,14 @@ export interface LevelEnergy {
 /** Server-side parameters that define one configuration of a server sweep (e.g. threshold 0.9). */
 export type ServerVariant = Record<string, string | number | boolean>;
 
+/** Multi-turn levels: one turn index (0-based) across the conversations, its ok measured requests only. */
+export interface TurnResult {
+  turn: number;
+  /** Mean prompt tokens at this turn (the server's count, else the expected): the history grows turn by turn. */
+  inputTokens: number | null;
+  ttftMs: Summary;
+}
+
 export interface LevelResult {
   /** Index of the server configuration (server sweeps); 0 otherwise. */
   serverConfigIndex: number;
@@ -153,6 +161,8 @@ export interface LevelResult {
   contentTokens?: Summary;
   /** Whether those counts came from the server's reasoning_tokens or from counting chunks. */
   reasoningTokensSource?: 'server' | 'estimated' | 'mixed';
+  /** Multi-turn levels only: TTFT per turn (n, p50/p95/p99 in each Summary), turn 0 first. */
+  byTurn?: TurnResult[];
   /** GPU energy attributed to this level's requests (docs/telemetry.md), when power was sampled. */
   energy?: LevelEnergy;
   scheduleLagMs?: Summary;

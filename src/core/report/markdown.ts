@@ -11,6 +11,7 @@ import type { Column, LevelRow } from '../../shared/report-columns.js';
 import { costLines, environmentFacts, headlineFacts, sortedChecks } from './facts.js';
 import type { RunFolder } from './load-run-folder.js';
 import { capacityLines, capacityTable } from '../../shared/capacity-format.js';
+import { TURN_TABLE_HEAD, turnTableRows } from '../../shared/turn-table.js';
 
 const esc = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
@@ -33,6 +34,15 @@ export function markdownReport(folder: RunFolder): string {
   out.push('', '## Results', '');
   out.push(rows.length ? table(ARTICLE_COLUMNS, rows) : '_No level was measured._');
   out.push('', 'Latencies in ms (s where marked); * = level cut short.', '');
+  const turns = turnTableRows(
+    record,
+    (l) => `${l.rate !== undefined ? `${l.rate} req/s` : `c=${l.concurrency}`} ${l.inputLen}/${l.outputLen}`,
+  );
+  if (turns.length) {
+    out.push('## TTFT per conversation turn', '', `| ${TURN_TABLE_HEAD.join(' | ')} |`);
+    out.push(`|${TURN_TABLE_HEAD.map(() => ' --- |').join('')}`, ...turns.map((r) => `| ${r.join(' | ')} |`), '');
+    out.push('Multi-turn: each turn sends the conversation so far back; TTFT in ms.', '');
+  }
   if (record.capacity) {
     const { header, rows: probes } = capacityTable(record.capacity);
     out.push('## Capacity', '', ...capacityLines(record.capacity).map((l) => `- ${esc(l)}`), '');
