@@ -14,7 +14,6 @@ import type { LevelPlan } from './load/level-plan.js';
 import { runLevel } from './load/level-runner.js';
 import { readContextLimit } from './load/context-limit.js';
 import { contextProblem } from './load/plan-limits.js';
-import { buildPrompts } from './load/prompts.js';
 import type { TokenCounter } from './load/prompts.js';
 import type { BodyCompat } from './load/request-body.js';
 import { ServerApi } from './load/server-api.js';
@@ -33,6 +32,9 @@ import type { TelemetryChecks, TelemetryRecorder } from './telemetry/types.js';
 import type { ClientSample, EngineSample, GpuSample } from '../shared/telemetry.js';
 import { SERVEBENCH_VERSION } from './version.js';
 import { capacityPlan, goodputSlo } from './capacity/plan.js';
+import { buildLevelPrompts } from './workloads/level-prompts.js';
+import { messagesCounter, type MessagesCounter } from './workloads/message-counter.js';
+import { loadWorkload, sharesPrefixes, type Workload } from './workloads/workload.js';
 import { maxCapacityProbes, searchCapacity } from './capacity/search.js';
 
 /** Options for creating the telemetry recorder of one server configuration. */
@@ -175,8 +177,14 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
   const clock = deps.clock ?? createMonoClock();
   // Everything a user can get wrong is checked before a run folder exists.
   const capacity = config.findCapacity ? capacityPlan(config) : null;
+  // A prompt file or trace is read (and its settings checked) now; a trace is one level of its own.
+  const workload = await loadWorkload(config);
   // A capacity search sizes the server (and checks limits) for its bound; its levels are chosen as it goes.
-  const plans = capacity ? [capacity.planAt(capacity.max)] : planLevels(config);
+  const plans = capacity
+    ? [capacity.planAt(capacity.max)]
+    : workload.kind === 'trace'
+      ? [workload.plan]
+      : planLevels(config);
   const variants = config.serverVariants && config.serverVariants.length > 0 ? config.serverVariants : [{}];
   const serverConfigs = variants.map((variant) => {
     const server = Object.keys(variant).length === 0 ? config.server : applyVariant(config.server, variant);
@@ -305,6 +313,9 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
           text: 'server has no /tokenize: prompt length calibrated from usage.prompt_tokens and verified per request',
         });
       }
+      // Workloads with message lists or system prompts count them with the server's tokenizer.
+      const countMessages =
+        workload.kind === 'synthetic' ? null : await messagesCounter((m, p, b) => api.call(m, p, b), info.model);
       if (deps.createTelemetry) {
         telemetry = deps.createTelemetry({
           clock,
@@ -363,6 +374,9 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
           executor: exec,
           counter,
           viaTokenize,
+          workload,
+          countMessages,
+          contextTokens: limit?.tokens,
           compat,
           model: info.model,
           runNonce,
@@ -468,6 +482,9 @@ interface OneLevelInput {
   executor: RequestExecutor;
   counter: TokenCounter;
   viaTokenize: boolean;
+  workload: Workload;
+  countMessages: MessagesCounter | null;
+  contextTokens?: number;
   compat: BodyCompat;
   model: string;
   runNonce: number;
@@ -498,14 +515,18 @@ async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
     serverConfigIndex: input.serverConfigIndex,
   });
   emit({ type: 'phase', levelIndex, phase: 'prompts' });
-  const prompts = await buildPrompts({
+  const prompts = await buildLevelPrompts({
+    workload: input.workload,
+    plan,
     count: plan.warmup + plan.rounds * plan.requestsPerRound,
-    targetTokens: plan.inputLen,
     runNonce: input.runNonce,
     firstIndex: input.firstPromptIndex,
     uniquePrefix: config.uniquePrefix,
     counter: input.counter,
-    verifyEach: input.viaTokenize,
+    viaTokenize: input.viaTokenize,
+    countMessages: input.countMessages,
+    api: config.api,
+    contextTokens: input.contextTokens,
   });
   if (signal.aborted) return null;
   if (config.coolDownToC !== undefined && input.telemetry?.waitCool) {
@@ -584,6 +605,7 @@ async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
     utilization: config.utilization,
     slo: goodputSlo(config),
     uniquePrefix: config.uniquePrefix,
+    sharedPrefixes: sharesPrefixes(input.workload),
     prefixCacheHitsDelta: telemetry?.prefixCacheHits ?? null,
     loopLagP99Ms,
     extraChecks,

@@ -14,6 +14,8 @@ export interface LevelPlan {
   rounds: number;
   requestsPerRound: number;
   warmup: number;
+  /** Trace replay: each measured request's arrival (ms, trace time); a round replays its stretch from its first. */
+  schedule?: number[];
 }
 
 /**

@@ -38,6 +38,13 @@ export function poissonSchedule(count: number, ratePerSec: number, rng: () => nu
   return times;
 }
 
+/** One round's stretch of a trace schedule, as offsets from that round's first arrival. */
+export function traceRoundSchedule(schedule: readonly number[], round: number, perRound: number): number[] {
+  const part = schedule.slice(round * perRound, (round + 1) * perRound);
+  const first = part[0] ?? 0;
+  return part.map((t) => t - first);
+}
+
 /** Resolves once `clock` reads at least `tMs` (or the signal fires); the real-time wait of the open loop. */
 export async function waitUntil(clock: Clock, tMs: number, signal?: AbortSignal): Promise<void> {
   // Timers run on a millisecond loop clock and can fire a little early: finish the last stretch with setImmediate.

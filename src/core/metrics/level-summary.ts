@@ -43,6 +43,8 @@ export interface LevelSummaryInput {
   utilization?: number;
   slo?: Slo;
   uniquePrefix: boolean;
+  /** The workload shares prompt prefixes on purpose (shared-prefix groups, a trace's hash ids). */
+  sharedPrefixes?: boolean;
   prefixCacheHitsDelta?: number | null;
   loopLagP99Ms?: number | null;
   /** Checks computed elsewhere (telemetry: throttling, preemptions, server), appended after ours. */
@@ -123,7 +125,11 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     ),
     sampleSizeCheck(ttftMs),
     errorsCheck(measured),
-    prefixCacheCheck({ uniquePrefix: input.uniquePrefix, prefixCacheHitsDelta: input.prefixCacheHitsDelta ?? null }),
+    prefixCacheCheck({
+      uniquePrefix: input.uniquePrefix,
+      sharedPrefixes: input.sharedPrefixes,
+      prefixCacheHitsDelta: input.prefixCacheHitsDelta ?? null,
+    }),
     clientCheck({ loopLagP99Ms: input.loopLagP99Ms ?? null, scheduleLagP99Ms: scheduleLagMs?.p99 ?? null }),
     tokenAgreementCheck(measured),
     ...(input.cutShort ? [cutShortCheck(input.cutShort, rounds)] : []),
