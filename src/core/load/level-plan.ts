@@ -14,7 +14,7 @@ export interface LevelPlan {
   rounds: number;
   requestsPerRound: number;
   warmup: number;
-  /** Trace replay: each measured request's arrival (ms, trace time); a round replays its stretch from its first. */
+  /** Trace replay: the arrivals of one round (ms, trace time); every round replays them from the first. */
   schedule?: number[];
 }
 

@@ -8,7 +8,7 @@ import { createRng } from '../rng.js';
 import type { Prompt } from './prompts.js';
 import { apiPath, buildRequestBody } from './request-body.js';
 import type { BodyCompat } from './request-body.js';
-import { poissonSchedule, runClosedLoop, runOpenLoop, traceRoundSchedule } from './scheduler.js';
+import { poissonSchedule, runClosedLoop, runOpenLoop, traceSchedule } from './scheduler.js';
 import type { ScheduledOutcome } from './scheduler.js';
 import type { RequestSpec } from './stream-client.js';
 
@@ -130,9 +130,7 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
       plan.rate !== undefined
         ? await runOpenLoop(
             specs,
-            plan.schedule
-              ? traceRoundSchedule(plan.schedule, round, plan.requestsPerRound)
-              : poissonSchedule(specs.length, plan.rate, rng),
+            plan.schedule ? traceSchedule(plan.schedule) : poissonSchedule(specs.length, plan.rate, rng),
             plan.maxInFlight,
             executor,
             clock,

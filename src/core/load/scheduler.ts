@@ -38,11 +38,10 @@ export function poissonSchedule(count: number, ratePerSec: number, rng: () => nu
   return times;
 }
 
-/** One round's stretch of a trace schedule, as offsets from that round's first arrival. */
-export function traceRoundSchedule(schedule: readonly number[], round: number, perRound: number): number[] {
-  const part = schedule.slice(round * perRound, (round + 1) * perRound);
-  const first = part[0] ?? 0;
-  return part.map((t) => t - first);
+/** A trace's arrivals as offsets from its first (each round replays them). */
+export function traceSchedule(schedule: readonly number[]): number[] {
+  const first = schedule[0] ?? 0;
+  return schedule.map((t) => t - first);
 }
 
 /** Resolves once `clock` reads at least `tMs` (or the signal fires); the real-time wait of the open loop. */

@@ -71,17 +71,18 @@ export async function readTrace(path: string): Promise<TraceEntry[]> {
 }
 
 /**
- * The one open-loop level of a trace replay: warm-up (closed loop, the first entries), then the rest split into
- * rounds of equal size, each round's arrivals at the trace's own gaps divided by --trace-speed. Its rate is the
- * trace's mean arrival rate; its lengths the trace's mean (each request carries its own).
+ * The one open-loop level of a trace replay: an optional warm-up (closed loop, the trace's first entries), then
+ * --rounds replays of the trace (its first --requests-per-round arrivals when given), each at the trace's own gaps
+ * divided by --trace-speed, so the round spread says how repeatable a replay is. Its rate is the trace's mean
+ * arrival rate; its lengths the trace's mean (each request carries its own).
  */
 export function tracePlan(config: BenchConfig, entries: readonly TraceEntry[]): LevelPlan {
   const speed = config.traceSpeed ?? 1;
-  const warmup = Math.min(config.warmup ?? 0, Math.max(0, entries.length - 1));
-  const rest = entries.length - warmup;
-  const rounds = Math.max(1, Math.min(config.rounds, rest));
-  const requestsPerRound = Math.min(Math.floor(rest / rounds), config.requestsPerRound ?? Infinity);
-  const measured = entries.slice(warmup, warmup + rounds * requestsPerRound);
+  const requestsPerRound = Math.min(entries.length, config.requestsPerRound ?? Infinity);
+  // The trace starts cold as recorded: no warm-up unless asked.
+  const warmup = Math.min(config.warmup ?? 0, requestsPerRound);
+  const rounds = config.rounds;
+  const measured = entries.slice(0, requestsPerRound);
   const schedule = measured.map((e) => e.timestampMs / speed);
   const spanS = ((schedule.at(-1) ?? 0) - (schedule[0] ?? 0)) / 1000;
   const mean = (f: (e: TraceEntry) => number): number =>

@@ -134,8 +134,15 @@ describe('trace reader', () => {
     const entries = await readTrace(p);
     expect(entries.map((e) => e.sourceIndex)).toEqual([0, 2, 1, 3]);
     expect(entries[1]).toEqual({ sourceIndex: 2, timestampMs: 1000, inputLen: 200, outputLen: 4, hashIds: [] });
-    const plan = tracePlan(config({ trace: p, traceSpeed: 2, rounds: 2, warmup: 0 }), entries);
-    expect(plan).toMatchObject({ rounds: 2, requestsPerRound: 2, warmup: 0, inputLen: 300, outputLen: 5 });
+    // Every round replays the whole trace (or its first --requests-per-round arrivals).
+    const plan = tracePlan(config({ trace: p, traceSpeed: 2, rounds: 2 }), entries);
+    expect(plan).toMatchObject({ rounds: 2, requestsPerRound: 4, warmup: 0, inputLen: 300, outputLen: 5 });
+    expect(tracePlan(config({ trace: p, requestsPerRound: 3, warmup: 1 }), entries)).toMatchObject({
+      rounds: 3,
+      requestsPerRound: 3,
+      warmup: 1,
+      schedule: [0, 1000, 2000],
+    });
     // 4 arrivals over 1.5 s at double speed.
     expect(plan.schedule).toEqual([0, 500, 1000, 1500]);
     expect(plan.rate).toBeCloseTo(4 / 1.5, 3);
