@@ -47,10 +47,13 @@ export interface ContextLimit {
 /** One line when some level asks for more prompt + output tokens than the server's context holds; else null. */
 export function contextProblem(plans: LevelPlan[], limit: ContextLimit | undefined): string | null {
   if (!limit) return null;
-  const worst = plans.reduce<LevelPlan | undefined>(
-    (w, p) => (!w || p.inputLen + p.outputLen > w.inputLen + w.outputLen ? p : w),
-    undefined,
-  );
+  // A trace's lengths are its records' own: each is held to the context when its prompt is built.
+  const worst = plans
+    .filter((p) => !p.schedule)
+    .reduce<LevelPlan | undefined>(
+      (w, p) => (!w || p.inputLen + p.outputLen > w.inputLen + w.outputLen ? p : w),
+      undefined,
+    );
   if (!worst || worst.inputLen + worst.outputLen <= limit.tokens) return null;
   return `--input-len ${worst.inputLen} + --output-len ${worst.outputLen} = ${n(worst.inputLen + worst.outputLen)} tokens per request, more than the server's context of ${n(limit.tokens)} (${limit.source}): every request would fail; lower --input-len/--output-len, or serve the model with a longer context (--max-model-len)`;
 }

@@ -55,6 +55,11 @@ export async function filePrompts(workload: FileWorkload, input: LevelPromptsInp
       tokens = await count(source);
     }
     if (tokens === null) throw new UserError(`${where(e)}: the server could not count its tokens (/tokenize failed)`);
+    if (workload.promptLengths === 'fixed' && tokens > plan.inputLen) {
+      throw new UserError(
+        `${where(e)} cannot be cut to --input-len ${plan.inputLen}: its other messages alone have ${tokens} tokens; raise --input-len, or use --prompt-lengths file`,
+      );
+    }
     let outputLen: number | undefined;
     if (workload.outputLengths === 'file') {
       if (e.outputLen !== undefined) outputLen = e.outputLen;

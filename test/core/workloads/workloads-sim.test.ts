@@ -62,9 +62,10 @@ async function run(config: BenchConfigInput, profile: Record<string, unknown> = 
     },
   );
   const after = await cacheCounters(sim.url);
-  const requests = (await readFile(join(result.dir, 'requests.jsonl'), 'utf8'))
+  const requests = (await readFile(join(result.dir, 'requests.jsonl'), 'utf8').catch(() => ''))
     .trim()
     .split('\n')
+    .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as RequestRecord);
   return { ...result, requests, cache: { hits: after.hits - before.hits, queries: after.queries - before.queries } };
 }
@@ -202,5 +203,32 @@ describe('trace replay against the simulator', () => {
     expect(check(r, 'input-length')).toBe('pass');
     expect(check(r, 'output-length')).toBe('pass');
     expect(check(r, 'prefix-cache')).toBe('pass');
+  });
+});
+
+describe('workload refusals at run time', () => {
+  it('refuses a message list that cannot be cut to --input-len, naming the record and the fix', async () => {
+    const file = join(out, 'long-system.jsonl');
+    const system = Array.from({ length: 200 }, (_, i) => `rule${i}`).join(' ');
+    await writeFile(
+      file,
+      JSON.stringify({
+        messages: [
+          { role: 'system', content: system },
+          { role: 'user', content: 'hi' },
+        ],
+      }) + '\n',
+    );
+    const r = await run({ prompts: file, inputLen: [32] });
+    expect(r.record.status).toBe('failed');
+    expect(r.failure).toMatch(/record 1 cannot be cut to --input-len 32: its other messages alone have \d+ tokens/);
+    expect(r.exitCode).toBe(2);
+  });
+
+  it('refuses a trace record longer than the server context', async () => {
+    const file = join(out, 'long.jsonl');
+    await writeFile(file, JSON.stringify({ timestamp: 0, input_length: 5000, output_length: 8 }) + '\n');
+    const r = await run({ trace: file, warmup: 0, rounds: 1, requestsPerRound: undefined });
+    expect(r.failure).toMatch(/record 1 has 5000 prompt \+ 8 output tokens, more than the server's context of 4096/);
   });
 });
