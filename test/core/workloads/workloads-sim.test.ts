@@ -7,6 +7,7 @@ import type { RunningServer, StartServer } from '../../../src/core/servers/types
 import { createTelemetryRecorder } from '../../../src/core/telemetry/recorder.js';
 import { BenchConfigSchema, type BenchConfigInput } from '../../../src/shared/config.js';
 import type { RequestRecord } from '../../../src/shared/request-record.js';
+import { startFakeOpenAi } from '../../fakes/fake-openai-server.js';
 import { closeAll, startSim, testProfile } from '../sim/helpers.js';
 
 afterAll(closeAll);
@@ -113,6 +114,26 @@ describe('prompt files against the simulator', () => {
     expect(measured.map((q) => q.nOut)).toEqual(measured.map((q) => (q.workload?.sourceIndex === 0 ? 3 : 7)));
     expect(check(r, 'input-length')).toBe('pass');
     expect(check(r, 'output-length')).toBe('pass');
+  });
+
+  it('fits a message list to --input-len through its last user message, the others kept', async () => {
+    const file = join(out, 'mf.jsonl');
+    const lines = [
+      {
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Name a river.' },
+          { role: 'assistant', content: 'The Nile.' },
+          { role: 'user', content: Array.from({ length: 120 }, (_, i) => `more${i}`).join(' ') },
+        ],
+      },
+      { messages: [{ role: 'user', content: 'Short.' }] },
+    ];
+    await writeFile(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    const r = await run({ prompts: file, inputLen: [72] });
+    expect(r.failure).toBeUndefined();
+    expect(r.requests.every((q) => q.ok && q.nIn === 72 && q.expectedIn === 72)).toBe(true);
+    expect(check(r, 'input-length')).toBe('pass');
   });
 
   it("reads ShareGPT's JSON array: the first human turn, the reply's length as output (file lengths)", async () => {
@@ -223,6 +244,33 @@ describe('workload refusals at run time', () => {
     expect(r.record.status).toBe('failed');
     expect(r.failure).toMatch(/record 1 cannot be cut to --input-len 32: its other messages alone have \d+ tokens/);
     expect(r.exitCode).toBe(2);
+  });
+
+  it('refuses a workload on a server that cannot count tokens, before any request: calibrating would fill its cache', async () => {
+    const fake = await startFakeOpenAi({ tokenize: false });
+    try {
+      const result = await runBenchmark(
+        BenchConfigSchema.parse({
+          out,
+          label: 'nt',
+          prefixGroups: 2,
+          prefixLen: 16,
+          inputLen: [64],
+          concurrency: [2],
+          requestsPerRound: 8,
+          warmup: 2,
+          rounds: 1,
+          server: { engine: 'attach', url: fake.url },
+        }),
+        { startServer: attach(fake.url) },
+      );
+      expect(result.failure).toMatch(/--prefix-groups needs the server's \/tokenize to count each prompt/);
+      expect(result.exitCode).toBe(2);
+      // No prompt of the workload reached the server.
+      expect(fake.requests.filter((b) => JSON.stringify(b).includes('You are assistant'))).toHaveLength(0);
+    } finally {
+      await fake.close();
+    }
   });
 
   it('refuses a trace record longer than the server context', async () => {
