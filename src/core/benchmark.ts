@@ -14,7 +14,6 @@ import type { LevelPlan } from './load/level-plan.js';
 import { runLevel } from './load/level-runner.js';
 import { readContextLimit } from './load/context-limit.js';
 import { contextProblem, longestRequestTokens } from './load/plan-limits.js';
-import { buildPrompts } from './load/prompts.js';
 import type { TokenCounter } from './load/prompts.js';
 import type { MessagesCounter } from './load/conversations.js';
 import type { BodyCompat } from './load/request-body.js';
@@ -34,6 +33,8 @@ import type { TelemetryChecks, TelemetryRecorder } from './telemetry/types.js';
 import type { ClientSample, EngineSample, GpuSample } from '../shared/telemetry.js';
 import { SERVEBENCH_VERSION } from './version.js';
 import { capacityPlan, goodputSlo } from './capacity/plan.js';
+import { buildLevelPrompts } from './workloads/level-prompts.js';
+import { loadWorkload, sharesPrefixes, type Workload } from './workloads/workload.js';
 import { maxCapacityProbes, searchCapacity } from './capacity/search.js';
 
 /** Options for creating the telemetry recorder of one server configuration. */
@@ -176,8 +177,14 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
   const clock = deps.clock ?? createMonoClock();
   // Everything a user can get wrong is checked before a run folder exists.
   const capacity = config.findCapacity ? capacityPlan(config) : null;
+  // A prompt file or trace is read (and its settings checked) now; a trace is one level of its own.
+  const workload = await loadWorkload(config);
   // A capacity search sizes the server (and checks limits) for its bound; its levels are chosen as it goes.
-  const plans = capacity ? [capacity.planAt(capacity.max)] : planLevels(config);
+  const plans = capacity
+    ? [capacity.planAt(capacity.max)]
+    : workload.kind === 'trace'
+      ? [workload.plan]
+      : planLevels(config);
   const variants = config.serverVariants && config.serverVariants.length > 0 ? config.serverVariants : [{}];
   const serverConfigs = variants.map((variant) => {
     const server = Object.keys(variant).length === 0 ? config.server : applyVariant(config.server, variant);
@@ -365,6 +372,8 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
           counter,
           countMessages,
           viaTokenize,
+          workload,
+          contextTokens: limit?.tokens,
           compat,
           model: info.model,
           runNonce,
@@ -469,9 +478,11 @@ interface OneLevelInput {
   clock: Clock;
   executor: RequestExecutor;
   counter: TokenCounter;
-  /** Multi-turn: counts a conversation's history (absent: the server's count stands in, unverified). */
+  /** Counts chat messages: multi-turn histories, system prompts, message lists (absent: the server cannot). */
   countMessages?: MessagesCounter;
   viaTokenize: boolean;
+  workload: Workload;
+  contextTokens?: number;
   compat: BodyCompat;
   model: string;
   runNonce: number;
@@ -502,14 +513,18 @@ async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
     serverConfigIndex: input.serverConfigIndex,
   });
   emit({ type: 'phase', levelIndex, phase: 'prompts' });
-  const prompts = await buildPrompts({
+  const prompts = await buildLevelPrompts({
+    workload: input.workload,
+    plan,
     count: plan.warmup + plan.rounds * plan.requestsPerRound,
-    targetTokens: plan.inputLen,
     runNonce: input.runNonce,
     firstIndex: input.firstPromptIndex,
     uniquePrefix: config.uniquePrefix,
     counter: input.counter,
-    verifyEach: input.viaTokenize,
+    viaTokenize: input.viaTokenize,
+    countMessages: input.countMessages ?? null,
+    api: config.api,
+    contextTokens: input.contextTokens,
   });
   if (signal.aborted) return null;
   if (config.coolDownToC !== undefined && input.telemetry?.waitCool) {
@@ -589,6 +604,7 @@ async function runOneLevel(input: OneLevelInput): Promise<LevelResult | null> {
     utilization: config.utilization,
     slo: goodputSlo(config),
     uniquePrefix: config.uniquePrefix,
+    sharedPrefixes: sharesPrefixes(input.workload),
     prefixCacheHitsDelta: telemetry?.prefixCacheHits ?? null,
     loopLagP99Ms,
     extraChecks,

@@ -62,6 +62,8 @@ const LevelTelemetrySchema = z.looseObject({
   runningPeak: numOrNull,
   preemptions: numOrNull,
   prefixCacheHits: numOrNull,
+  prefixCacheQueries: numOrNull.optional(),
+  prefixCacheHitRate: numOrNull.optional(),
   otherGpuProcesses: z.array(z.string()).optional(),
 });
 

@@ -86,6 +86,9 @@ export interface LevelTelemetry {
   runningPeak: number | null;
   preemptions: number | null;
   prefixCacheHits: number | null;
+  /** Prompt tokens looked up in the prefix cache over the level, and hits / that (where the engine gives both). */
+  prefixCacheQueries?: number | null;
+  prefixCacheHitRate?: number | null;
   /** Other processes that held GPU memory during the level (names/pids), when known. */
   otherGpuProcesses?: string[];
 }

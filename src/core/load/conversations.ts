@@ -4,7 +4,7 @@ import type { ScheduledOutcome } from './scheduler.js';
 import type { RequestSpec } from './stream-client.js';
 
 /** Counts a chat prompt's tokens with the server's tokenizer, template included (null when it cannot say). */
-export type MessagesCounter = (messages: PromptMessage[]) => Promise<number | null>;
+export type MessagesCounter = (messages: readonly PromptMessage[]) => Promise<number | null>;
 
 /** Options of runConversations. */
 export interface ConversationOptions {

@@ -18,6 +18,8 @@ export interface LevelPlan {
   turns?: number;
   /** Multi-turn: pause between a turn's end and the conversation's next turn, ms. */
   thinkTimeMs?: number;
+  /** Trace replay: the arrivals of one round (ms, trace time); every round replays them from the first. */
+  schedule?: number[];
 }
 
 /**

@@ -10,7 +10,7 @@ import { createRng } from '../rng.js';
 import type { Prompt } from './prompts.js';
 import { apiPath, buildRequestBody } from './request-body.js';
 import type { BodyCompat } from './request-body.js';
-import { poissonSchedule, runClosedLoop, runOpenLoop, waitUntil } from './scheduler.js';
+import { poissonSchedule, runClosedLoop, runOpenLoop, traceSchedule, waitUntil } from './scheduler.js';
 import type { ScheduledOutcome } from './scheduler.js';
 import type { RequestSpec } from './stream-client.js';
 
@@ -172,7 +172,7 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
       : plan.rate !== undefined
         ? await runOpenLoop(
             specs,
-            poissonSchedule(specs.length, plan.rate, rng),
+            plan.schedule ? traceSchedule(plan.schedule) : poissonSchedule(specs.length, plan.rate, rng),
             plan.maxInFlight,
             executor,
             clock,

@@ -52,10 +52,13 @@ export function longestRequestTokens(plan: LevelPlan): number {
 /** One line when some level asks for more prompt + output tokens than the server's context holds; else null. */
 export function contextProblem(plans: LevelPlan[], limit: ContextLimit | undefined): string | null {
   if (!limit) return null;
-  const worst = plans.reduce<LevelPlan | undefined>(
-    (w, p) => (!w || longestRequestTokens(p) > longestRequestTokens(w) ? p : w),
-    undefined,
-  );
+  // A trace's lengths are its records' own: each is held to the context when its prompt is built.
+  const worst = plans
+    .filter((p) => !p.schedule)
+    .reduce<LevelPlan | undefined>(
+      (w, p) => (!w || longestRequestTokens(p) > longestRequestTokens(w) ? p : w),
+      undefined,
+    );
   if (!worst || longestRequestTokens(worst) <= limit.tokens) return null;
   const turns = worst.turns ?? 1;
   if (turns > 1) {

@@ -48,11 +48,17 @@ export function prefixWords(n: number, digits: number): string[] {
   return out.reverse();
 }
 
-/** Builds prompt text: a unique prefix (or none), then `fillerWords` seeded filler words. */
-export function composePrompt(prefix: string[] | null, fillerWords: number, seed: number): string {
+/** `count` seeded filler words (one token each in common tokenizers). */
+export function fillerWords(count: number, seed: number): string[] {
   const rng = createRng(seed);
   const words: string[] = [];
-  for (let i = 0; i < fillerWords; i++) words.push(WORDS[Math.floor(rng() * WORDS.length)] as string);
+  for (let i = 0; i < count; i++) words.push(WORDS[Math.floor(rng() * WORDS.length)] as string);
+  return words;
+}
+
+/** Builds prompt text: a unique prefix (or none), then `fillerWords` seeded filler words. */
+export function composePrompt(prefix: string[] | null, filler: number, seed: number): string {
+  const words = fillerWords(filler, seed);
   const head = prefix ? `Request ${prefix.join(' ')}.` : 'Request.';
   return `${head} Continue the story: ${words.join(' ')}`;
 }
@@ -76,10 +82,12 @@ export interface PromptSetOptions {
   verifyEach?: boolean;
 }
 
-const PREFIX_DIGITS = 3;
+/** Words of the per-request unique prefix after the run nonce. */
+export const PREFIX_DIGITS = 3;
 const MAX_STEPS = 8;
 
-async function fit(
+/** Finds the filler count whose text the counter puts at `target` tokens (or the nearest in 8 steps). */
+export async function fit(
   make: (filler: number) => string,
   target: number,
   guess: number,

@@ -122,7 +122,7 @@ export class ServerApi {
     model: string,
     compat: BodyCompat,
   ): Promise<{ counter: TokenCounter; viaTokenize: boolean; countMessages?: MessagesCounter }> {
-    const chatBody = (messages: PromptMessage[]): Record<string, unknown> => ({
+    const chatBody = (messages: readonly PromptMessage[]): Record<string, unknown> => ({
       model,
       messages,
       add_generation_prompt: true,
@@ -186,14 +186,14 @@ export class ServerApi {
     const probe = await tokens('hello');
     if (probe === null || probe === 0) return null;
     if (api === 'completions') return { counter: tokens };
-    const template = async (messages: PromptMessage[]): Promise<string | null> => {
+    const template = async (messages: readonly PromptMessage[]): Promise<string | null> => {
       const res = await this.call('POST', '/apply-template', { messages });
       const prompt = (res.json as { prompt?: unknown } | null)?.prompt;
       return res.status === 200 && typeof prompt === 'string' ? prompt : null;
     };
     // Without the chat template the count would miss its tokens: fall back to counting by usage.
     if ((await template([{ role: 'user', content: 'hello' }])) === null) return null;
-    const countMessages = async (messages: PromptMessage[]): Promise<number | null> => {
+    const countMessages = async (messages: readonly PromptMessage[]): Promise<number | null> => {
       const prompt = await template(messages);
       return prompt === null ? null : tokens(prompt);
     };

@@ -411,6 +411,8 @@ export function errorsCheck(records: readonly RequestRecord[]): Check {
 /** Inputs of the prefix-cache check. */
 export interface PrefixCacheInput {
   uniquePrefix: boolean;
+  /** Requests share prefixes on purpose (shared-prefix groups, trace hash ids): hits are the point, not a flaw. */
+  sharedPrefixes?: boolean;
   /** Growth of the engine's prefix-cache hit counter over the level, when it exposes one. */
   prefixCacheHitsDelta?: number | null;
   /** Multi-turn level: later turns resend the history, so hits on it are the point, not a flaw. */
@@ -420,6 +422,16 @@ export interface PrefixCacheInput {
 /** prefix-cache: prompts were unique, so no request rode on another's cache; warns on the cached case or on reported hits. */
 export function prefixCacheCheck(input: PrefixCacheInput): Check {
   const hits = input.prefixCacheHitsDelta ?? null;
+  if (input.sharedPrefixes) {
+    return check(
+      'prefix-cache',
+      'pass',
+      'requests share prompt prefixes on purpose (the rest of each prompt is unique)' +
+        (hits === null
+          ? ' (engine hit counter unavailable)'
+          : `; the engine reports ${fmtNum(hits)} prefix-cache hits`),
+    );
+  }
   if (!input.uniquePrefix) {
     return check(
       'prefix-cache',

@@ -43,6 +43,8 @@ export interface LevelSummaryInput {
   utilization?: number;
   slo?: Slo;
   uniquePrefix: boolean;
+  /** The workload shares prompt prefixes on purpose (shared-prefix groups, a trace's hash ids). */
+  sharedPrefixes?: boolean;
   prefixCacheHitsDelta?: number | null;
   loopLagP99Ms?: number | null;
   /** Checks computed elsewhere (telemetry: throttling, preemptions, server), appended after ours. */
@@ -147,6 +149,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     errorsCheck(measured),
     prefixCacheCheck({
       uniquePrefix: input.uniquePrefix,
+      sharedPrefixes: input.sharedPrefixes,
       prefixCacheHitsDelta: input.prefixCacheHitsDelta ?? null,
       multiTurn: turns !== null,
     }),

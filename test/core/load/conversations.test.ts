@@ -74,7 +74,7 @@ function harness(clock: ManualClock, durationMs: (id: number) => number, fails: 
 const users = (n: number): Prompt[] => Array.from({ length: n }, (_, i) => ({ text: `user-${i}`, tokens: 10 }));
 
 /** Counts a history as the simulator would: 10 per user message, 1 per answer, 4 per message, 4 per prompt. */
-const countMessages = async (messages: PromptMessage[]): Promise<number> =>
+const countMessages = async (messages: readonly PromptMessage[]): Promise<number> =>
   4 + messages.reduce((a, m) => a + 4 + (m.role === 'user' ? 10 : 1), 0);
 
 describe('runConversations', () => {
