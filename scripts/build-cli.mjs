@@ -9,6 +9,7 @@ const entries = {
   'bench-sim': 'bench/bench-sim.ts',
   'bench-report': 'bench/bench-report.ts',
   'bench-compare': 'bench/bench-compare.ts',
+  'bench-charts': 'bench/bench-charts.ts',
 };
 const entryPoints = Object.fromEntries(Object.entries(entries).filter(([, file]) => existsSync(file)));
 

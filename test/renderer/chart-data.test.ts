@@ -7,6 +7,7 @@ import {
   measuredWindows,
   paretoChart,
   percentileChart,
+  pixelPoints,
   requestLatencyChart,
   sharedRange,
   throughputChart,
@@ -209,5 +210,55 @@ describe('Pareto view with SLOs', () => {
     expect(view.data.series.map((s) => s.label)).toEqual(['per-user tok/s', 'meets every SLO', 'uncertain']);
     expect(view.capacity).toEqual({ x: 300, y: 200, label: 'c=4 capacity' });
     expect(view.floor).toBeNull();
+  });
+});
+
+describe('pixelPoints (a dense scatter thinned to one point per pixel)', () => {
+  // A deterministic stream: the same points every run.
+  let s = 7;
+  const rnd = (): number => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+  const n = 20_000;
+  const xs = Array.from({ length: n }, (_, i) => i / 10);
+  const ys = xs.map((_, i) => (i % 97 === 0 ? null : 100 + 50 * rnd() + (rnd() < 0.001 ? 5000 : 0)));
+  const toPx = (x: number): number => (x / 2000) * 400; // 400 px wide: 50 points per column
+  const toPy = (y: number): number => 200 - y / 30;
+
+  it('keeps every pixel column’s lowest and highest value exactly, and every occupied pixel', () => {
+    const kept = pixelPoints(xs, ys, 0, n - 1, toPx, toPy);
+    expect(kept.length).toBeLessThan(n / 2);
+    const byColumn = (idxs: number[]) => {
+      const m = new Map<number, { lo: number; hi: number; cells: Set<number> }>();
+      for (const i of idxs) {
+        const y = ys[i];
+        if (y === null || y === undefined) continue;
+        const px = Math.round(toPx(xs[i]!));
+        const c = m.get(px) ?? { lo: Infinity, hi: -Infinity, cells: new Set<number>() };
+        c.lo = Math.min(c.lo, y);
+        c.hi = Math.max(c.hi, y);
+        c.cells.add(Math.round(toPy(y)));
+        m.set(px, c);
+      }
+      return m;
+    };
+    const all = byColumn(xs.map((_, i) => i));
+    const thin = byColumn(kept);
+    expect([...thin.keys()].sort((a, b) => a - b)).toEqual([...all.keys()].sort((a, b) => a - b));
+    for (const [px, c] of all) {
+      expect(thin.get(px)!.lo, `column ${px}`).toBe(c.lo);
+      expect(thin.get(px)!.hi, `column ${px}`).toBe(c.hi);
+      expect(thin.get(px)!.cells).toEqual(c.cells);
+    }
+    expect(kept.every((i) => ys[i] !== null)).toBe(true);
+  });
+
+  it('looks only at the visible range, and keeps its highest point', () => {
+    const kept = pixelPoints(xs, ys, 1000, 1999, toPx, toPy);
+    expect(kept.every((i) => i >= 1000 && i <= 1999)).toBe(true);
+    let top = 1000;
+    for (let i = 1000; i <= 1999; i++) if ((ys[i] ?? -Infinity) > (ys[top] ?? -Infinity)) top = i;
+    expect(kept).toContain(top);
   });
 });

@@ -290,3 +290,45 @@ export function paretoChart(record: RunRecord): ParetoView {
     note: notes.length > 0 ? notes.join(' ') : null,
   };
 }
+
+/**
+ * The points of a scatter worth drawing at the chart's size: one per occupied pixel (x px, y px) of the visible
+ * index range i0..i1, and each pixel column's lowest and highest value exactly, so every pixel that would be
+ * painted still is and no extreme is lost. toPx / toPy map values to (CSS) pixels; null y values are skipped.
+ */
+export function pixelPoints(
+  xs: ArrayLike<number>,
+  ys: ArrayLike<number | null | undefined>,
+  i0: number,
+  i1: number,
+  toPx: (x: number) => number,
+  toPy: (y: number) => number,
+): number[] {
+  const out: number[] = [];
+  const cells = new Set<number>();
+  const lo = new Map<number, number>();
+  const hi = new Map<number, number>();
+  const kept = new Uint8Array(Math.max(0, i1 - i0 + 1));
+  for (let i = i0; i <= i1; i++) {
+    const y = ys[i];
+    if (y === null || y === undefined) continue;
+    const px = Math.round(toPx(xs[i] as number));
+    const py = Math.round(toPy(y));
+    const key = px * 1_000_003 + py;
+    if (!cells.has(key)) {
+      cells.add(key);
+      kept[i - i0] = 1;
+      out.push(i);
+    }
+    const l = lo.get(px);
+    if (l === undefined || y < (ys[l] as number)) lo.set(px, i);
+    const h = hi.get(px);
+    if (h === undefined || y > (ys[h] as number)) hi.set(px, i);
+  }
+  for (const i of [...lo.values(), ...hi.values()])
+    if (!kept[i - i0]) {
+      kept[i - i0] = 1;
+      out.push(i);
+    }
+  return out;
+}
