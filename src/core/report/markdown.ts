@@ -10,7 +10,8 @@ import {
 import type { Column, LevelRow } from '../../shared/report-columns.js';
 import { costLines, environmentFacts, headlineFacts, sortedChecks } from './facts.js';
 import type { RunFolder } from './load-run-folder.js';
-import { capacityLines, capacityTable } from '../../shared/capacity-format.js';
+import { capacitySearches } from '../../shared/capacity.js';
+import { capacityLines, capacityTable, capacityTitle } from '../../shared/capacity-format.js';
 
 const esc = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
@@ -33,11 +34,17 @@ export function markdownReport(folder: RunFolder): string {
   out.push('', '## Results', '');
   out.push(rows.length ? table(ARTICLE_COLUMNS, rows) : '_No level was measured._');
   out.push('', 'Latencies in ms (s where marked); * = level cut short.', '');
-  if (record.capacity) {
-    const { header, rows: probes } = capacityTable(record.capacity);
-    out.push('## Capacity', '', ...capacityLines(record.capacity).map((l) => `- ${esc(l)}`), '');
+  const searches = capacitySearches(record);
+  if (searches.length > 0) out.push('## Capacity', '');
+  for (const c of searches) {
+    const { header, rows: probes } = capacityTable(c);
+    const title = searches.length > 1 ? capacityTitle(c) : null;
+    if (title) out.push(`### ${esc(title)}`, '');
+    out.push(...capacityLines(c).map((l) => `- ${esc(l)}`), '');
     out.push(`| ${header.map(esc).join(' | ')} |`, `|${header.map(() => ' --- |').join('')}`);
     out.push(...probes.map((r) => `| ${r.map(esc).join(' | ')} |`), '');
+  }
+  if (searches.length > 0) {
     out.push(
       'A level meets an SLO only when the percentile’s 95 % interval lies within it, fails when it lies above.',
       '',

@@ -1,3 +1,4 @@
+import { capacitySearches } from '../../../shared/capacity.js';
 import type { LevelResult, RunRecord, Summary } from '../../../shared/run-record.js';
 import { variantLabel } from '../../../shared/report-columns.js';
 import type { XyChart, XySeries } from './xy-chart.js';
@@ -119,7 +120,9 @@ export function paretoChart(record: RunRecord): XyChart {
       })),
   }));
   // A TPOT SLO is a floor on per-user speed: shade where the points would meet it (the SLO bounds p95, points show p50).
-  const tpotLimits = (record.capacity?.targets ?? []).filter((t) => t.metric === 'tpot').map((t) => t.limitMs);
+  const tpotLimits = (capacitySearches(record)[0]?.targets ?? [])
+    .filter((t) => t.metric === 'tpot')
+    .map((t) => t.limitMs);
   const tpotLimit = tpotLimits.length > 0 ? Math.min(...tpotLimits) : record.config.slo?.tpotMs;
   return {
     id: 'chart-pareto',
