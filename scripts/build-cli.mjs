@@ -8,6 +8,8 @@ const entries = {
   'bench-client': 'bench/bench-client.ts',
   'bench-sim': 'bench/bench-sim.ts',
   'bench-report': 'bench/bench-report.ts',
+  'bench-compare': 'bench/bench-compare.ts',
+  'bench-charts': 'bench/bench-charts.ts',
 };
 const entryPoints = Object.fromEntries(Object.entries(entries).filter(([, file]) => existsSync(file)));
 

@@ -16,9 +16,11 @@ throughput and of TTFT/TPOT/E2E p50/p95 against the first input, with a 95 % con
 difference (block bootstrap: rounds, then requests within them; seeded) and a verdict: faster, slower, or
 no difference the data can show.
 
-Inputs: servebench run folders (a server sweep gives one series per configuration), result files of
-'vllm bench serve --save-result' (per-request intervals need --save-detailed) and SGLang bench_serving
-.jsonl files (per-request TTFT needs --output-details). Figures a file lacks are named, never made up.
+Inputs, told apart by their content: servebench run folders (a server sweep gives one series per
+configuration), files of 'servebench report --format json' (the run's summaries: ratios, no intervals),
+result files of 'vllm bench serve --save-result' (per-request intervals need --save-detailed) and SGLang
+bench_serving .jsonl files (per-request TTFT needs --output-details). Figures a file lacks are named, never
+made up.
 
 Options:
   --format FORMAT  html (default; one offline file with overlaid charts) | md

@@ -2,6 +2,7 @@ import { fromServer } from '../core/metrics/error-summary.js';
 import { ARTICLE_COLUMNS, cellText, levelRows, visibleColumns } from '../shared/report-columns.js';
 import type { Column } from '../shared/report-columns.js';
 import type { LevelResult, RunRecord } from '../shared/run-record.js';
+import { TURN_TABLE_HEAD, turnTableRows } from '../shared/turn-table.js';
 
 function pad(cells: string[][]): string {
   const widths = cells[0]!.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
@@ -18,6 +19,12 @@ export function formatLevelTable(record: RunRecord): string {
   const rows = levelRows(record);
   const cols = visibleColumns(ARTICLE_COLUMNS, rows);
   return pad([cols.map(head), ...rows.map((r) => cols.map((c) => cellText(c, r)))]);
+}
+
+/** Multi-turn levels: TTFT per turn (the history grows, the prefix cache serves it), one row per level and turn. */
+export function formatTurnTable(record: RunRecord): string | null {
+  const rows = turnTableRows(record, (l) => levelName(record, l));
+  return rows.length > 0 ? pad([[...TURN_TABLE_HEAD], ...rows]) : null;
 }
 
 /** How a level is named in the last lines: its load, and its lengths or server setup when those vary. */

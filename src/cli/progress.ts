@@ -71,7 +71,14 @@ export function createProgressRenderer(stream: NodeJS.WriteStream, verbose: bool
         const l = event.level;
         // Reasoning streams: the first answer token (TTFO) beside TTFT, which a reasoning token already ends.
         const ttfo = l.ttfoMs ? `, TTFO p50 ${l.ttfoMs.p50?.toFixed(1) ?? '—'} ms` : '';
-        const text = `  ${label}: ${l.outputTokPerSec?.toFixed(1) ?? '—'} out tok/s, TTFT p50 ${l.ttftMs.p50?.toFixed(1) ?? '—'} ms${ttfo}, ${l.failed} failed`;
+        // Multi-turn: TTFT p50 of each turn, first to last.
+        const perTurn = l.byTurn
+          ? ` (by turn ${l.byTurn.map((t) => t.ttftMs.p50?.toFixed(1) ?? '—').join('/')} ms)`
+          : '';
+        // Workloads that share prefixes: the engine's prefix-cache hit rate beside TTFT, which it lowers.
+        const hit = l.telemetry?.prefixCacheHitRate;
+        const cache = typeof hit === 'number' && hit > 0 ? `, prefix-cache hits ${(hit * 100).toFixed(0)} %` : '';
+        const text = `  ${label}: ${l.outputTokPerSec?.toFixed(1) ?? '—'} out tok/s, TTFT p50 ${l.ttftMs.p50?.toFixed(1) ?? '—'} ms${perTurn}${ttfo}${cache}, ${l.failed} failed`;
         if (bar) {
           bar.stop();
           bar = null;

@@ -7,7 +7,7 @@ import { benchSecretValues, redactEvent, redactLine } from '../core/servers/reda
 import { capacitySearches } from '../shared/capacity.js';
 import { capacityLines, capacityTitle } from '../shared/capacity-format.js';
 import { recordedConfig } from './run-from.js';
-import { formatLevelTable, formatProblems } from './format-table.js';
+import { formatLevelTable, formatProblems, formatTurnTable } from './format-table.js';
 import { createProgressRenderer } from './progress.js';
 import { BENCH_OPTIONS_HELP, benchConfigFromFlags, runOptions } from './run-options.js';
 import { SERVER_OPTIONS_HELP, checkServerAddress } from './server-options.js';
@@ -79,6 +79,8 @@ export async function runCommand(argv: string[]): Promise<number> {
       if (record.simulated) console.log('SIMULATED — built-in simulator, not a GPU measurement');
       console.log(formatLevelTable(record));
       console.log('latencies in ms (s where marked); * = level cut short');
+      const turns = formatTurnTable(record);
+      if (turns) console.log(`\nTTFT per conversation turn (ms):\n${turns}`);
     }
     // With nothing measured, the failure line below says all there is to say.
     if (record.levels.length > 0) for (const line of formatProblems(record)) console.log(clean(line));

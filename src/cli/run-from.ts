@@ -2,6 +2,7 @@ import { dirname, resolve } from 'node:path';
 import { BenchConfigSchema, ServerConfigSchema } from '../shared/config.js';
 import type { RunOrigin } from '../shared/run-record.js';
 import { loadRun } from '../core/runs/run-store.js';
+import { loadPreset } from '../core/servers/presets.js';
 import { REDACTED } from '../core/servers/redact.js';
 
 type Values = Record<string, unknown>;
@@ -70,17 +71,46 @@ function envGiven(values: Values): Set<string> {
   return new Set(pairs.map((p) => p.slice(0, Math.max(0, p.indexOf('=')))));
 }
 
+/** Settings that belong to one engine's launch or address: another engine does not inherit them. */
+const ENGINE_BOUND = ['url', 'command', 'extraArgs', 'simArgs', 'simProfile', 'llamaServer'] as const;
+
+/**
+ * --preset NAME over the recorded server, key by key (recorded < preset < config file < flags). A preset of
+ * another engine drops the recorded engine's address, command and arguments, named in one notice line.
+ */
+function presetOverRecorded(server: Record<string, unknown>, name: string, notices: string[]): Record<string, unknown> {
+  const preset = loadPreset(name) as Record<string, unknown>;
+  const out = { ...server };
+  const recordedEngine = (server.engine as string | undefined) ?? 'sim';
+  const presetEngine = preset.engine as string | undefined;
+  if (presetEngine !== undefined && presetEngine !== recordedEngine) {
+    const dropped = ENGINE_BOUND.filter((k) => {
+      const v = out[k];
+      return v !== undefined && !(Array.isArray(v) && v.length === 0);
+    });
+    for (const k of ENGINE_BOUND) delete out[k];
+    if (dropped.length > 0)
+      notices.push(
+        `--from: --preset ${name} runs ${presetEngine}, not the recorded ${recordedEngine}: recorded server ${dropped.join(', ')} not applied`,
+      );
+  }
+  return { ...out, ...preset };
+}
+
 /**
  * Reads RUN_DIR's run.json (one line and exit 2 for a damaged file or a newer servebench's) and returns its
- * config to re-run: redacted secrets dropped (never sent as `***`), the output folder the run folder's parent.
+ * config to re-run: redacted secrets dropped (never sent as `***`), the output folder the run folder's parent,
+ * and --preset's server settings over the recorded ones.
  */
 export async function recordedConfig(runDir: string, values: Values, env: NodeJS.ProcessEnv): Promise<RecordedConfig> {
   const record = await loadRun(runDir);
   const folder = resolve(runDir.endsWith('.json') ? dirname(runDir) : runDir);
   const base = structuredClone(record.config) as unknown as Record<string, unknown>;
-  const server = { ...((base.server as Record<string, unknown> | undefined) ?? {}) };
   const again: string[] = [];
   const notices: string[] = [];
+  const recordedServer = { ...((base.server as Record<string, unknown> | undefined) ?? {}) };
+  const presetName = typeof values.preset === 'string' ? values.preset : undefined;
+  const server = presetName ? presetOverRecorded(recordedServer, presetName, notices) : recordedServer;
 
   // The API key is never recorded: whatever stands there is a placeholder.
   if (base.apiKey !== undefined) {

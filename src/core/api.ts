@@ -19,6 +19,8 @@ import { createRunActions, runFolder } from './runs/run-actions.js';
 import type { RunActionsOptions } from './runs/run-actions.js';
 import { createSettingsStore } from './settings/settings-store.js';
 import type { SettingsStore } from './settings/settings-store.js';
+import { createEngineDetector } from './servers/engine-detect.js';
+import type { EngineDetector } from './servers/engine-detect.js';
 import { benchSecretValues, redact, redactBenchConfig, redactEvent, redactRecord } from './servers/redact.js';
 
 /** What the service needs from its host (the CLI's `ui` command or Electron's utility process). */
@@ -33,6 +35,8 @@ export interface ServiceOptions {
   settings?: SettingsStore;
   /** The OS trash and file manager, where the host has them (rename/delete/open of past runs). */
   runHost?: Pick<RunActionsOptions, 'trash' | 'openPath'>;
+  /** The form's engine look-up; default one over `env` (60 s per command, answers kept 30 s). */
+  engineDetector?: EngineDetector;
 }
 
 /** The contract plus event subscription: the one surface a UI uses. */
@@ -65,6 +69,7 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
   const outDir = resolve(options.outDir);
   const env = options.env ?? process.env;
   const settings = options.settings ?? createSettingsStore();
+  const detector = options.engineDetector ?? createEngineDetector({ env });
   const runActions = createRunActions({
     outDir,
     ...options.runHost,
@@ -206,6 +211,7 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
         levels: result.levels,
       };
     },
+    probeEngine: (request) => detector.detect(request),
     async liveEvents() {
       return [...replay];
     },

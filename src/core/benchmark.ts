@@ -14,6 +14,7 @@ import { maxCapacityProbes, searchCapacity } from './capacity/search.js';
 import type { ActiveRuns } from './run/active-runs.js';
 import { RunSession } from './run/run-session.js';
 import { ServerSession } from './run/server-session.js';
+import { loadWorkload } from './workloads/workload.js';
 import type { TelemetryFactoryOptions } from './run/telemetry-options.js';
 
 export { ActiveRuns } from './run/active-runs.js';
@@ -94,7 +95,13 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
   // Everything a user can get wrong is checked before a run folder exists.
   const capacity = config.findCapacity ? capacityPlan(config) : null;
   // A capacity search sizes the server (and checks limits) for its bound; its levels are chosen as it goes.
-  const plans = capacity ? capacity.shapes.map((shape) => capacity.planAt(capacity.max, shape)) : planLevels(config);
+  // A prompt file or trace is read (and its settings checked) now; a trace is one level of its own.
+  const workload = await loadWorkload(config);
+  const plans = capacity
+    ? capacity.shapes.map((shape) => capacity.planAt(capacity.max, shape))
+    : workload.kind === 'trace'
+      ? [workload.plan]
+      : planLevels(config);
   const variants = config.serverVariants && config.serverVariants.length > 0 ? config.serverVariants : [{}];
   const serverConfigs = variants.map((variant): ServerConfig => {
     const server = Object.keys(variant).length === 0 ? config.server : applyVariant(config.server, variant);
@@ -123,6 +130,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
       index,
       variant,
       plans,
+      workload,
       startServer: deps.startServer,
       createTelemetry: deps.createTelemetry,
       telemetryChecks: deps.telemetryChecks,

@@ -38,6 +38,7 @@ export const BRIDGE_METHODS = Object.keys({
   listPresets: true,
   exportRun: true,
   compareRuns: true,
+  probeEngine: true,
   liveEvents: true,
   getSettings: true,
   saveSettings: true,

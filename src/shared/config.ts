@@ -162,6 +162,10 @@ export const BenchConfigSchema = z.object({
     .positive()
     .max(...bound('concurrency'))
     .optional(),
+  /** Multi-turn: each conversation has this many turns, each sending back the history; 1 = single requests. */
+  turns: z.number().int().positive().max(1000, 'at most 1,000: longer conversations outgrow any context').default(1),
+  /** Multi-turn: pause between a turn's answer and the conversation's next turn, ms. */
+  thinkTimeMs: z.number().min(0).max(3_600_000, 'at most 3,600,000 (one hour)').default(0),
   timeoutMs: z
     .number()
     .int()
@@ -169,6 +173,30 @@ export const BenchConfigSchema = z.object({
     .max(...bound('timeoutMs'))
     .default(300_000),
   uniquePrefix: z.boolean().default(true),
+  /** Prompts from a file (JSONL prompt/messages, or ShareGPT) instead of synthetic ones. */
+  prompts: z.string().min(1).optional(),
+  /** --prompts: fit each prompt to --input-len (fixed, the default) or keep the file's lengths. */
+  promptLengths: z.enum(['fixed', 'file']).optional(),
+  /** --prompts: ask --output-len (fixed, the default) or the file's output length per request. */
+  outputLengths: z.enum(['fixed', 'file']).optional(),
+  /** Shared prefix: this many groups of requests, each sharing a system prompt of prefixLen tokens. */
+  prefixGroups: z
+    .number()
+    .int()
+    .positive()
+    .max(...bound('requestsPerRound'))
+    .optional(),
+  prefixLen: z
+    .number()
+    .int()
+    .positive()
+    .max(...bound('tokens'))
+    .optional(),
+  /** Timed trace replay (Mooncake JSONL): one open-loop level whose arrivals and lengths come from the file. */
+  trace: z.string().min(1).optional(),
+  /** --trace: replay this many times faster than recorded. */
+  traceSpeed: z.number().positive().max(1_000_000).optional(),
+
   ignoreEos: z.boolean().default(true),
   temperature: z.number().min(0).default(0),
   seed: z.number().int().default(0),

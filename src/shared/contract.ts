@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { BenchConfigSchema } from './config.js';
-import type { BenchConfig, ServerConfigSchema } from './config.js';
+import { BenchConfigSchema, EngineKindSchema } from './config.js';
+import type { BenchConfig, EngineKind, ServerConfigSchema } from './config.js';
 import type { RunEvent } from './events.js';
 import type { RequestRecord } from './request-record.js';
 import type { RunRecord, RunStatus } from './run-record.js';
@@ -79,6 +79,55 @@ export interface RunComparison {
   levels: number;
 }
 
+/** Which engine to look for, and where: the form's Python and binary fields (empty: the engine's default). */
+export interface EngineProbeRequest {
+  engine: EngineKind;
+  /** The interpreter of a Python engine (vLLM, SGLang); default python3. */
+  python?: string;
+  /** The binary of a binary engine (llama.cpp's llama-server); default the one on PATH. */
+  binary?: string;
+}
+
+/** The request's keys that say where the engine is: the names of the form's fields for them too. */
+export const ENGINE_WHERE_FIELDS = ['python', 'binary'] as const satisfies ReadonlyArray<keyof EngineProbeRequest>;
+
+/** What the app shows beside the Python / binary field: the installed engine, or what to install. */
+export interface EngineDetection {
+  engine: EngineKind;
+  /** The engine's display name (vLLM, llama.cpp ...). */
+  name: string;
+  /** False for engines servebench has nothing to look for (the simulator, a command, an attached server). */
+  probed: boolean;
+  /** The engine can be launched: found with a version, or built in. */
+  found: boolean;
+  version?: string;
+  /** The interpreter or binary it was found with. */
+  where?: string;
+  /** Quantization methods the installed engine's own --help lists; absent when it has none or they could not be read. */
+  quantizations?: string[];
+  /** Not found: how to install it (e.g. `pip install vllm`). */
+  installHint?: string;
+  /** One line: why it was not found, or what there is to know when nothing was probed. */
+  message?: string;
+  /** Not found: the one fix to try. */
+  fix?: string;
+}
+
+/** The largest path a probe request may name (PATH_MAX on Linux). */
+const PROBE_PATH = z
+  .string()
+  .trim()
+  .min(1)
+  .max(4096)
+  .refine((s) => !s.includes('\0'), 'a path has no NUL character');
+
+/** The probe request as the door checks it: a known engine, paths only, nothing else. */
+export const EngineProbeRequestSchema = z.strictObject({
+  engine: EngineKindSchema,
+  python: PROBE_PATH.optional(),
+  binary: PROBE_PATH.optional(),
+});
+
 /** The run in progress, if any (one at a time: a GPU serves one benchmark). */
 export interface ActiveRun {
   runId: string;
@@ -115,6 +164,11 @@ export interface ServebenchContract {
    * differs in their conditions, then per load the ratios with 95 % intervals and a verdict.
    */
   compareRuns(runIds: string[], format: CompareFormat): Promise<RunComparison>;
+  /**
+   * The engine as installed: found or not, its version and the quantization methods its own --help lists,
+   * with the install hint when missing. Time-limited and cached a short while per (engine, python, binary).
+   */
+  probeEngine(request: EngineProbeRequest): Promise<EngineDetection>;
   /**
    * The events of the run in progress so far, from its run-started (empty when none is going): a view
    * that opens or reloads mid-run folds them to rebuild its live run. Events pushed after the answer
@@ -165,6 +219,7 @@ export const contractArgs: { [K in ContractMethod]: z.ZodType<Parameters<Servebe
   listPresets: z.tuple([]),
   exportRun: z.tuple([z.string().min(1), z.enum(['html', 'md', 'csv', 'json', 'vllm-json'])]),
   compareRuns: z.tuple([z.array(z.string().min(1)).min(2).max(COMPARE_MAX_RUNS), z.enum(['html', 'md'])]),
+  probeEngine: z.tuple([EngineProbeRequestSchema]),
   liveEvents: z.tuple([]),
   getSettings: z.tuple([]),
   saveSettings: z.tuple([AppSettingsSchema]),

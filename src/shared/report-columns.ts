@@ -78,8 +78,19 @@ const openLoop = (rows: readonly LevelRow[]): boolean => rows.some((r) => r.leve
 const priced = (rows: readonly LevelRow[]): boolean => rows.some((r) => r.level.costPerMOutputTokUsd !== undefined);
 const atUtil = (rows: readonly LevelRow[]): boolean =>
   rows.some((r) => r.level.costPerMOutputTokAtUtilizationUsd !== undefined);
+/** Runs whose workload uses the prefix cache on purpose (shared prefix, trace, prompt file), or levels that hit it. */
+const cacheMatters = (rows: readonly LevelRow[]): boolean =>
+  rows.some(
+    (r) =>
+      r.record.config.prefixGroups !== undefined ||
+      r.record.config.trace !== undefined ||
+      r.record.config.prompts !== undefined ||
+      (r.level.telemetry?.prefixCacheHitRate ?? 0) > 0,
+  );
 const withSlo = (rows: readonly LevelRow[]): boolean =>
   rows.some((r) => r.level.goodput !== undefined && r.level.goodput !== null);
+
+const share = (v: number | null | undefined): string => (typeof v === 'number' ? `${(v * 100).toFixed(0)} %` : '—');
 
 const latency = (key: string, group: string, get: (l: LevelResult) => Summary, p: Pct): Column => ({
   key,
@@ -116,6 +127,13 @@ export const ARTICLE_COLUMNS: readonly Column[] = [
   },
   latency('ttft_p50_ms', 'TTFT', (l) => l.ttftMs, 'p50'),
   latency('ttft_p95_ms', 'TTFT', (l) => l.ttftMs, 'p95'),
+  {
+    key: 'prefix_cache_hit_rate',
+    header: 'cache hit',
+    value: ({ level }) => level.telemetry?.prefixCacheHitRate ?? null,
+    text: ({ level }) => share(level.telemetry?.prefixCacheHitRate),
+    when: cacheMatters,
+  },
   latency('tpot_p50_ms', 'TPOT', (l) => l.tpotMs, 'p50'),
   latency('tpot_p95_ms', 'TPOT', (l) => l.tpotMs, 'p95'),
   latency('e2e_p50_ms', 'E2E', (l) => l.e2eMs, 'p50'),
@@ -189,7 +207,6 @@ export const SUMMARY_CSV_COLUMNS: readonly Column[] = [
 ];
 
 const tel = (row: LevelRow): NonNullable<LevelResult['telemetry']> | undefined => row.level.telemetry;
-const share = (v: number | null | undefined): string => (typeof v === 'number' ? `${(v * 100).toFixed(0)} %` : '—');
 
 /** The per-level telemetry table: GPU clocks, temperature, power, throttling and the engine's queue. */
 export const TELEMETRY_COLUMNS: readonly Column[] = [

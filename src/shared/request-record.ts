@@ -40,6 +40,13 @@ export interface RequestRecord {
   nContent?: number;
   /** From the server's reasoning_tokens, or counted from the reasoning chunks (estimated). */
   nReasoningSource?: 'server' | 'estimated';
+  /**
+   * Multi-turn only, when a later turn's history could not be counted ahead (no /tokenize): expectedIn is then the
+   * server's own usage.prompt_tokens ('server') or, without it, turns x (input + output) ('estimated'): not verified.
+   */
+  expectedInSource?: 'server' | 'estimated';
+  /** Workloads other than fixed synthetic prompts: shared-prefix group, conversation and turn, source line. */
+  workload?: { group?: number; conversation?: number; turn?: number; sourceIndex?: number };
   /** llama.cpp only: the server's own prompt-processing time (timings.prompt_ms of the last chunk), ms. */
   serverPromptMs?: number;
   /** llama.cpp only: the server's own generation time, first token to last (timings.predicted_ms), ms. */

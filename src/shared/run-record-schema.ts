@@ -62,6 +62,8 @@ const LevelTelemetrySchema = z.looseObject({
   runningPeak: numOrNull,
   preemptions: numOrNull,
   prefixCacheHits: numOrNull,
+  prefixCacheQueries: numOrNull.optional(),
+  prefixCacheHitRate: numOrNull.optional(),
   otherGpuProcesses: z.array(z.string()).optional(),
 });
 
@@ -83,6 +85,7 @@ const LevelSchema = z.looseObject({
   e2eMs: SummarySchema,
   tokensPerChunk: SummarySchema,
   scheduleLagMs: SummarySchema.optional(),
+  byTurn: z.array(z.looseObject({ turn: num, inputTokens: numOrNull, ttftMs: SummarySchema })).optional(),
   // null when the level was cut short before a complete round (no throughput from a crash).
   outputTokPerSec: numOrNull,
   totalTokPerSec: numOrNull,

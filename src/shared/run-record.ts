@@ -86,6 +86,9 @@ export interface LevelTelemetry {
   runningPeak: number | null;
   preemptions: number | null;
   prefixCacheHits: number | null;
+  /** Prompt tokens looked up in the prefix cache over the level, and hits / that (where the engine gives both). */
+  prefixCacheQueries?: number | null;
+  prefixCacheHitRate?: number | null;
   /** Other processes that held GPU memory during the level (names/pids), when known. */
   otherGpuProcesses?: string[];
 }
@@ -125,6 +128,14 @@ export interface LevelEnergy {
 /** Server-side parameters that define one configuration of a server sweep (e.g. threshold 0.9). */
 export type ServerVariant = Record<string, string | number | boolean>;
 
+/** Multi-turn levels: one turn index (0-based) across the conversations, its ok measured requests only. */
+export interface TurnResult {
+  turn: number;
+  /** Mean prompt tokens at this turn (the server's count, else the expected): the history grows turn by turn. */
+  inputTokens: number | null;
+  ttftMs: Summary;
+}
+
 export interface LevelResult {
   /** Index of the server configuration (server sweeps); 0 otherwise. */
   serverConfigIndex: number;
@@ -153,6 +164,8 @@ export interface LevelResult {
   contentTokens?: Summary;
   /** Whether those counts came from the server's reasoning_tokens or from counting chunks. */
   reasoningTokensSource?: 'server' | 'estimated' | 'mixed';
+  /** Multi-turn levels only: TTFT per turn (n, p50/p95/p99 in each Summary), turn 0 first. */
+  byTurn?: TurnResult[];
   /** GPU energy attributed to this level's requests (docs/telemetry.md), when power was sampled. */
   energy?: LevelEnergy;
   scheduleLagMs?: Summary;

@@ -29,6 +29,8 @@ export interface EngineSample {
   kvUsage: number | null;
   preemptionsTotal: number | null;
   prefixCacheHitsTotal: number | null;
+  /** Prompt tokens looked up in the prefix cache (the hit rate's denominator); absent where the engine has none. */
+  prefixCacheQueriesTotal?: number | null;
   generationTokensTotal: number | null;
 }
 

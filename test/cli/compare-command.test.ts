@@ -48,6 +48,17 @@ describe('servebench compare', () => {
     expect(html).not.toMatch(/(src|href)="https?:/);
   });
 
+  it('reads the file of report --format json: a run beside its own export, ratios of 1 and no verdicts', async () => {
+    const file = join(tmp, 'closed-export.json');
+    expect(run(['report', fixtureDir('closed'), '--format', 'json', '--out', file]).status).toBe(0);
+    const r = run(['compare', fixtureDir('closed'), file, '--format', 'md', '--out', '-']);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/report json export/);
+    expect(r.stdout).toContain('the same recorded conditions.');
+    expect(r.stdout).not.toMatch(/\| (faster|slower) \|/);
+  });
+
   it('refuses one plain run, a bad format, a bad seed and a foreign file with one line and exit 2', async () => {
     const junk = join(tmp, 'junk.json');
     await writeFile(junk, '{"rows": []}');
@@ -55,7 +66,10 @@ describe('servebench compare', () => {
       [['compare', fixtureDir('closed')], /give two or more run folders or result files/],
       [['compare', fixtureDir('closed'), fixtureDir('open'), '--format', 'pdf'], /--format must be one of html, md/],
       [['compare', fixtureDir('closed'), fixtureDir('open'), '--seed', '1.5'], /--seed must be a whole number/],
-      [['compare', fixtureDir('closed'), junk], /neither a vllm bench serve --save-result file nor an sglang/],
+      [
+        ['compare', fixtureDir('closed'), junk],
+        /is no file compare knows .*give a run folder, a servebench report --format json file, a vllm/,
+      ],
     ];
     for (const [args, message] of cases) {
       const r = run(args);

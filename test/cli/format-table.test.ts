@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatLevelTable } from '../../src/cli/format-table.js';
+import { formatLevelTable, formatTurnTable } from '../../src/cli/format-table.js';
 import { ARTICLE_COLUMNS, cellText, columnHeads, levelRows, visibleColumns } from '../../src/shared/report-columns.js';
 import type { RunRecord } from '../../src/shared/run-record.js';
 
@@ -68,5 +68,33 @@ describe('the app table header (columnHeads)', () => {
       ['checks', 0],
     ]);
     expect(sub.map((h) => h.label)).toEqual(['p50', 'p95', 'p50', 'p95', 'p50', 'p95']);
+  });
+});
+
+describe('the CLI table of TTFT per turn (multi-turn)', () => {
+  it('has a row per level and turn with n, prompt tokens and TTFT percentiles; none for single-request runs', async () => {
+    const record = await fixture('closed');
+    expect(formatTurnTable(record)).toBeNull();
+    const level = record.levels[0]!;
+    const summary = (p50: number) => ({ ...level.ttftMs, n: 4, p50, p95: p50 + 1, p99: p50 + 2 });
+    const turns: RunRecord = {
+      ...record,
+      levels: [
+        {
+          ...level,
+          concurrency: 2,
+          byTurn: [
+            { turn: 0, inputTokens: 40, ttftMs: summary(10) },
+            { turn: 1, inputTokens: 86, ttftMs: summary(6.25) },
+          ],
+        },
+      ],
+    };
+    const lines = formatTurnTable(turns)!.split('\n').map(cells);
+    expect(lines).toEqual([
+      ['level', 'turn', 'n', 'in tok', 'TTFT p50', 'p95', 'p99'],
+      ['c=2', '1', '4', '40', '10.0', '11.0', '12.0'],
+      ['c=2', '2', '4', '86', '6.3', '7.3', '8.3'],
+    ]);
   });
 });

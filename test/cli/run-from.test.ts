@@ -126,6 +126,47 @@ describe('recordedConfig + benchConfigFromFlags (run --from)', () => {
     }
   });
 
+  it('lays --preset over the recorded server and the flags over both (recorded < preset < flags)', async () => {
+    // closed ran the sim with profile thermal-throttle-demo; sim-demo names h200-llama8b-bf16.
+    const values = { preset: 'sim-demo' };
+    const from = await recordedConfig(fixtureDir('closed'), values, {});
+    expect(benchConfigFromFlags(values, {}, from.base).server.simProfile).toBe('h200-llama8b-bf16');
+    const flagged = { preset: 'sim-demo', 'sim-profile': 'h200-dllm-block' };
+    const flags = benchConfigFromFlags(flagged, {}, (await recordedConfig(fixtureDir('closed'), flagged, {})).base);
+    expect(flags.server.simProfile).toBe('h200-dllm-block');
+    // A key the preset does not set keeps its recorded value.
+    expect(benchConfigFromFlags(values, {}, from.base).server.startTimeoutMs).toBe(1_200_000);
+  });
+
+  it('a preset of another engine drops the recorded address and arguments, and says so in one line', async () => {
+    const dir = await tampered((r) => {
+      const config = r.config as Record<string, Record<string, unknown>>;
+      config.server = { ...config.server, extraArgs: ['--old-engine-flag'], maxSeqs: 12 };
+      return r;
+    });
+    try {
+      const values = { preset: 'llama-3.1-8b-vllm-bf16' };
+      const from = await recordedConfig(dir, values, {});
+      const config = benchConfigFromFlags(values, {}, from.base);
+      expect(config.server).toMatchObject({
+        engine: 'vllm',
+        model: 'meta-llama/Llama-3.1-8B-Instruct',
+        dtype: 'bfloat16',
+        maxModelLen: 8192,
+        maxSeqs: 12,
+        extraArgs: [],
+      });
+      expect(config.server.url).toBeUndefined();
+      expect(config.model).toBe('meta-llama/Llama-3.1-8B-Instruct');
+      expect(from.notices).toEqual([
+        '--from: --preset llama-3.1-8b-vllm-bf16 runs vllm, not the recorded attach: recorded server url, extraArgs not applied',
+      ]);
+      await expect(recordedConfig(dir, { preset: 'nope' }, {})).rejects.toThrow(/unknown --preset 'nope'; available:/);
+    } finally {
+      await rm(dirname(dir), { recursive: true, force: true });
+    }
+  });
+
   it('names config fields this servebench does not know instead of dropping them silently', async () => {
     const dir = await tampered((r) => ({ ...r, config: { ...(r.config as object), futureKnob: 3 } }));
     try {
@@ -163,6 +204,18 @@ describe('servebench run --from', { timeout: 600_000 }, () => {
     expect(record.levels.map((l) => l.concurrency)).toEqual([2]);
     const text = await readFile(join(out, folder as string, 'run.json'), 'utf8');
     for (const secret of FIXTURE_SECRETS) expect(text).not.toContain(secret);
+  });
+
+  it('runs --from with --preset: the preset over the record, recorded settings it leaves alone kept', async () => {
+    const dir = join(out, 'preset');
+    const r = await runCliAsync(['run', '--from', fixtureDir('closed'), '--preset', 'sim-demo', '--out', dir, ...tiny]);
+    expect([0, 1]).toContain(r.status);
+    const [folder] = await readdir(dir);
+    const record = await readRecord(join(dir, folder as string));
+    const old = await readRecord(fixtureDir('closed'));
+    expect(record.config.server.simProfile).toBe('h200-llama8b-bf16');
+    expect(record.config.concurrency).toEqual(old.config.concurrency);
+    expect(record.fromRun?.id).toBe(old.id);
   });
 
   it('refuses a folder from a newer servebench, a damaged run.json and a missing folder in one line, exit 2', async () => {

@@ -4,6 +4,8 @@ import type {
   ActiveRun,
   CompareFormat,
   ContractEvent,
+  EngineDetection,
+  EngineProbeRequest,
   PresetSummary,
   RunComparison,
   RunExport,
@@ -99,6 +101,10 @@ export class FakeService implements ServebenchService {
     this.calls.push({ method: 'compareRuns', args: [runIds, format] });
     const text = `comparison of ${runIds.join(', ')}`;
     return { format, fileName: `compare.${format}`, mediaType: 'text/plain', text, series: runIds.length, levels: 1 };
+  }
+  async probeEngine(request: EngineProbeRequest): Promise<EngineDetection> {
+    this.calls.push({ method: 'probeEngine', args: [request] });
+    return { engine: request.engine, name: request.engine, probed: false, found: true };
   }
   async liveEvents(): Promise<ContractEvent[]> {
     this.calls.push({ method: 'liveEvents', args: [] });

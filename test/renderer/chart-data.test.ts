@@ -5,7 +5,9 @@ import {
   gpuChart,
   kvUsageChart,
   measuredWindows,
+  paretoChart,
   percentileChart,
+  pixelPoints,
   requestLatencyChart,
   sharedRange,
   throughputChart,
@@ -150,5 +152,113 @@ describe('chart data (plain, shared with the HTML report)', () => {
     expect([fmtRate(12.34), fmtRate(1234.5)]).toEqual(['12.3', '1,235']);
     expect([fmtUsd(0.2777), fmtUsd(1.111)]).toEqual(['$0.278', '$1.11']);
     expect(fmtPct(0.5)).toBe('50 %');
+  });
+});
+
+describe('Pareto view with SLOs', () => {
+  // TPOT p95 6 ms at every level (summary() above); TTFT p95 = 20 x concurrency.
+  const withCi = (l: LevelResult): LevelResult => ({
+    ...l,
+    completed: 10,
+    failed: 0,
+    rounds: [],
+    tpotMs: { ...l.tpotMs, p95Ci: [5.9, 6.1] },
+    ttftMs: { ...l.ttftMs, p95Ci: [l.ttftMs.p95! - 1, l.ttftMs.p95! + 1] },
+  });
+  const levels = [level(1, 100), level(4, 300), level(8, 450)].map(withCi);
+
+  it('plots per-user tok/s (1000 / TPOT p50) against total tok/s, with no marks when the run has no SLO', () => {
+    const view = paretoChart({ ...record(levels), config: {} } as RunRecord);
+    expect(view.data.x).toEqual([100, 300, 450]);
+    expect(view.data.ys).toEqual([[200, 200, 200]]);
+    expect(view.data.series.map((s) => s.label)).toEqual(['per-user tok/s']);
+    expect(view).toMatchObject({ floor: null, capacity: null, note: null });
+  });
+
+  it('marks levels that meet every --slo target and those that miss one; a TPOT target shades its floor', () => {
+    const r = { ...record(levels), config: { slo: { targets: 'ttft_p95=100,tpot_p95=10' } } } as RunRecord;
+    const view = paretoChart(r);
+    // TTFT p95: 20, 80, 160 ms: c=8 misses.
+    expect(view.data.series.map((s) => [s.label, !!s.hollow])).toEqual([
+      ['per-user tok/s', false],
+      ['meets every SLO', false],
+      ['misses an SLO', true],
+    ]);
+    expect(view.data.ys[1]).toEqual([200, 200, null]);
+    expect(view.data.ys[2]).toEqual([null, null, 200]);
+    expect(view.floor).toEqual({ y: 100, label: 'TPOT SLO 10 ms' });
+    expect(view.capacity).toBeNull();
+    expect(view.note).toMatch(/^Marks: each level against ttft_p95≤100 ms, tpot_p95≤10 ms/);
+  });
+
+  it("takes the capacity search's verdicts and labels its capacity", () => {
+    const r = {
+      ...record(levels),
+      config: {},
+      capacity: {
+        mode: 'concurrency',
+        targets: [{ metric: 'ttft', percentile: 95, limitMs: 100 }],
+        capacity: 4,
+        probes: [
+          { load: 1, levelIndex: 0, verdict: 'meets' },
+          { load: 4, levelIndex: 1, verdict: 'meets' },
+          { load: 8, levelIndex: 2, verdict: 'uncertain' },
+        ],
+      },
+    } as unknown as RunRecord;
+    const view = paretoChart(r);
+    expect(view.data.series.map((s) => s.label)).toEqual(['per-user tok/s', 'meets every SLO', 'uncertain']);
+    expect(view.capacity).toEqual({ x: 300, y: 200, label: 'c=4 capacity' });
+    expect(view.floor).toBeNull();
+  });
+});
+
+describe('pixelPoints (a dense scatter thinned to one point per pixel)', () => {
+  // A deterministic stream: the same points every run.
+  let s = 7;
+  const rnd = (): number => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+  const n = 20_000;
+  const xs = Array.from({ length: n }, (_, i) => i / 10);
+  const ys = xs.map((_, i) => (i % 97 === 0 ? null : 100 + 50 * rnd() + (rnd() < 0.001 ? 5000 : 0)));
+  const toPx = (x: number): number => (x / 2000) * 400; // 400 px wide: 50 points per column
+  const toPy = (y: number): number => 200 - y / 30;
+
+  it('keeps every pixel column’s lowest and highest value exactly, and every occupied pixel', () => {
+    const kept = pixelPoints(xs, ys, 0, n - 1, toPx, toPy);
+    expect(kept.length).toBeLessThan(n / 2);
+    const byColumn = (idxs: number[]) => {
+      const m = new Map<number, { lo: number; hi: number; cells: Set<number> }>();
+      for (const i of idxs) {
+        const y = ys[i];
+        if (y === null || y === undefined) continue;
+        const px = Math.round(toPx(xs[i]!));
+        const c = m.get(px) ?? { lo: Infinity, hi: -Infinity, cells: new Set<number>() };
+        c.lo = Math.min(c.lo, y);
+        c.hi = Math.max(c.hi, y);
+        c.cells.add(Math.round(toPy(y)));
+        m.set(px, c);
+      }
+      return m;
+    };
+    const all = byColumn(xs.map((_, i) => i));
+    const thin = byColumn(kept);
+    expect([...thin.keys()].sort((a, b) => a - b)).toEqual([...all.keys()].sort((a, b) => a - b));
+    for (const [px, c] of all) {
+      expect(thin.get(px)!.lo, `column ${px}`).toBe(c.lo);
+      expect(thin.get(px)!.hi, `column ${px}`).toBe(c.hi);
+      expect(thin.get(px)!.cells).toEqual(c.cells);
+    }
+    expect(kept.every((i) => ys[i] !== null)).toBe(true);
+  });
+
+  it('looks only at the visible range, and keeps its highest point', () => {
+    const kept = pixelPoints(xs, ys, 1000, 1999, toPx, toPy);
+    expect(kept.every((i) => i >= 1000 && i <= 1999)).toBe(true);
+    let top = 1000;
+    for (let i = 1000; i <= 1999; i++) if ((ys[i] ?? -Infinity) > (ys[top] ?? -Infinity)) top = i;
+    expect(kept).toContain(top);
   });
 });

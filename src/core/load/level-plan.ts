@@ -14,6 +14,12 @@ export interface LevelPlan {
   rounds: number;
   requestsPerRound: number;
   warmup: number;
+  /** Multi-turn (closed loop, chat): turns per conversation, > 1; rounds and warm-up hold whole conversations. */
+  turns?: number;
+  /** Multi-turn: pause between a turn's end and the conversation's next turn, ms. */
+  thinkTimeMs?: number;
+  /** Trace replay: the arrivals of one round (ms, trace time); every round replays them from the first. */
+  schedule?: number[];
 }
 
 /**
@@ -29,6 +35,38 @@ export function defaultWarmup(concurrency: number): number {
 /** Requests per round so that a level's samples carry a p99 (hence p95) confidence interval. */
 export function credibleRequestsPerRound(rounds: number): number {
   return Math.ceil((minSamplesForCi(99) ?? 0) / rounds);
+}
+
+/** Multi-turn: refuses what it cannot run, and rounds requests per round and warm-up up to whole conversations. */
+function withTurns(config: BenchConfig, plans: LevelPlan[]): LevelPlan[] {
+  const turns = config.turns;
+  if (turns <= 1) return plans;
+  if (config.api !== 'chat') {
+    throw new UserError(
+      `--turns ${turns} needs the chat API (a conversation is a list of messages): drop --api completions`,
+    );
+  }
+  if (config.rate && config.rate.length > 0) {
+    throw new UserError(
+      `--turns ${turns} runs closed loop only (open-loop arrivals of whole conversations are not implemented): use --concurrency C (C conversations in flight) instead of --rate`,
+    );
+  }
+  const whole = (n: number): number => Math.ceil(n / turns) * turns;
+  return plans.map((p) => {
+    const least = p.concurrency * turns;
+    if (config.requestsPerRound !== undefined && config.requestsPerRound < least) {
+      throw new UserError(
+        `--requests-per-round ${config.requestsPerRound} is below --concurrency ${p.concurrency} x --turns ${turns}: that level could never have ${p.concurrency} conversations in flight; raise --requests-per-round to at least ${least}`,
+      );
+    }
+    return {
+      ...p,
+      requestsPerRound: whole(Math.max(p.requestsPerRound, least)),
+      warmup: whole(p.warmup),
+      turns,
+      thinkTimeMs: config.thinkTimeMs,
+    };
+  });
 }
 
 /** Expands a config into its levels: input length x output length x (concurrency or rate), in that nesting. */
@@ -75,8 +113,9 @@ export function planLevels(config: BenchConfig): LevelPlan[] {
       }
     }
   }
-  checkPlanLimits(config, plans);
-  return plans;
+  const planned = withTurns(config, plans);
+  checkPlanLimits(config, planned);
+  return planned;
 }
 
 /** Largest number of requests that can be in flight at once over the plans (for server sizing). */

@@ -2,13 +2,15 @@ import type { RunEvent } from '../../shared/events.js';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { Clock } from '../clock.js';
 import type { RequestExecutor } from './executor.js';
+import { runConversations, uncountedTurn } from './conversations.js';
+import type { MessagesCounter } from './conversations.js';
 import type { LevelPlan } from './level-plan.js';
 import { outcomeToRecord } from './outcome-to-record.js';
 import { createRng } from '../rng.js';
 import type { Prompt } from './prompts.js';
 import { apiPath, buildRequestBody } from './request-body.js';
 import type { BodyCompat } from './request-body.js';
-import { poissonSchedule, runClosedLoop, runOpenLoop } from './scheduler.js';
+import { poissonSchedule, runClosedLoop, runOpenLoop, traceSchedule, waitUntil } from './scheduler.js';
 import type { ScheduledOutcome } from './scheduler.js';
 import type { RequestSpec } from './stream-client.js';
 
@@ -34,6 +36,8 @@ export interface LevelRunInput {
   onEvent: (event: RunEvent) => void;
   /** Called with each finished round's (or warm-up's) records, so they reach disk at once. */
   onRecords: (records: RequestRecord[]) => void;
+  /** Multi-turn: counts a history with the server's tokenizer (each later turn's expected input). */
+  countMessages?: MessagesCounter;
 }
 
 export interface LevelRunOutput {
@@ -50,16 +54,20 @@ export interface LevelRunOutput {
 export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
   const { plan, levelIndex, prompts, executor, clock, signal, onEvent } = input;
   let nextId = input.firstId;
-  const makeSpec = (prompt: Prompt): RequestSpec => {
+  // Each request's own prompt (its expected lengths and workload meta go into its record).
+  const promptOf = new Map<number, Prompt>();
+  const makeSpec = (prompt: Prompt, keepText = false): RequestSpec => {
     const id = nextId++;
-    return {
+    promptOf.set(id, prompt);
+    const spec: RequestSpec = {
       id,
       path: apiPath(input.api),
       body: buildRequestBody({
         api: input.api,
         model: input.model,
         prompt: prompt.text,
-        outputLen: plan.outputLen,
+        messages: prompt.messages,
+        outputLen: prompt.outputLen ?? plan.outputLen,
         ignoreEos: input.ignoreEos,
         temperature: input.temperature,
         stream: true,
@@ -68,13 +76,31 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
       timeoutMs: input.timeoutMs,
       requestTag: `${input.tagPrefix}-${id}`,
     };
+    if (keepText) spec.keepText = true;
+    return spec;
   };
   const total = plan.warmup + plan.rounds * plan.requestsPerRound;
   let done = 0;
   const toRecords = (outcomes: ScheduledOutcome[], round: number): RequestRecord[] =>
     outcomes
       .sort((a, b) => a.id - b.id)
-      .map((o) => outcomeToRecord(o, { levelIndex, round, expectedIn: plan.inputLen, expectedOut: plan.outputLen }));
+      .map((o) => {
+        const prompt = promptOf.get(o.id);
+        const record = outcomeToRecord(o, {
+          levelIndex,
+          round,
+          expectedIn: prompt?.inputLen ?? plan.inputLen,
+          expectedOut: prompt?.outputLen ?? plan.outputLen,
+          meta: prompt?.meta,
+        });
+        if (uncountedTurn(prompt)) {
+          // No tokenizer to count the history ahead: the server's count stands in, marked as not verified.
+          const turns = (prompt?.meta?.turn ?? 0) + 1;
+          record.expectedIn = record.nIn ?? turns * (plan.inputLen + plan.outputLen);
+          record.expectedInSource = record.nIn !== null ? 'server' : 'estimated';
+        }
+        return record;
+      });
   const progress = (round: number) => (o: ScheduledOutcome) => {
     done++;
     onEvent({
@@ -98,26 +124,55 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
     measureEndMs: null,
     aborted: false,
   };
+  // Multi-turn: each `turns` prompts are one conversation's user messages (the plan keeps rounds whole).
+  const turns = (plan.turns ?? 1) > 1 ? (plan.turns as number) : null;
+  let conversationsStarted = 0;
+  const conversations = (userPrompts: Prompt[], concurrency: number, onOutcome: (o: ScheduledOutcome) => void) => {
+    const firstConversation = conversationsStarted;
+    conversationsStarted += Math.floor(userPrompts.length / (turns ?? 1));
+    return runConversations({
+      userPrompts,
+      turns: turns ?? 1,
+      concurrency,
+      firstConversation,
+      makeSpec,
+      executor,
+      onOutcome,
+      countMessages: input.countMessages,
+      thinkTimeMs: plan.thinkTimeMs,
+      sleep: (ms, s) => waitUntil(clock, clock.nowMs() + ms, s),
+      signal,
+    });
+  };
   let cursor = 0;
   if (plan.warmup > 0 && !signal.aborted) {
     onEvent({ type: 'phase', levelIndex, phase: 'warmup' });
-    const specs = prompts.slice(0, plan.warmup).map(makeSpec);
-    cursor = plan.warmup;
     const warmConcurrency = plan.maxInFlight ?? Math.max(1, plan.concurrency || plan.warmup);
-    const outcomes = await runClosedLoop(specs, warmConcurrency, executor, progress(-1), signal);
+    const outcomes = turns
+      ? await conversations(prompts.slice(0, plan.warmup), warmConcurrency, progress(-1))
+      : await runClosedLoop(
+          prompts.slice(0, plan.warmup).map((p) => makeSpec(p)),
+          warmConcurrency,
+          executor,
+          progress(-1),
+          signal,
+        );
+    cursor = plan.warmup;
     out.warmup = toRecords(outcomes, -1);
     input.onRecords(out.warmup);
   }
   const rng = createRng(input.seed * 31 + levelIndex);
   for (let round = 0; round < plan.rounds && !signal.aborted; round++) {
     onEvent({ type: 'phase', levelIndex, phase: 'measure', round });
-    const specs = prompts.slice(cursor, cursor + plan.requestsPerRound).map(makeSpec);
+    const roundPrompts = prompts.slice(cursor, cursor + plan.requestsPerRound);
     cursor += plan.requestsPerRound;
-    const outcomes =
-      plan.rate !== undefined
+    const specs = turns ? [] : roundPrompts.map((p) => makeSpec(p));
+    const outcomes = turns
+      ? await conversations(roundPrompts, plan.concurrency, progress(round))
+      : plan.rate !== undefined
         ? await runOpenLoop(
             specs,
-            poissonSchedule(specs.length, plan.rate, rng),
+            plan.schedule ? traceSchedule(plan.schedule) : poissonSchedule(specs.length, plan.rate, rng),
             plan.maxInFlight,
             executor,
             clock,

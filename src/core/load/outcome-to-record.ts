@@ -8,6 +8,8 @@ export interface RecordContext {
   round: number;
   expectedIn: number;
   expectedOut: number;
+  /** The workload's place for this request (shared-prefix group, conversation turn, source line). */
+  meta?: RequestRecord['workload'];
 }
 
 /** Turns what the client saw into a request record: server token counts first, chunk counts only as a fallback. */
@@ -41,6 +43,7 @@ export function outcomeToRecord(outcome: ScheduledOutcome, ctx: RecordContext): 
     record.serverPromptMs = r.serverTimings.promptMs;
     record.serverDecodeMs = r.serverTimings.decodeMs;
   }
+  if (ctx.meta && Object.keys(ctx.meta).length > 0) record.workload = { ...ctx.meta };
   if (outcome.scheduledMs !== undefined) record.scheduledMs = outcome.scheduledMs;
   if (outcome.httpStatus !== null) record.httpStatus = outcome.httpStatus;
   if (!ok) {

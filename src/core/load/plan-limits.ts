@@ -44,13 +44,25 @@ export interface ContextLimit {
   source: string;
 }
 
+/** Prompt plus output tokens of a level's longest request: a multi-turn conversation's last turn carries it all. */
+export function longestRequestTokens(plan: LevelPlan): number {
+  return (plan.turns ?? 1) * (plan.inputLen + plan.outputLen);
+}
+
 /** One line when some level asks for more prompt + output tokens than the server's context holds; else null. */
 export function contextProblem(plans: LevelPlan[], limit: ContextLimit | undefined): string | null {
   if (!limit) return null;
-  const worst = plans.reduce<LevelPlan | undefined>(
-    (w, p) => (!w || p.inputLen + p.outputLen > w.inputLen + w.outputLen ? p : w),
-    undefined,
-  );
-  if (!worst || worst.inputLen + worst.outputLen <= limit.tokens) return null;
+  // A trace's lengths are its records' own: each is held to the context when its prompt is built.
+  const worst = plans
+    .filter((p) => !p.schedule)
+    .reduce<LevelPlan | undefined>(
+      (w, p) => (!w || longestRequestTokens(p) > longestRequestTokens(w) ? p : w),
+      undefined,
+    );
+  if (!worst || longestRequestTokens(worst) <= limit.tokens) return null;
+  const turns = worst.turns ?? 1;
+  if (turns > 1) {
+    return `--turns ${turns} x (--input-len ${worst.inputLen} + --output-len ${worst.outputLen}) = ${n(longestRequestTokens(worst))} tokens in a conversation's last turn, more than the server's context of ${n(limit.tokens)} (${limit.source}): those turns would fail; lower --turns, --input-len or --output-len, or serve the model with a longer context (--max-model-len)`;
+  }
   return `--input-len ${worst.inputLen} + --output-len ${worst.outputLen} = ${n(worst.inputLen + worst.outputLen)} tokens per request, more than the server's context of ${n(limit.tokens)} (${limit.source}): every request would fail; lower --input-len/--output-len, or serve the model with a longer context (--max-model-len)`;
 }

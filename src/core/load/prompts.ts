@@ -1,10 +1,36 @@
 import { createRng } from '../rng.js';
 import { WORDS } from './words.js';
 
-/** The text a request carries, and how many prompt tokens the server will count for it. */
+/** A chat message as a workload sends it (file prompts, ShareGPT, multi-turn history). */
+export interface PromptMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+/** Where a request sits in a workload other than fixed-length synthetic prompts (recorded per request). */
+export interface PromptMeta {
+  /** Shared-prefix mode (or a trace's hash ids): the group whose system prompt this request shares. */
+  group?: number;
+  /** Multi-turn mode: the conversation and its 0-based turn. */
+  conversation?: number;
+  turn?: number;
+  /** Prompt file or trace: the 0-based line of the source entry. */
+  sourceIndex?: number;
+}
+
+/**
+ * The text a request carries, and how many prompt tokens the server will count for it. Workloads may set messages
+ * (chat API: sent as they are instead of one user message with `text`), their own output length, and meta.
+ */
 export interface Prompt {
   text: string;
   tokens: number | null;
+  messages?: PromptMessage[];
+  /** Prompt tokens this request is meant to have (file lengths, trace); the level's input length when absent. */
+  inputLen?: number;
+  /** Output tokens this request asks for; the level's output length when absent. */
+  outputLen?: number;
+  meta?: PromptMeta;
 }
 
 /** Counts the prompt tokens the server will see for a text (null when the server cannot say). */
@@ -22,11 +48,17 @@ export function prefixWords(n: number, digits: number): string[] {
   return out.reverse();
 }
 
-/** Builds prompt text: a unique prefix (or none), then `fillerWords` seeded filler words. */
-export function composePrompt(prefix: string[] | null, fillerWords: number, seed: number): string {
+/** `count` seeded filler words (one token each in common tokenizers). */
+export function fillerWords(count: number, seed: number): string[] {
   const rng = createRng(seed);
   const words: string[] = [];
-  for (let i = 0; i < fillerWords; i++) words.push(WORDS[Math.floor(rng() * WORDS.length)] as string);
+  for (let i = 0; i < count; i++) words.push(WORDS[Math.floor(rng() * WORDS.length)] as string);
+  return words;
+}
+
+/** Builds prompt text: a unique prefix (or none), then `fillerWords` seeded filler words. */
+export function composePrompt(prefix: string[] | null, filler: number, seed: number): string {
+  const words = fillerWords(filler, seed);
   const head = prefix ? `Request ${prefix.join(' ')}.` : 'Request.';
   return `${head} Continue the story: ${words.join(' ')}`;
 }
@@ -50,10 +82,12 @@ export interface PromptSetOptions {
   verifyEach?: boolean;
 }
 
-const PREFIX_DIGITS = 3;
+/** Words of the per-request unique prefix after the run nonce. */
+export const PREFIX_DIGITS = 3;
 const MAX_STEPS = 8;
 
-async function fit(
+/** Finds the filler count whose text the counter puts at `target` tokens (or the nearest in 8 steps). */
+export async function fit(
   make: (filler: number) => string,
   target: number,
   guess: number,

@@ -12,6 +12,8 @@ export interface BodyOptions {
   api: 'chat' | 'completions';
   model: string;
   prompt: string;
+  /** Chat API only: sent as they are instead of one user message holding `prompt`. */
+  messages?: ReadonlyArray<{ role: string; content: string }>;
   outputLen: number;
   ignoreEos: boolean;
   temperature: number;
@@ -27,7 +29,7 @@ export function apiPath(api: 'chat' | 'completions'): string {
 /** Serialises one request: fixed output length (max_tokens = min_tokens, ignore_eos) and usage in the stream. */
 export function buildRequestBody(o: BodyOptions): string {
   const body: Record<string, unknown> = { model: o.model };
-  if (o.api === 'chat') body.messages = [{ role: 'user', content: o.prompt }];
+  if (o.api === 'chat') body.messages = o.messages ?? [{ role: 'user', content: o.prompt }];
   else body.prompt = o.prompt;
   body.max_tokens = o.outputLen;
   if (o.compat.fixedLength) {

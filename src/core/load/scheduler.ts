@@ -38,6 +38,12 @@ export function poissonSchedule(count: number, ratePerSec: number, rng: () => nu
   return times;
 }
 
+/** A trace's arrivals as offsets from its first (each round replays them). */
+export function traceSchedule(schedule: readonly number[]): number[] {
+  const first = schedule[0] ?? 0;
+  return schedule.map((t) => t - first);
+}
+
 /** Resolves once `clock` reads at least `tMs` (or the signal fires); the real-time wait of the open loop. */
 export async function waitUntil(clock: Clock, tMs: number, signal?: AbortSignal): Promise<void> {
   // Timers run on a millisecond loop clock and can fire a little early: finish the last stretch with setImmediate.

@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { UserError } from '../errors.js';
-import type { TokenCounter } from './prompts.js';
+import type { MessagesCounter } from './conversations.js';
+import type { PromptMessage, TokenCounter } from './prompts.js';
 import { FULL_COMPAT, apiPath, buildRequestBody } from './request-body.js';
 import type { BodyCompat } from './request-body.js';
 import { describeNonStream, looksLikeSse, streamModeOf } from './response-guard.js';
@@ -120,25 +121,30 @@ export class ServerApi {
     api: 'chat' | 'completions',
     model: string,
     compat: BodyCompat,
-  ): Promise<{ counter: TokenCounter; viaTokenize: boolean }> {
+  ): Promise<{ counter: TokenCounter; viaTokenize: boolean; countMessages?: MessagesCounter }> {
+    const chatBody = (messages: readonly PromptMessage[]): Record<string, unknown> => ({
+      model,
+      messages,
+      add_generation_prompt: true,
+    });
     const tokenizeBody = (text: string): Record<string, unknown> =>
-      api === 'chat'
-        ? { model, messages: [{ role: 'user', content: text }], add_generation_prompt: true }
-        : { model, prompt: text };
+      api === 'chat' ? chatBody([{ role: 'user', content: text }]) : { model, prompt: text };
     const probe = await this.call('POST', '/tokenize', tokenizeBody('hello'));
     const probeCount = (probe.json as { count?: unknown } | null)?.count;
     if (probe.status === 200 && typeof probeCount === 'number') {
+      const count = async (body: Record<string, unknown>): Promise<number | null> => {
+        const res = await this.call('POST', '/tokenize', body);
+        const n = (res.json as { count?: unknown } | null)?.count;
+        return res.status === 200 && typeof n === 'number' ? n : null;
+      };
       return {
         viaTokenize: true,
-        counter: async (text) => {
-          const res = await this.call('POST', '/tokenize', tokenizeBody(text));
-          const count = (res.json as { count?: unknown } | null)?.count;
-          return res.status === 200 && typeof count === 'number' ? count : null;
-        },
+        counter: (text) => count(tokenizeBody(text)),
+        countMessages: api === 'chat' ? (messages) => count(chatBody(messages)) : undefined,
       };
     }
     const llama = await this.llamaCppCounter(api);
-    if (llama) return { viaTokenize: true, counter: llama };
+    if (llama) return { viaTokenize: true, counter: llama.counter, countMessages: llama.countMessages };
     return {
       viaTokenize: false,
       counter: async (text) => {
@@ -169,7 +175,9 @@ export class ServerApi {
   }
 
   /** llama.cpp's /tokenize counts the text as its completion handler will (BOS and all); null if absent. */
-  private async llamaCppCounter(api: 'chat' | 'completions'): Promise<TokenCounter | null> {
+  private async llamaCppCounter(
+    api: 'chat' | 'completions',
+  ): Promise<{ counter: TokenCounter; countMessages?: MessagesCounter } | null> {
     const tokens = async (content: string): Promise<number | null> => {
       const res = await this.call('POST', '/tokenize', { content, add_special: true, parse_special: true });
       const list = (res.json as { tokens?: unknown } | null)?.tokens;
@@ -177,18 +185,19 @@ export class ServerApi {
     };
     const probe = await tokens('hello');
     if (probe === null || probe === 0) return null;
-    if (api === 'completions') return tokens;
-    const template = async (text: string): Promise<string | null> => {
-      const res = await this.call('POST', '/apply-template', { messages: [{ role: 'user', content: text }] });
+    if (api === 'completions') return { counter: tokens };
+    const template = async (messages: readonly PromptMessage[]): Promise<string | null> => {
+      const res = await this.call('POST', '/apply-template', { messages });
       const prompt = (res.json as { prompt?: unknown } | null)?.prompt;
       return res.status === 200 && typeof prompt === 'string' ? prompt : null;
     };
     // Without the chat template the count would miss its tokens: fall back to counting by usage.
-    if ((await template('hello')) === null) return null;
-    return async (text) => {
-      const prompt = await template(text);
+    if ((await template([{ role: 'user', content: 'hello' }])) === null) return null;
+    const countMessages = async (messages: readonly PromptMessage[]): Promise<number | null> => {
+      const prompt = await template(messages);
       return prompt === null ? null : tokens(prompt);
     };
+    return { counter: (text) => countMessages([{ role: 'user', content: text }]), countMessages };
   }
 
   /**

@@ -22,6 +22,17 @@ export interface StreamResult {
   reasoningTokens: number | null;
   /** llama.cpp's own `timings` (prompt_ms, predicted_ms) from its last chunk; null when the server sent none. */
   serverTimings: { promptMs: number; decodeMs: number } | null;
+  /** Only when asked for (multi-turn): the answer text (content, not reasoning), at most MAX_KEPT_TEXT_CHARS. */
+  text?: string;
+}
+
+/** Most answer text kept per request (a multi-turn history carries it): about a million tokens. */
+export const MAX_KEPT_TEXT_CHARS = 4 << 20;
+
+/** What an accumulator keeps beyond timings and counts. */
+export interface AccumulatorOptions {
+  /** Keep the answer text (multi-turn sends it back as the assistant's message); off on the normal hot path. */
+  keepText?: boolean;
 }
 
 /** llama.cpp's `timings` object (tools/server result_timings): prompt_ms and predicted_ms, when both are numbers. */
@@ -88,6 +99,12 @@ export class StreamAccumulator {
   private contentChunkTokens = 0;
   private reasoningTokens: number | null = null;
   private serverTimings: { promptMs: number; decodeMs: number } | null = null;
+  private readonly textParts: string[] | null;
+  private textChars = 0;
+
+  constructor(options: AccumulatorOptions = {}) {
+    this.textParts = options.keepText ? [] : null;
+  }
 
   /** One SSE event's data and the time of the read that carried it. */
   onEvent(data: string, tMs: number): void {
@@ -130,6 +147,7 @@ export class StreamAccumulator {
     if (choice) {
       const delta = choice.delta;
       hasContent = delta ? nonEmpty(delta.content) : nonEmpty(choice.text);
+      if (hasContent && this.textParts) this.keep((delta ? delta.content : choice.text) as string);
       const hasReasoning = delta ? nonEmpty(delta.reasoning_content) || nonEmpty(delta.reasoning) : false;
       if (hasReasoning) this.sawReasoning = true;
       hasText = hasContent || hasReasoning;
@@ -165,6 +183,14 @@ export class StreamAccumulator {
     }
   }
 
+  private keep(piece: string): void {
+    const room = MAX_KEPT_TEXT_CHARS - this.textChars;
+    if (room <= 0 || !this.textParts) return;
+    const part = piece.length > room ? piece.slice(0, room) : piece;
+    this.textParts.push(part);
+    this.textChars += part.length;
+  }
+
   /** Records a transport or HTTP failure (the first error wins); a server's text is cut to 500 characters. */
   fail(message: string, kind: string): void {
     if (this.error !== null) return;
@@ -185,7 +211,7 @@ export class StreamAccumulator {
       error = 'stream ended before [DONE] or a finish_reason';
       errorKind = 'truncated';
     }
-    return {
+    const result: StreamResult = {
       firstTokenMs: this.firstTokenMs,
       chunks: this.chunks,
       clientChunkCount: this.chunks.length,
@@ -204,5 +230,7 @@ export class StreamAccumulator {
       reasoningTokens: this.reasoningTokens,
       serverTimings: this.serverTimings,
     };
+    if (this.textParts) result.text = this.textParts.join('');
+    return result;
   }
 }

@@ -28,6 +28,8 @@ export interface RequestSpec {
   idleTimeoutMs?: number;
   /** Sent as x-request-id so a server's own log (or the simulator's truth log) can be matched. */
   requestTag: string;
+  /** Keep the answer text in the result (multi-turn: the next turn sends it back). */
+  keepText?: boolean;
 }
 
 /** The client's view of one request: when it was handed to the HTTP client, when it ended, what came back. */
@@ -161,7 +163,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
 
   function send(spec: RequestSpec, signal?: AbortSignal): Promise<RequestOutcome> {
     return new Promise<RequestOutcome>((resolve) => {
-      const acc = new StreamAccumulator();
+      const acc = new StreamAccumulator({ keepText: spec.keepText });
       const parser = new SseParser((data, tMs) => acc.onEvent(data, tMs), { maxLineChars: DEFAULT_MAX_LINE_CHARS });
       const limits: RequestLimits = {
         timeoutMs: spec.timeoutMs,

@@ -1,6 +1,6 @@
 import type { Slo } from '../../shared/config.js';
 import type { RequestRecord } from '../../shared/request-record.js';
-import type { Check, LevelResult, ServerVariant } from '../../shared/run-record.js';
+import type { Check, LevelResult, ServerVariant, TurnResult } from '../../shared/run-record.js';
 import {
   clientCheck,
   cutShortCheck,
@@ -43,6 +43,8 @@ export interface LevelSummaryInput {
   utilization?: number;
   slo?: Slo;
   uniquePrefix: boolean;
+  /** The workload shares prompt prefixes on purpose (shared-prefix groups, a trace's hash ids). */
+  sharedPrefixes?: boolean;
   prefixCacheHitsDelta?: number | null;
   loopLagP99Ms?: number | null;
   /** Checks computed elsewhere (telemetry: throttling, preemptions, server), appended after ours. */
@@ -75,6 +77,27 @@ function reasoningSummary(
     contentTokens: summarize(pooled.contentTokens),
     reasoningTokensSource: fromServer === n ? 'server' : fromServer === 0 ? 'estimated' : 'mixed',
   };
+}
+
+/** Multi-turn: TTFT and mean prompt tokens per turn index over the ok measured requests; null for other levels. */
+export function turnResults(measured: readonly RequestRecord[]): TurnResult[] | null {
+  const byTurn = new Map<number, RequestRecord[]>();
+  for (const r of measured) {
+    const turn = r.workload?.turn;
+    if (turn === undefined) continue;
+    byTurn.set(turn, [...(byTurn.get(turn) ?? []), r]);
+  }
+  if (byTurn.size === 0) return null;
+  return [...byTurn.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([turn, records]) => {
+      const ok = records.filter((r) => r.ok);
+      return {
+        turn,
+        inputTokens: ok.length > 0 ? mean(ok.map((r) => r.nIn ?? r.expectedIn)) : null,
+        ttftMs: summarize(poolLatencies(ok).ttftMs),
+      };
+    });
 }
 
 /**
@@ -112,6 +135,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   }
 
   const ttftMs = summarize(pooled.ttftMs);
+  const turns = turnResults(measured);
   const checks: Check[] = [
     outputLengthCheck(measured),
     inputLengthCheck(measured),
@@ -123,7 +147,12 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     ),
     sampleSizeCheck(ttftMs),
     errorsCheck(measured),
-    prefixCacheCheck({ uniquePrefix: input.uniquePrefix, prefixCacheHitsDelta: input.prefixCacheHitsDelta ?? null }),
+    prefixCacheCheck({
+      uniquePrefix: input.uniquePrefix,
+      sharedPrefixes: input.sharedPrefixes,
+      prefixCacheHitsDelta: input.prefixCacheHitsDelta ?? null,
+      multiTurn: turns !== null,
+    }),
     clientCheck({ loopLagP99Ms: input.loopLagP99Ms ?? null, scheduleLagP99Ms: scheduleLagMs?.p99 ?? null }),
     tokenAgreementCheck(measured),
     ...(input.cutShort ? [cutShortCheck(input.cutShort, rounds)] : []),
@@ -162,6 +191,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   };
   // Optional fields are set only when they apply, so run.json carries no misleading nulls or zeros.
   if (pooled.reasoningTokens.length > 0) Object.assign(result, reasoningSummary(pooled));
+  if (turns !== null) result.byTurn = turns;
   if (input.serverVariant !== undefined) result.serverVariant = input.serverVariant;
   if (input.rate !== undefined) result.rate = input.rate;
   if (scheduleLagMs !== undefined) result.scheduleLagMs = scheduleLagMs;

@@ -12,6 +12,7 @@ import { costLines, environmentFacts, headlineFacts, sortedChecks } from './fact
 import type { RunFolder } from './load-run-folder.js';
 import { capacitySearches } from '../../shared/capacity.js';
 import { capacityLines, capacityTable, capacityTitle } from '../../shared/capacity-format.js';
+import { TURN_TABLE_HEAD, turnTableRows } from '../../shared/turn-table.js';
 
 const esc = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
@@ -34,6 +35,15 @@ export function markdownReport(folder: RunFolder): string {
   out.push('', '## Results', '');
   out.push(rows.length ? table(ARTICLE_COLUMNS, rows) : '_No level was measured._');
   out.push('', 'Latencies in ms (s where marked); * = level cut short.', '');
+  const turns = turnTableRows(
+    record,
+    (l) => `${l.rate !== undefined ? `${l.rate} req/s` : `c=${l.concurrency}`} ${l.inputLen}/${l.outputLen}`,
+  );
+  if (turns.length) {
+    out.push('## TTFT per conversation turn', '', `| ${TURN_TABLE_HEAD.join(' | ')} |`);
+    out.push(`|${TURN_TABLE_HEAD.map(() => ' --- |').join('')}`, ...turns.map((r) => `| ${r.join(' | ')} |`), '');
+    out.push('Multi-turn: each turn sends the conversation so far back; TTFT in ms.', '');
+  }
   const searches = capacitySearches(record);
   if (searches.length > 0) out.push('## Capacity', '');
   for (const c of searches) {

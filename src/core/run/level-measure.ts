@@ -7,7 +7,9 @@ import { goodputSlo } from '../capacity/plan.js';
 import type { RequestExecutor } from '../load/executor.js';
 import type { LevelPlan } from '../load/level-plan.js';
 import { runLevel } from '../load/level-runner.js';
-import { buildPrompts } from '../load/prompts.js';
+import { buildLevelPrompts } from '../workloads/level-prompts.js';
+import { sharesPrefixes, type Workload } from '../workloads/workload.js';
+import type { MessagesCounter } from '../load/conversations.js';
 import type { TokenCounter } from '../load/prompts.js';
 import type { BodyCompat } from '../load/request-body.js';
 import type { AbortReason } from '../load/stream-client.js';
@@ -44,7 +46,12 @@ export interface LevelMeasureInput {
   clock: Clock;
   executor: RequestExecutor;
   counter: TokenCounter;
+  /** Counts chat messages: multi-turn histories, system prompts, message lists (absent: the server cannot). */
+  countMessages?: MessagesCounter;
   viaTokenize: boolean;
+  workload: Workload;
+  /** The server's context in tokens, when known: a longer workload request is refused up front. */
+  contextTokens?: number;
   compat: BodyCompat;
   model: string;
   runNonce: number;
@@ -76,14 +83,18 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     serverConfigIndex: input.serverConfigIndex,
   });
   emit({ type: 'phase', levelIndex, phase: 'prompts' });
-  const prompts = await buildPrompts({
+  const prompts = await buildLevelPrompts({
+    workload: input.workload,
+    plan,
     count: plan.warmup + plan.rounds * plan.requestsPerRound,
-    targetTokens: plan.inputLen,
     runNonce: input.runNonce,
     firstIndex: input.firstPromptIndex,
     uniquePrefix: config.uniquePrefix,
     counter: input.counter,
-    verifyEach: input.viaTokenize,
+    viaTokenize: input.viaTokenize,
+    countMessages: input.countMessages ?? null,
+    api: config.api,
+    contextTokens: input.contextTokens,
   });
   if (signal.aborted) return null;
   if (config.coolDownToC !== undefined && input.telemetry?.waitCool) {
@@ -121,6 +132,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     seed: config.seed,
     firstId: input.firstId,
     tagPrefix: input.tagPrefix,
+    countMessages: input.countMessages,
     signal,
     onEvent: emit,
     onRecords: (records: RequestRecord[]) => {
@@ -162,6 +174,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     utilization: config.utilization,
     slo: goodputSlo(config),
     uniquePrefix: config.uniquePrefix,
+    sharedPrefixes: sharesPrefixes(input.workload),
     prefixCacheHitsDelta: telemetry?.prefixCacheHits ?? null,
     loopLagP99Ms,
     extraChecks,

@@ -8,7 +8,8 @@ import type { RequestExecutor } from '../load/executor.js';
 import { maxPlannedConcurrency } from '../load/level-plan.js';
 import type { LevelPlan } from '../load/level-plan.js';
 import { readContextLimit } from '../load/context-limit.js';
-import { contextProblem } from '../load/plan-limits.js';
+import { contextProblem, longestRequestTokens } from '../load/plan-limits.js';
+import type { MessagesCounter } from '../load/conversations.js';
 import type { TokenCounter } from '../load/prompts.js';
 import type { BodyCompat } from '../load/request-body.js';
 import { ServerApi } from '../load/server-api.js';
@@ -20,6 +21,7 @@ import type { TelemetryChecks, TelemetryRecorder } from '../telemetry/types.js';
 import type { TelemetryFactoryOptions } from './telemetry-options.js';
 import { measureLevel } from './level-measure.js';
 import type { RunSession } from './run-session.js';
+import type { Workload } from '../workloads/workload.js';
 
 /** One server configuration of a run: which it is, the levels it will serve (for sizing) and its collaborators. */
 export interface ServerSessionOptions {
@@ -30,6 +32,8 @@ export interface ServerSessionOptions {
   variant?: ServerVariant;
   /** Every level this configuration may run: sizes the server and checks the context limit. */
   plans: LevelPlan[];
+  /** What the prompts are made from (synthetic, a file, shared prefixes, a trace). */
+  workload: Workload;
   startServer: StartServer;
   createTelemetry?: (options: TelemetryFactoryOptions) => TelemetryRecorder;
   telemetryChecks?: TelemetryChecks;
@@ -46,8 +50,12 @@ interface Ready {
   server: RunningServer;
   executor: RequestExecutor;
   counter: TokenCounter;
+  /** Counts chat messages: multi-turn histories, system prompts, message lists (absent: the server cannot). */
+  countMessages?: MessagesCounter;
   viaTokenize: boolean;
   compat: BodyCompat;
+  /** The server's context in tokens, when known. */
+  contextTokens?: number;
 }
 
 /**
@@ -113,7 +121,9 @@ export class ServerSession {
       command: info.command,
     };
     run.record.simulated = info.simulated;
-    const tooMany = concurrencyWarning(info, maxConc, largestInput + largestOutput, serverConfig.maxSeqs);
+    // A conversation's last turn carries its whole history: size by the longest request of any level.
+    const longest = Math.max(...plans.map(longestRequestTokens));
+    const tooMany = concurrencyWarning(info, maxConc, longest, serverConfig.maxSeqs);
     if (tooMany) emit({ type: 'message', severity: 'warn', text: tooMany });
     // Requests longer than the server's context would all fail (after a long calibration): refuse them now.
     const limit = await readContextLimit({
@@ -127,7 +137,7 @@ export class ServerSession {
     const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey, timeoutMs: config.timeoutMs });
     const { compat, note } = await api.probeCompat(config.api, info.model);
     if (note) emit({ type: 'message', severity: 'warn', text: note });
-    const { counter, viaTokenize } = await api.tokenCounter(config.api, info.model, compat);
+    const { counter, viaTokenize, countMessages } = await api.tokenCounter(config.api, info.model, compat);
     if (!viaTokenize) {
       emit({
         type: 'message',
@@ -150,7 +160,7 @@ export class ServerSession {
       () => executor.abortAll(this.levelAbort.signal.reason as AbortReason),
       { once: true },
     );
-    this.ready = { server, executor, counter, viaTokenize, compat };
+    this.ready = { server, executor, counter, countMessages, viaTokenize, compat, contextTokens: limit?.tokens };
   }
 
   private async startTelemetry(): Promise<void> {
@@ -209,7 +219,10 @@ export class ServerSession {
       clock: run.clock,
       executor: ready.executor,
       counter: ready.counter,
+      countMessages: ready.countMessages,
       viaTokenize: ready.viaTokenize,
+      workload: this.options.workload,
+      contextTokens: ready.contextTokens,
       compat: ready.compat,
       model: ready.server.info.model,
       runNonce: run.runNonce,

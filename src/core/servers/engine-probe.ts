@@ -65,6 +65,13 @@ export type EngineProbe =
 
 const lines = (text: string): string[] => text.split(/\r?\n/).filter((l) => l.trim().length > 0);
 
+/** The interpreter or binary an engine's probe runs (its module says which config field); undefined: nothing to probe. */
+export function probeCommand(config: ServerConfig): string | undefined {
+  const spec = engineFor(config.engine).probe;
+  if (!spec) return undefined;
+  return spec.type === 'python' ? config.python : spec.binary(config);
+}
+
 type ProbeOptions = { env?: NodeJS.ProcessEnv; timeoutMs?: number; signal?: AbortSignal; run?: typeof runCapture };
 
 /**
@@ -79,7 +86,7 @@ export async function probeEngine(config: ServerConfig, options: ProbeOptions = 
   const run = options.run ?? runCapture;
   const name = engine.description.name;
   const timeoutMs = options.timeoutMs ?? 120_000;
-  const command = spec.type === 'python' ? config.python : spec.binary(config);
+  const command = probeCommand(config) as string;
   const args =
     spec.type === 'python' ? ['-c', `import ${spec.pkg}, sys; print(${spec.pkg}.__version__)`] : spec.versionArgs;
   const result = await run(command, args, { env: options.env, timeoutMs, signal: options.signal });

@@ -14,6 +14,7 @@ const FIELDS: Field[] = [
   'kvUsage',
   'preemptionsTotal',
   'prefixCacheHitsTotal',
+  'prefixCacheQueriesTotal',
   'generationTokensTotal',
 ];
 
@@ -45,6 +46,7 @@ export const ENGINE_METRIC_READERS = Object.fromEntries(
 
 /** Maps one parsed /metrics page to an EngineSample (null where the engine does not export the metric). */
 export function engineSampleFromMetrics(text: PromText, tMs: number): EngineSample {
+  const queries = ENGINE_METRIC_READERS.prefixCacheQueriesTotal(text);
   return {
     tMs,
     running: ENGINE_METRIC_READERS.running(text),
@@ -53,6 +55,8 @@ export function engineSampleFromMetrics(text: PromText, tMs: number): EngineSamp
     preemptionsTotal: ENGINE_METRIC_READERS.preemptionsTotal(text),
     prefixCacheHitsTotal: ENGINE_METRIC_READERS.prefixCacheHitsTotal(text),
     generationTokensTotal: ENGINE_METRIC_READERS.generationTokensTotal(text),
+    // Only where the engine reports it: a record without it reads as before.
+    ...(queries !== null ? { prefixCacheQueriesTotal: queries } : {}),
   };
 }
 

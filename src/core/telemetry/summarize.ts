@@ -126,6 +126,19 @@ export function summarizeTelemetry(input: SummarizeInput): LevelTelemetry {
       toMs,
     ),
   };
+  // The hit rate only where the engine counts lookups too (vLLM's queries, SGLang's prompt tokens).
+  const queries = engineAll.some((s) => typeof s.prefixCacheQueriesTotal === 'number')
+    ? counterDelta(
+        engineAll.map((s) => ({ tMs: s.tMs, value: s.prefixCacheQueriesTotal ?? null })),
+        fromMs,
+        toMs,
+      )
+    : null;
+  const hitRate =
+    queries !== null && queries > 0 && engineFields.prefixCacheHits !== null
+      ? Math.min(1, engineFields.prefixCacheHits / queries)
+      : null;
+  const cacheFields = queries !== null ? { prefixCacheQueries: queries, prefixCacheHitRate: hitRate } : {};
   const others = input.processSnapshots ? processesInWindow(input.processSnapshots, fromMs, toMs) : undefined;
   const gpu = input.source === 'unavailable' ? [] : input.gpuSamples.filter((s) => inWindow(s.tMs, fromMs, toMs));
   const n = gpu.length;
@@ -165,6 +178,7 @@ export function summarizeTelemetry(input: SummarizeInput): LevelTelemetry {
       unknownFraction: share('unknown'),
     },
     ...engineFields,
+    ...cacheFields,
     ...(others ? { otherGpuProcesses: others } : {}),
   };
 }

@@ -1,6 +1,9 @@
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { LevelResult, RunRecord, Summary } from '../../shared/run-record.js';
 import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
+import { sloTargetText } from '../../shared/capacity.js';
+import type { SloVerdict } from '../../shared/capacity.js';
+import { levelSloStatus } from '../../shared/slo-judge.js';
 
 /**
  * Plain chart data, independent of the app: the chart components (and the HTML report) draw these.
@@ -20,6 +23,9 @@ export interface SeriesSpec {
   dash?: number[];
   /** Unit shown in the legend, e.g. "ms". */
   unit?: string;
+  /** Points drawn as rings (a level that misses an SLO), and their size in px. */
+  hollow?: boolean;
+  size?: number;
 }
 
 export const COLORS = {
@@ -214,4 +220,115 @@ export function sharedRange(charts: ChartData[]): [number, number] | null {
   }
   if (!Number.isFinite(lo) || !Number.isFinite(hi)) return null;
   return [lo, hi > lo ? hi : lo + 1];
+}
+
+/** The Pareto view of a run: the chart, the per-user floor a TPOT SLO sets, the capacity to label, a note. */
+export interface ParetoView {
+  data: ChartData;
+  /** Per-user tok/s a TPOT SLO asks for (1000 / its tightest limit): shaded above. */
+  floor: { y: number; label: string } | null;
+  /** The capacity level the search found, ringed and labelled. */
+  capacity: { x: number; y: number; label: string } | null;
+  note: string | null;
+}
+
+const SLO_MARKS: ReadonlyArray<{ verdict: SloVerdict; label: string; color: string; hollow: boolean }> = [
+  { verdict: 'meets', label: 'meets every SLO', color: COLORS.green, hollow: false },
+  { verdict: 'fails', label: 'misses an SLO', color: COLORS.red, hollow: true },
+  { verdict: 'uncertain', label: 'uncertain', color: COLORS.amber, hollow: true },
+];
+
+const levelName = (l: LevelResult): string => (l.rate !== undefined ? `${l.rate}/s` : `c=${l.concurrency}`);
+
+/**
+ * Per-user tok/s (1000 / TPOT p50) against output tok/s of all users, a line per setup. With percentile SLOs
+ * (--slo, the capacity search) each level is marked met / missed / uncertain, and the capacity is labelled.
+ */
+export function paretoChart(record: RunRecord): ParetoView {
+  const at = (l: LevelResult): [number, number] | null =>
+    typeof l.tpotMs.p50 === 'number' && l.tpotMs.p50 > 0 && l.outputTokPerSec !== null
+      ? [l.outputTokPerSec, 1000 / l.tpotMs.p50]
+      : null;
+  const groups = levelGroups(record);
+  const series: SeriesSpec[] = [];
+  const pts: Array<Array<[number, number | null]>> = [];
+  groups.forEach((g, i) => {
+    series.push({
+      label: withGroup('per-user tok/s', g.label),
+      color: GPU_COLORS[i % GPU_COLORS.length] ?? COLORS.blue,
+      unit: 'tok/s',
+    });
+    pts.push(g.levels.map(at).filter((p): p is [number, number] => p !== null));
+  });
+  const status = levelSloStatus(record);
+  if (status) {
+    for (const mark of SLO_MARKS) {
+      const mine = record.levels
+        .map((l, i) => (status.verdicts[i] === mark.verdict ? at(l) : null))
+        .filter((p): p is [number, number] => p !== null);
+      if (mine.length === 0) continue;
+      series.push({ label: mark.label, color: mark.color, points: true, hollow: mark.hollow, size: 9, unit: 'tok/s' });
+      pts.push(mine);
+    }
+  }
+  const capLevel = status?.capacityLevel !== null && status ? record.levels[status.capacityLevel] : undefined;
+  const capAt = capLevel ? at(capLevel) : null;
+  const tpotLimits = (status?.targets ?? []).filter((t) => t.metric === 'tpot').map((t) => t.limitMs);
+  const tpotLimit = tpotLimits.length > 0 ? Math.min(...tpotLimits) : record.config.slo?.tpotMs;
+  const notes = [
+    status
+      ? `Marks: each level against ${status.targets.map(sloTargetText).join(', ')} (met only when the percentile's 95 % interval lies within every limit).`
+      : null,
+    tpotLimit
+      ? `Shaded: per-user speed the TPOT SLO (${tpotLimit} ms) asks for; the SLO bounds p95, the line shows p50.`
+      : null,
+  ].filter((n): n is string => n !== null);
+  return {
+    data: { ...alignPoints(pts), series },
+    floor: tpotLimit ? { y: 1000 / tpotLimit, label: `TPOT SLO ${tpotLimit} ms` } : null,
+    capacity: capLevel && capAt ? { x: capAt[0], y: capAt[1], label: `${levelName(capLevel)} capacity` } : null,
+    note: notes.length > 0 ? notes.join(' ') : null,
+  };
+}
+
+/**
+ * The points of a scatter worth drawing at the chart's size: one per occupied pixel (x px, y px) of the visible
+ * index range i0..i1, and each pixel column's lowest and highest value exactly, so every pixel that would be
+ * painted still is and no extreme is lost. toPx / toPy map values to (CSS) pixels; null y values are skipped.
+ */
+export function pixelPoints(
+  xs: ArrayLike<number>,
+  ys: ArrayLike<number | null | undefined>,
+  i0: number,
+  i1: number,
+  toPx: (x: number) => number,
+  toPy: (y: number) => number,
+): number[] {
+  const out: number[] = [];
+  const cells = new Set<number>();
+  const lo = new Map<number, number>();
+  const hi = new Map<number, number>();
+  const kept = new Uint8Array(Math.max(0, i1 - i0 + 1));
+  for (let i = i0; i <= i1; i++) {
+    const y = ys[i];
+    if (y === null || y === undefined) continue;
+    const px = Math.round(toPx(xs[i] as number));
+    const py = Math.round(toPy(y));
+    const key = px * 1_000_003 + py;
+    if (!cells.has(key)) {
+      cells.add(key);
+      kept[i - i0] = 1;
+      out.push(i);
+    }
+    const l = lo.get(px);
+    if (l === undefined || y < (ys[l] as number)) lo.set(px, i);
+    const h = hi.get(px);
+    if (h === undefined || y > (ys[h] as number)) hi.set(px, i);
+  }
+  for (const i of [...lo.values(), ...hi.values()])
+    if (!kept[i - i0]) {
+      kept[i - i0] = 1;
+      out.push(i);
+    }
+  return out;
 }

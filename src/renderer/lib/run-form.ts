@@ -19,7 +19,8 @@ import {
   setPath,
 } from '../../shared/field-values.js';
 import { splitCommandLine } from '../../shared/command-line.js';
-import type { PresetSummary } from '../../shared/contract.js';
+import { ENGINE_WHERE_FIELDS } from '../../shared/contract.js';
+import type { EngineProbeRequest, PresetSummary } from '../../shared/contract.js';
 
 /** The app's engine picker: the registry's list, in its order. */
 export const ENGINE_PICKER: ReadonlyArray<{ id: EngineKind; name: string; hint: string }> = ENGINE_DESCRIPTIONS.map(
@@ -132,6 +133,25 @@ export function shows(form: Pick<RunForm, 'engine' | 'diffusion'>, f: FieldDescr
   if (!isServerField(f)) return true;
   if (!fieldApplies(f, form.engine)) return false;
   return f.group !== 'diffusion' || form.diffusion;
+}
+
+/** The field the engine's look-up is shown beside (Python or llama-server), or undefined when none shows. */
+export function probeField(
+  form: Pick<RunForm, 'engine' | 'diffusion'>,
+): (typeof ENGINE_WHERE_FIELDS)[number] | undefined {
+  return ENGINE_WHERE_FIELDS.find((name) => FORM_FIELDS.some((f) => f.name === name && shows(form, f)));
+}
+
+/** What the form asks probeEngine: the engine and its shown Python / binary field; null when nothing is launched. */
+export function probeRequest(
+  form: Pick<RunForm, 'engine' | 'diffusion' | (typeof ENGINE_WHERE_FIELDS)[number]>,
+): EngineProbeRequest | null {
+  if (form.engine === 'attach') return null;
+  const request: EngineProbeRequest = { engine: form.engine };
+  const name = probeField(form);
+  const value = name === undefined ? '' : form[name].trim();
+  if (name !== undefined && value !== '') request[name] = value;
+  return request;
 }
 
 /** The --vary keys offered for an engine. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StreamAccumulator } from '../../../src/core/load/stream-accumulator.js';
+import { MAX_KEPT_TEXT_CHARS, StreamAccumulator } from '../../../src/core/load/stream-accumulator.js';
 
 const chat = (content: string | null, extra: Record<string, unknown> = {}): string =>
   JSON.stringify({
@@ -82,5 +82,34 @@ describe('StreamAccumulator', () => {
     const acc = new StreamAccumulator();
     acc.onEvent(chat('a'), 1);
     expect(acc.result().errorKind).toBe('truncated');
+  });
+});
+
+describe('StreamAccumulator keepText', () => {
+  it('keeps the answer text (not reasoning) only when asked, and keeps none otherwise', () => {
+    const events = [
+      JSON.stringify({ choices: [{ delta: { reasoning_content: 'thinking' } }] }),
+      chat('Hello'),
+      chat(' world'),
+      JSON.stringify({ choices: [{ delta: {}, finish_reason: 'length' }] }),
+    ];
+    const kept = new StreamAccumulator({ keepText: true });
+    const plain = new StreamAccumulator();
+    events.forEach((e, i) => {
+      kept.onEvent(e, i);
+      plain.onEvent(e, i);
+    });
+    expect(kept.result().text).toBe('Hello world');
+    expect(plain.result()).not.toHaveProperty('text');
+  });
+
+  it('keeps completions text and bounds what it keeps', () => {
+    const acc = new StreamAccumulator({ keepText: true });
+    const big = 'x'.repeat(MAX_KEPT_TEXT_CHARS - 2);
+    acc.onEvent(JSON.stringify({ choices: [{ text: big }] }), 1);
+    acc.onEvent(JSON.stringify({ choices: [{ text: 'abcdef', finish_reason: 'length' }] }), 2);
+    const text = acc.result().text ?? '';
+    expect(text.length).toBe(MAX_KEPT_TEXT_CHARS);
+    expect(text.endsWith('xab')).toBe(true);
   });
 });

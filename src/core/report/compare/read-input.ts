@@ -1,21 +1,63 @@
 import { readFile, stat } from 'node:fs/promises';
-import { basename, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
+import { decodeRunJson } from '../../../shared/run-record-schema.js';
+import type { RunRecord } from '../../../shared/run-record.js';
 import { UserError } from '../../errors.js';
-import { loadRunFolder } from '../load-run-folder.js';
-import { parseResultObjects, seriesFromResultObjects } from './read-result-file.js';
+import { RUN_FILES } from '../../runs/run-store.js';
+import { loadRunFolder, recordSecrets, sanitizeRecord } from '../load-run-folder.js';
+import type { RunFolder } from '../load-run-folder.js';
+import { ACCEPTED_INPUTS, parseResultObjects, seriesFromResultObjects } from './read-result-file.js';
 import { seriesFromRunFolder } from './read-servebench.js';
 import type { CompareSeries } from './types.js';
 
-/** One compare input: a run folder (or its run.json), a vLLM --save-result file or an SGLang bench_serving .jsonl. */
+const REPORT_JSON_WHY =
+  'a servebench report --format json file holds the summaries of run.json only (compare the run folder for intervals)';
+
+/** True when a JSON document has the shape of a servebench run record (run.json or its `report --format json` copy). */
+function looksLikeRunRecord(value: unknown): boolean {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
+  const o = value as Record<string, unknown>;
+  return 'schemaVersion' in o && Array.isArray(o.levels) && typeof o.environment === 'object' && 'config' in o;
+}
+
+function parseWhole(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A run record with no requests.jsonl beside it, as a run folder without requests or telemetry. */
+function recordOnlyFolder(record: RunRecord, file: string): RunFolder {
+  const secrets = recordSecrets(record);
+  const clean = sanitizeRecord(record, secrets);
+  return { dir: dirname(file), record: clean, requests: [], gpu: [], engine: [], client: [], secrets, notes: [] };
+}
+
+/** A file holding a run record: its folder when it is a folder's own run.json, its summaries otherwise. */
+async function seriesFromRecordFile(text: string, full: string): Promise<CompareSeries[]> {
+  const decoded = decodeRunJson(text);
+  if ('problem' in decoded) throw new UserError(`${full} is a servebench run record that ${decoded.problem}`);
+  const dir = dirname(full);
+  const inFolder =
+    basename(full) === RUN_FILES.record && (await stat(join(dir, RUN_FILES.requests)).catch(() => null)) !== null;
+  if (inFolder) return seriesFromRunFolder(await loadRunFolder(dir), full);
+  const measuredBy = `servebench ${decoded.record.environment.servebenchVersion} (report json export)`;
+  return seriesFromRunFolder(recordOnlyFolder(decoded.record, full), full, { why: REPORT_JSON_WHY, measuredBy });
+}
+
+/**
+ * One compare input, told apart by its content: a run folder, a run record (its run.json or the file
+ * `servebench report --format json` writes), a vLLM --save-result file or an SGLang bench_serving .jsonl.
+ */
 export async function readCompareInput(path: string): Promise<CompareSeries[]> {
   const full = resolve(path);
   const info = await stat(full).catch(() => null);
-  if (!info)
-    throw new UserError(
-      `nothing at ${full}: give a run folder or a result file of vllm bench serve / sglang bench_serving`,
-    );
-  if (info.isDirectory() || basename(full) === 'run.json') return seriesFromRunFolder(await loadRunFolder(full), full);
+  if (!info) throw new UserError(`nothing at ${full}: ${ACCEPTED_INPUTS}`);
+  if (info.isDirectory()) return seriesFromRunFolder(await loadRunFolder(full), full);
   const text = await readFile(full, 'utf8');
+  if (looksLikeRunRecord(parseWhole(text))) return seriesFromRecordFile(text, full);
   const label = basename(full).replace(/\.(jsonl?|json)$/i, '');
   return [seriesFromResultObjects(parseResultObjects(text, full), full, label)];
 }

@@ -17,6 +17,10 @@ import type {
 
 type Json = Record<string, unknown>;
 
+/** What compare reads, for the one line that refuses anything else. */
+export const ACCEPTED_INPUTS =
+  'give a run folder, a servebench report --format json file, a vllm bench serve --save-result file or an sglang bench_serving .jsonl';
+
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const numList = (v: unknown): number[] | null =>
   Array.isArray(v) && v.every((x) => typeof x === 'number') ? (v as number[]) : null;
@@ -29,7 +33,7 @@ function parsePythonJson(text: string): unknown {
 /** The objects of a result file: one JSON object (--save-result) or one per line (--append-result, SGLang). */
 export function parseResultObjects(text: string, file: string): Json[] {
   const trimmed = text.trim();
-  if (!trimmed) throw new UserError(`${file} is empty: give a result file of vllm bench serve or sglang bench_serving`);
+  if (!trimmed) throw new UserError(`${file} is empty: ${ACCEPTED_INPUTS}`);
   const objects: Json[] = [];
   try {
     const whole = parsePythonJson(trimmed);
@@ -49,10 +53,7 @@ export function parseResultObjects(text: string, file: string): Json[] {
       bad++;
     }
   }
-  if (objects.length === 0)
-    throw new UserError(
-      `${file} is not JSON: give a run folder, a vllm bench serve --save-result file or an sglang bench_serving .jsonl`,
-    );
+  if (objects.length === 0) throw new UserError(`${file} is not JSON: ${ACCEPTED_INPUTS}`);
   if (bad > 0) objects.push({ __bad: bad });
   return objects;
 }
@@ -183,7 +184,7 @@ export function seriesFromResultObjects(objects: Json[], path: string, label: st
   const kind = resultKind(objects);
   if (!kind)
     throw new UserError(
-      `${path} is neither a vllm bench serve --save-result file nor an sglang bench_serving .jsonl (no median_e2el_ms / median_e2e_latency_ms): give one of those, or a run folder`,
+      `${path} is no file compare knows (not a servebench run record, no median_e2el_ms / median_e2e_latency_ms): ${ACCEPTED_INPUTS}`,
     );
   const tool = kind === 'vllm' ? 'vllm bench serve' : 'sglang bench_serving';
   const good = objects.filter((o) => !('__bad' in o));

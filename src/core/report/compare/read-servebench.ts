@@ -6,7 +6,15 @@ import { diffusionText } from '../facts.js';
 import { requestsByLevel } from '../load-run-folder.js';
 import type { RunFolder } from '../load-run-folder.js';
 import { figuresFromBlocks } from './statistics.js';
-import type { CompareBlock, CompareLevel, CompareRequest, CompareSeries, Conditions } from './types.js';
+import type {
+  CompareBlock,
+  CompareLevel,
+  CompareRequest,
+  CompareSeries,
+  Conditions,
+  FigureKey,
+  LevelFigures,
+} from './types.js';
 
 function toCompareRequest(r: RequestRecord): CompareRequest {
   if (!r.ok) return { ttftMs: null, tpotMs: null, e2eMs: null, outTokens: 0 };
@@ -26,14 +34,49 @@ function blocksOf(level: LevelResult, requests: readonly RequestRecord[]): Compa
     .filter((b) => b.requests.length > 0);
 }
 
-function conditionsOf(folder: RunFolder, level: LevelResult | undefined, many: boolean): Conditions {
+/** Compare's throughput from the rounds alone: their output tokens over the sum of their windows (as blocksOf counts). */
+function roundsThroughput(level: LevelResult): number | null {
+  if (level.outputTokPerSec === null) return null;
+  const complete = level.rounds.filter((r) => !r.partial);
+  const rounds = complete.length > 0 ? complete : level.rounds;
+  const windowMs = rounds.reduce((a, r) => a + r.windowMs, 0);
+  return windowMs > 0 ? rounds.reduce((a, r) => a + r.outputTokPerSec * r.windowMs, 0) / windowMs : null;
+}
+
+/** The level's own summaries (run.json): what a record without requests.jsonl offers. */
+function summaryFigures(level: LevelResult): LevelFigures {
+  return {
+    throughput: roundsThroughput(level),
+    ttftP50: level.ttftMs.p50,
+    ttftP95: level.ttftMs.p95,
+    tpotP50: level.tpotMs.p50,
+    tpotP95: level.tpotMs.p95,
+    e2eP50: level.e2eMs.p50,
+    e2eP95: level.e2eMs.p95,
+  };
+}
+
+/** A level of a record alone: summaries, each marked as having no per-request data (and why). */
+function summaryLevel(level: LevelResult, why: string): Pick<CompareLevel, 'figures' | 'missingRequests'> {
+  const figures = summaryFigures(level);
+  const missingRequests: Partial<Record<FigureKey, string>> = {};
+  for (const k of Object.keys(figures) as FigureKey[]) missingRequests[k] = why;
+  return { figures, missingRequests };
+}
+
+function conditionsOf(
+  folder: RunFolder,
+  level: LevelResult | undefined,
+  many: boolean,
+  measuredBy?: string,
+): Conditions {
   const record = folder.record;
   const e = record.environment.engine;
   const gpus = record.environment.gpus ?? [];
   const names = [...new Set(gpus.map((g) => g.name).filter((n): n is string => !!n))];
   const variantQuant = level?.serverVariant?.quantization;
   return {
-    measuredBy: `servebench ${record.environment.servebenchVersion}`,
+    measuredBy: measuredBy ?? `servebench ${record.environment.servebenchVersion}`,
     engine: `${e.kind}${e.version ? ` ${e.version}` : ''}`,
     model: e.model ?? record.config.model ?? record.config.server.model,
     quantization:
@@ -80,8 +123,17 @@ function diffusionOf(folder: RunFolder, level: LevelResult | undefined): string 
     .join(', ');
 }
 
-/** A run folder as compare series: one per server configuration (a server sweep gives several). */
-export function seriesFromRunFolder(folder: RunFolder, path: string): CompareSeries[] {
+/** How a record without its requests is read: why its figures have no interval, and who measured it. */
+export interface RecordOnly {
+  why: string;
+  measuredBy: string;
+}
+
+/**
+ * A run folder as compare series: one per server configuration (a server sweep gives several). With recordOnly
+ * (a `servebench report --format json` file: run.json alone) each level gives its recorded summaries, no blocks.
+ */
+export function seriesFromRunFolder(folder: RunFolder, path: string, recordOnly?: RecordOnly): CompareSeries[] {
   const byLevel = requestsByLevel(folder);
   const configs = [...new Set(folder.record.levels.map((l) => l.serverConfigIndex))];
   const many = configs.length > 1;
@@ -89,25 +141,25 @@ export function seriesFromRunFolder(folder: RunFolder, path: string): CompareSer
     const levels: CompareLevel[] = [];
     folder.record.levels.forEach((level, i) => {
       if (level.serverConfigIndex !== config) return;
+      const load: CompareLevel['load'] =
+        level.rate !== undefined
+          ? { kind: 'rate', value: level.rate }
+          : { kind: 'concurrency', value: level.concurrency };
+      const common = { load, partial: level.partial, lengths: [level.inputLen, level.outputLen] as [number, number] };
+      if (recordOnly) {
+        levels.push({ ...common, ...summaryLevel(level, recordOnly.why) });
+        return;
+      }
       const requests = (byLevel[i] ?? []).filter((r) => isMeasured(r) && !isCancelled(r));
       const blocks = blocksOf(level, requests);
-      levels.push({
-        load:
-          level.rate !== undefined
-            ? { kind: 'rate', value: level.rate }
-            : { kind: 'concurrency', value: level.concurrency },
-        figures: figuresFromBlocks(blocks, level.outputTokPerSec !== null),
-        blocks,
-        partial: level.partial,
-        lengths: [level.inputLen, level.outputLen],
-      });
+      levels.push({ ...common, figures: figuresFromBlocks(blocks, level.outputTokPerSec !== null), blocks });
     });
     const first = folder.record.levels.find((l) => l.serverConfigIndex === config);
     return {
       label: many && first ? `${folder.record.label} [${variantLabel(first, true)}]` : folder.record.label,
       source: 'servebench' as const,
       path,
-      conditions: conditionsOf(folder, first, many),
+      conditions: conditionsOf(folder, first, many, recordOnly?.measuredBy),
       levels,
       notes: [...folder.notes],
     };

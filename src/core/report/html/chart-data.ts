@@ -1,5 +1,7 @@
 import { capacitySearches } from '../../../shared/capacity.js';
 import type { LevelResult, RunRecord, Summary } from '../../../shared/run-record.js';
+import { sloTargetText } from '../../../shared/capacity.js';
+import { levelSloStatus } from '../../../shared/slo-judge.js';
 import { variantLabel } from '../../../shared/report-columns.js';
 import type { XyChart, XySeries } from './xy-chart.js';
 
@@ -105,20 +107,31 @@ export function latencyChart(record: RunRecord, id: string, title: string, pick:
   };
 }
 
-/** The Pareto view: tokens per second one user sees (1000 / TPOT p50) against output tok/s of all users. */
+/**
+ * The Pareto view: tokens per second one user sees (1000 / TPOT p50) against output tok/s of all users. With
+ * percentile SLOs (--slo, the capacity search) each level is marked met / missed / uncertain and the capacity ringed.
+ */
 export function paretoChart(record: RunRecord): XyChart {
   const gs = groups(record);
+  const status = levelSloStatus(record);
   const series: XySeries[] = gs.map((g, i) => ({
     name: seriesName(g, gs.length > 1, 'per-user tok/s'),
     color: i,
     points: g
       .filter((l) => typeof l.tpotMs.p50 === 'number' && l.tpotMs.p50 > 0 && l.outputTokPerSec !== null)
-      .map((l) => ({
-        x: l.outputTokPerSec as number,
-        y: 1000 / (l.tpotMs.p50 as number),
-        label: l.rate !== undefined ? `${l.rate}/s` : `c=${l.concurrency}`,
-      })),
+      .map((l) => {
+        const at = record.levels.indexOf(l);
+        return {
+          x: l.outputTokPerSec as number,
+          y: 1000 / (l.tpotMs.p50 as number),
+          label: l.rate !== undefined ? `${l.rate}/s` : `c=${l.concurrency}`,
+          ...(status ? { slo: status.verdicts[at], capacity: status.capacityLevel === at } : {}),
+        };
+      }),
   }));
+  const marks = status
+    ? `Marks: each level against ${status.targets.map(sloTargetText).join(', ')} (meets only when the percentile's 95 % interval lies within every limit).`
+    : undefined;
   // A TPOT SLO is a floor on per-user speed: shade where the points would meet it (the SLO bounds p95, points show p50).
   const tpotLimits = (capacitySearches(record)[0]?.targets ?? [])
     .filter((t) => t.metric === 'tpot')
@@ -136,9 +149,16 @@ export function paretoChart(record: RunRecord): XyChart {
             y: 1000 / tpotLimit,
             title: `TPOT SLO ${tpotLimit} ms: per-user tok/s ≥ ${Math.round(1000 / tpotLimit)}`,
           },
-          note: `Shaded: per-user speed the TPOT SLO (${tpotLimit} ms) asks for; the SLO bounds p95, the points show p50.`,
+          note: [
+            marks,
+            `Shaded: per-user speed the TPOT SLO (${tpotLimit} ms) asks for; the SLO bounds p95, the points show p50.`,
+          ]
+            .filter(Boolean)
+            .join(' '),
         }
-      : {}),
+      : marks
+        ? { note: marks }
+        : {}),
   };
 }
 

@@ -36,6 +36,12 @@ svg .slo-band{fill:var(--c2);opacity:.12}svg .grid{stroke:var(--line);stroke-wid
 svg .level{stroke:var(--muted);stroke-dasharray:3 3;stroke-width:.8}
 svg .line{fill:none;stroke-width:2}svg .dashed .line{stroke-dasharray:6 4}svg .whisker{fill:none;stroke-width:1.2}
 svg .gpu{stroke-width:1.4}
+svg g circle.slo-meets{fill:var(--pass);stroke:var(--bg);stroke-width:1}svg g circle.slo-fails{fill:var(--bg);stroke:var(--fail);stroke-width:2}
+svg g circle.slo-uncertain{fill:var(--bg);stroke:var(--warn);stroke-width:2;stroke-dasharray:2 1.5}
+svg g circle.capacity-ring{fill:none;stroke:var(--fg);stroke-width:1.5}svg text.pt.cap{font-weight:700}svg .leader{stroke:var(--fg);stroke-width:.8}
+.key.slo-meets i,.key.slo-fails i,.key.slo-uncertain i,.key.capacity-ring i{width:9px;height:9px;border-radius:50%}
+.key.slo-meets i{background:var(--pass)}.key.slo-fails i{background:none;border:2px solid var(--fail)}
+.key.slo-uncertain i{background:none;border:2px dashed var(--warn)}.key.capacity-ring i{background:none;border:1.5px solid var(--fg);width:12px;height:12px}
 ${[0, 1, 2, 3, 4, 5].map((i) => `svg .c${i} .line,svg .c${i}.line,svg .c${i} .whisker{stroke:var(--c${i})}svg .c${i} circle{fill:var(--c${i})}.key.c${i} i{background:var(--c${i})}.key.dashed.c${i} i{background:repeating-linear-gradient(90deg,var(--c${i}) 0 5px,transparent 5px 8px)}`).join('')}
 svg .req{fill:none}svg .req.wait{stroke:var(--wait)}svg .req.decode{stroke:var(--decode)}svg .req.warm{stroke:var(--warmreq)}
 svg .req.failed{stroke:var(--fail)}svg .req.cancelled{stroke:var(--warn);stroke-dasharray:4 2}svg .span.throttled{fill:var(--thr)}svg .span.power-cap{fill:var(--cap)}

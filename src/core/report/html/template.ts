@@ -14,6 +14,22 @@ import { esc, scriptJson } from './escape.js';
 import { REPORT_CSS } from './styles.js';
 import { capacitySearches, type CapacityResult } from '../../../shared/capacity.js';
 import { capacityLines, capacityTable, capacityTitle } from '../../../shared/capacity-format.js';
+import { TURN_TABLE_HEAD, turnTableRows } from '../../../shared/turn-table.js';
+
+/** Multi-turn runs: TTFT per conversation turn, one row per level and turn; nothing for other runs. */
+function turnsSection(record: RunRecord): string {
+  const name = (l: RunRecord['levels'][number]): string =>
+    `${l.rate !== undefined ? `${l.rate} req/s` : `c=${l.concurrency}`} ${l.inputLen}/${l.outputLen}`;
+  const rows = turnTableRows(record, name);
+  if (rows.length === 0) return '';
+  const head = TURN_TABLE_HEAD.map((h) => `<th>${esc(h)}</th>`).join('');
+  const body = rows.map((r) => `<tr>${r.map((v) => `<td class="nw">${esc(v)}</td>`).join('')}</tr>`).join('');
+  return [
+    '<section id="turns"><h2>TTFT per conversation turn</h2>',
+    `<table id="table-turns"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`,
+    '<p class="note">Multi-turn: each turn sends the conversation so far back; TTFT in ms.</p></section>',
+  ].join('');
+}
 
 /** The capacity searches' answers, their levels and knees (run with --find-capacity); one heading each when several. */
 function capacitySection(searches: readonly CapacityResult[]): string {
@@ -108,6 +124,7 @@ export function renderPage(page: ReportPage): string {
     '<section id="results"><h2>Results</h2>',
     table(ARTICLE_COLUMNS, rows, 'table-results'),
     '<p class="note">Latencies in ms (s where marked); * = level cut short. TTFT: time to the first token; TPOT: time per output token after the first; E2E: the whole request.</p></section>',
+    turnsSection(record),
     capacitySearches(record).length > 0 ? capacitySection(capacitySearches(record)) : '',
     `<section id="charts"><h2>Charts</h2><div class="charts">${page.charts.join('')}</div>${page.timeline}</section>`,
     '<section id="checks"><h2>Checks</h2>',

@@ -1,4 +1,7 @@
+import type { SloVerdict } from '../../../shared/capacity.js';
 import { esc } from './escape.js';
+import { placeLabels } from './point-labels.js';
+import type { LabelRequest } from './point-labels.js';
 import { makeScale } from './scale.js';
 
 /** One point; lo/hi draw a whisker (a confidence interval or a range); label is written beside it. */
@@ -8,6 +11,10 @@ export interface XyPoint {
   lo?: number | null;
   hi?: number | null;
   label?: string;
+  /** The level's verdict against every SLO of the run: the marker shows it (legend added). */
+  slo?: SloVerdict;
+  /** The capacity the search found: ringed and labelled. */
+  capacity?: boolean;
 }
 
 /** A line of points; colour index into the palette; dashed for a second percentile of the same series. */
@@ -32,6 +39,12 @@ export interface XyChart {
   /** Shades the region at or above this y (e.g. per-user tok/s an SLO asks for), titled. */
   shadeAbove?: { y: number; title: string };
 }
+
+const SLO_KEYS: ReadonlyArray<{ verdict: SloVerdict; text: string }> = [
+  { verdict: 'meets', text: 'meets every SLO' },
+  { verdict: 'fails', text: 'misses an SLO' },
+  { verdict: 'uncertain', text: 'uncertain (interval straddles a limit)' },
+];
 
 const W = 440;
 const H = 260;
@@ -79,6 +92,8 @@ export function renderXyChart(chart: XyChart): string {
   out.push(
     `<text class="label" transform="translate(13 ${(M.t + H - M.b) / 2}) rotate(-90)" text-anchor="middle">${esc(chart.yLabel)}</text>`,
   );
+  const labels: LabelRequest[] = [];
+  const markers: Array<{ x0: number; y0: number; x1: number; y1: number }> = [];
   for (const s of chart.series) {
     const ok = s.points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y));
     if (ok.length === 0) continue;
@@ -92,15 +107,47 @@ export function renderXyChart(chart: XyChart): string {
         const y1 = f1(sy.map(p.hi));
         out.push(`<path class="whisker" d="M${x} ${y0}V${y1}M${Number(x) - 4} ${y0}h8M${Number(x) - 4} ${y1}h8"/>`);
       }
-      out.push(`<circle cx="${x}" cy="${f1(sy.map(p.y))}" r="3"/>`);
-      if (p.label)
-        out.push(`<text class="pt" x="${Number(x) + 5}" y="${Number(f1(sy.map(p.y))) - 5}">${esc(p.label)}</text>`);
+      const y = f1(sy.map(p.y));
+      const r = p.capacity ? 8 : p.slo ? 5 : 3;
+      markers.push({ x0: Number(x) - r, y0: Number(y) - r, x1: Number(x) + r, y1: Number(y) + r });
+      if (p.capacity)
+        out.push(`<circle class="capacity-ring" cx="${x}" cy="${y}" r="8"><title>capacity</title></circle>`);
+      if (p.slo)
+        out.push(
+          `<circle class="slo-${p.slo}" cx="${x}" cy="${y}" r="4.5"><title>${esc(p.label ?? '')}: ${esc(SLO_KEYS.find((k) => k.verdict === p.slo)?.text ?? '')}</title></circle>`,
+        );
+      else out.push(`<circle cx="${x}" cy="${y}" r="3"/>`);
+      const text = p.capacity ? `${p.label ?? ''} capacity`.trim() : p.label;
+      // The capacity's label first, then the points in order: crowded labels give way, not overprint.
+      if (text)
+        labels.push({
+          x: Number(x),
+          y: Number(y),
+          text,
+          priority: p.capacity ? -1 : labels.length,
+          gap: p.capacity ? 9 : 5,
+        });
     }
     out.push('</g>');
   }
+  for (const l of placeLabels(labels, { x0: M.l, y0: 0, x1: W, y1: H - M.b }, markers)) {
+    if (l.leader)
+      out.push(
+        `<line class="leader" x1="${f1(l.leader.x1)}" y1="${f1(l.leader.y1)}" x2="${f1(l.leader.x2)}" y2="${f1(l.leader.y2)}"/>`,
+      );
+    const cls = `pt${l.request.priority < 0 ? ' cap' : ''}`;
+    const anchor = l.anchor === 'end' ? ' text-anchor="end"' : '';
+    out.push(`<text class="${cls}" x="${f1(l.x)}" y="${f1(l.y)}"${anchor}>${esc(l.text)}</text>`);
+  }
   out.push('</svg>');
-  const legend = chart.series
-    .map((s) => `<span class="key c${s.color % 6}${s.dashed ? ' dashed' : ''}"><i></i>${esc(s.name)}</span>`)
-    .join('');
+  const all = chart.series.flatMap((s) => s.points);
+  const sloKeys = SLO_KEYS.filter((k) => all.some((p) => p.slo === k.verdict)).map(
+    (k) => `<span class="key slo-${k.verdict}"><i></i>${esc(k.text)}</span>`,
+  );
+  if (all.some((p) => p.capacity)) sloKeys.push('<span class="key capacity-ring"><i></i>capacity</span>');
+  const legend =
+    chart.series
+      .map((s) => `<span class="key c${s.color % 6}${s.dashed ? ' dashed' : ''}"><i></i>${esc(s.name)}</span>`)
+      .join('') + sloKeys.join('');
   return `<figure class="chart" id="${chart.id}"><figcaption>${esc(chart.title)}</figcaption>${out.join('')}<div class="legend">${legend}</div>${chart.note ? `<p class="note">${esc(chart.note)}</p>` : ''}</figure>`;
 }

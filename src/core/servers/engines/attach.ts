@@ -5,6 +5,7 @@ import type { EngineModule } from './types.js';
 export const attachEngine: EngineModule = {
   kind: 'attach',
   description: describeEngine('attach'),
+  noProbeNote: "nothing is launched: servebench connects to the server's URL",
   healthPath: '/health',
   progress: [],
   metricsPath: '/metrics',

@@ -8,6 +8,7 @@ export { splitCommandLine };
 export const commandEngine: EngineModule = {
   kind: 'command',
   description: describeEngine('command'),
+  noProbeNote: 'servebench runs the command line as given: nothing to look for',
   healthPath: '/health',
   progress: [],
   // Scraped when the server has it; a 404 only leaves engine telemetry unavailable.

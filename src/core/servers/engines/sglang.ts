@@ -45,6 +45,8 @@ export const SGLANG_METRICS: EngineMetricNames = {
     'sglang:cached_tokens_total',
     { name: 'sglang:realtime_tokens_total', labels: { mode: 'prefill_cache' } },
   ],
+  // Every prompt token is looked up in the radix cache: cached_tokens / prompt_tokens is its hit rate.
+  prefixCacheQueriesTotal: ['sglang:prompt_tokens_total'],
   generationTokensTotal: ['sglang:generation_tokens_total'],
 };
 

@@ -8,6 +8,7 @@ import { VLLM_METRICS, VLLM_PROGRESS } from './vllm.js';
 export const simEngine: EngineModule = {
   kind: 'sim',
   description: describeEngine('sim'),
+  noProbeNote: 'the built-in simulator: nothing to install, no GPU needed',
   healthPath: '/health',
   progress: VLLM_PROGRESS,
   metricsPath: '/metrics',

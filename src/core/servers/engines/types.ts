@@ -84,6 +84,8 @@ export interface EngineModule {
   readonly description: EngineDescription;
   /** Found and versioned before launch; absent: nothing to probe (sim, command, attach). */
   readonly probe?: EngineProbeSpec;
+  /** What the app says in place of a probe's answer when there is nothing to probe (the simulator is built in). */
+  readonly noProbeNote?: string;
   readonly healthPath: string;
   /** A log line that must also have been seen before the server counts as ready (SGLang). */
   readonly readyLine?: RegExp;

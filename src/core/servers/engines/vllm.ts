@@ -44,6 +44,7 @@ export const VLLM_METRICS: EngineMetricNames = {
   kvUsage: ['vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc'],
   preemptionsTotal: ['vllm:num_preemptions_total', 'vllm:num_preemptions'],
   prefixCacheHitsTotal: ['vllm:prefix_cache_hits_total', 'vllm:gpu_prefix_cache_hits_total'],
+  prefixCacheQueriesTotal: ['vllm:prefix_cache_queries_total', 'vllm:gpu_prefix_cache_queries_total'],
   generationTokensTotal: ['vllm:generation_tokens_total'],
 };
 

@@ -5,6 +5,7 @@ import { compareSeries } from '../../../../src/core/report/compare/compare.js';
 import { compareMarkdown } from '../../../../src/core/report/compare/markdown.js';
 import { readCompareInput, readCompareInputs } from '../../../../src/core/report/compare/read-input.js';
 import { loadRunFolder } from '../../../../src/core/report/load-run-folder.js';
+import { jsonExporter } from '../../../../src/core/report/json.js';
 import { vllmJson } from '../../../../src/core/report/vllm-json.js';
 import { fixtureCopy, fixtureDir } from '../fixtures.js';
 import { compareFixtures, slowedCopy } from './helpers.js';
@@ -111,6 +112,65 @@ describe('compare: files of other tools', () => {
       }
   });
 
+  it('a servebench report --format json file round-trips: same figures and conditions, ratios only', async () => {
+    const dir = await fixtureCopy('closed');
+    made.push(dir);
+    // A name that says nothing: the format is told by the content.
+    const file = join(dirname(dir), 'export.txt');
+    await writeFile(file, (await jsonExporter.render(await loadRunFolder(dir), {})) as string);
+    const [s] = await readCompareInput(file);
+    expect(s).toMatchObject({ source: 'servebench', label: 'closed' });
+    expect(s!.conditions.measuredBy).toMatch(/^servebench .* \(report json export\)$/);
+    const record = (await loadRunFolder(dir)).record;
+    s!.levels.forEach((l, i) => {
+      const r = record.levels[i]!;
+      expect(l.blocks).toBeUndefined();
+      expect(l.figures).toEqual({
+        // Output tokens of the rounds over their windows, compare's throughput (run.json's is the rounds' mean).
+        throughput: expect.closeTo(
+          r.rounds.reduce((a, x) => a + x.outputTokPerSec * x.windowMs, 0) /
+            r.rounds.reduce((a, x) => a + x.windowMs, 0),
+          9,
+        ),
+        ttftP50: r.ttftMs.p50,
+        ttftP95: r.ttftMs.p95,
+        tpotP50: r.tpotMs.p50,
+        tpotP95: r.tpotMs.p95,
+        e2eP50: r.e2eMs.p50,
+        e2eP95: r.e2eMs.p95,
+      });
+    });
+    const c = compareSeries(await readCompareInputs([file, file]));
+    expect(c.likeForLike[1]).toMatchObject({ differs: [], likeForLike: true });
+    expect(c.levels.map((l) => l.load.value)).toEqual([1, 4]);
+    for (const level of c.levels)
+      for (const f of level.figures) {
+        expect(f.ratio, `${level.load.value} ${f.key}`).toBe(1);
+        expect(f.verdict).toBe('no verdict');
+        expect(f.why).toMatch(/ratio of the summaries only: .*report --format json file holds the summaries/);
+      }
+    // Against the run folder it came from: like for like, the same figures.
+    const both = compareSeries(await readCompareInputs([dir, file]));
+    expect(both.likeForLike[1]).toMatchObject({ differs: [], likeForLike: true });
+    for (const level of both.levels)
+      for (const f of level.figures) expect(f.ratio, `${level.load.value} ${f.key}`).toBeCloseTo(1, 3);
+  });
+
+  it('a run.json alone (no requests.jsonl beside it) is read as its summaries; a damaged record says so', async () => {
+    const dir = await fixtureCopy('closed');
+    made.push(dir);
+    await rm(join(dir, 'requests.jsonl'));
+    const [s] = await readCompareInput(join(dir, 'run.json'));
+    expect(s!.conditions.measuredBy).toMatch(/report json export/);
+    const [folder] = await readCompareInput(join(fixtureDir('closed'), 'run.json'));
+    expect(folder!.levels[0]!.blocks!.length).toBeGreaterThan(0);
+    const bad = join(dirname(dir), 'bad.json');
+    const record = JSON.parse(await readFile(join(dir, 'run.json'), 'utf8'));
+    record.levels[0].ttftMs = 'fast';
+    await writeFile(bad, JSON.stringify(record));
+    await expect(readCompareInput(bad)).rejects.toThrow(/bad\.json is a servebench run record that is damaged/);
+  });
+
   it("reads vLLM's --save-detailed --append-result file: per-request figures equal vLLM's own summaries", async () => {
     const file = join(compareFixtures, 'vllm-detailed.json');
     const [s] = await readCompareInput(file);
@@ -184,7 +244,9 @@ describe('compare: files of other tools', () => {
     made.push(dir);
     const junk = join(dirname(dir), 'junk.json');
     await writeFile(junk, '{"hello": 1}\n');
-    await expect(readCompareInput(junk)).rejects.toThrow(/neither a vllm bench serve --save-result file nor an sglang/);
+    await expect(readCompareInput(junk)).rejects.toThrow(
+      /is no file compare knows .*give a run folder, a servebench report --format json file, a vllm/,
+    );
     await writeFile(junk, '');
     await expect(readCompareInput(junk)).rejects.toThrow(/is empty/);
     await expect(readCompareInput(join(dirname(dir), 'nope'))).rejects.toThrow(/nothing at .*give a run folder/);

@@ -1,0 +1,51 @@
+import type { LevelPlan } from '../load/level-plan.js';
+import type { TokenCounter } from '../load/prompts.js';
+import type { MessagesCounter } from '../load/conversations.js';
+import type { Workload } from './workload.js';
+
+/** What a level's prompts are built from and with. */
+export interface LevelPromptsInput {
+  workload: Workload;
+  plan: LevelPlan;
+  /** Warm-up plus every round. */
+  count: number;
+  runNonce: number;
+  /** Global index of the level's first prompt (prompts are unique across the run; a file is read from here on). */
+  firstIndex: number;
+  uniquePrefix: boolean;
+  counter: TokenCounter;
+  /** The server counts exactly (/tokenize); false: only usage.prompt_tokens after the fact. */
+  viaTokenize: boolean;
+  /** Counts chat messages (system prompts, message lists); null when the server cannot. */
+  countMessages: MessagesCounter | null;
+  api: 'chat' | 'completions';
+  /** The server's context (prompt + output tokens), when known: a longer request is refused up front. */
+  contextTokens?: number;
+  /** How many prompts to count with the server at once. */
+  parallel?: number;
+}
+
+/** Runs `make` for each index, `parallel` at once, in index order of results. */
+export async function mapParallel<T>(count: number, parallel: number, make: (i: number) => Promise<T>): Promise<T[]> {
+  const out = new Array<T>(count);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const i = next++;
+      out[i] = await make(i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, count) }, worker));
+  return out;
+}
+
+/** One line when a request asks more than the server's context holds; null otherwise. */
+export function contextLine(
+  where: string,
+  inTokens: number,
+  outTokens: number,
+  context: number | undefined,
+): string | null {
+  if (context === undefined || inTokens + outTokens <= context) return null;
+  return `${where} has ${inTokens} prompt + ${outTokens} output tokens, more than the server's context of ${context}: it would fail`;
+}

@@ -1,0 +1,103 @@
+import { LIMITS } from '../../shared/config.js';
+import type { BenchConfig } from '../../shared/config.js';
+import { UserError } from '../errors.js';
+import type { LevelPlan } from '../load/level-plan.js';
+import { checkPlanLimits } from '../load/plan-limits.js';
+import { readJsonRecords, type JsonRecord } from './json-records.js';
+
+/** Tokens per hash id in a Mooncake trace: each id names one 512-token block of the prompt. */
+export const TRACE_BLOCK_TOKENS = 512;
+
+/** One request of a timed trace. */
+export interface TraceEntry {
+  /** 0-based record of the file. */
+  sourceIndex: number;
+  /** Arrival, ms from the trace's start (as recorded, before --trace-speed). */
+  timestampMs: number;
+  inputLen: number;
+  outputLen: number;
+  /** Block hash ids: requests with the same leading ids share those prompt blocks (the prefix cache sees it). */
+  hashIds: number[];
+}
+
+function bad(path: string, r: JsonRecord, what: string): UserError {
+  return new UserError(`--trace ${path}: ${r.where} ${what}`);
+}
+
+function tokens(path: string, r: JsonRecord, key: string, v: unknown): number {
+  if (v === undefined) throw bad(path, r, `has no "${key}": each line needs timestamp, input_length and output_length`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > LIMITS.tokens.max) {
+    throw bad(
+      path,
+      r,
+      `has ${key} ${JSON.stringify(v).slice(0, 40)}: it must be a whole number from 1 to ${LIMITS.tokens.max}`,
+    );
+  }
+  return v;
+}
+
+function entryOf(path: string, r: JsonRecord): TraceEntry {
+  const o = r.value as Record<string, unknown> | null;
+  if (!o || typeof o !== 'object' || Array.isArray(o)) throw bad(path, r, 'is not a JSON object');
+  const t = o.timestamp;
+  if (t === undefined) throw bad(path, r, 'has no "timestamp" (ms from the start of the trace)');
+  // A day of trace at most: past that the number is not milliseconds.
+  if (typeof t !== 'number' || !Number.isFinite(t) || t < 0 || t > 86_400_000 * 7) {
+    throw bad(
+      path,
+      r,
+      `has timestamp ${JSON.stringify(t).slice(0, 40)}: it must be ms from the trace's start, 0 to 7 days`,
+    );
+  }
+  const hashes = o.hash_ids ?? [];
+  if (!Array.isArray(hashes) || !hashes.every((h) => typeof h === 'number' && Number.isSafeInteger(h) && h >= 0)) {
+    throw bad(path, r, 'has hash_ids that are not a list of non-negative whole numbers');
+  }
+  return {
+    sourceIndex: r.index,
+    timestampMs: t,
+    inputLen: tokens(path, r, 'input_length', o.input_length),
+    outputLen: tokens(path, r, 'output_length', o.output_length),
+    hashIds: hashes as number[],
+  };
+}
+
+/** Reads a Mooncake-style trace (JSONL of {timestamp, input_length, output_length, hash_ids}), in arrival order. */
+export async function readTrace(path: string): Promise<TraceEntry[]> {
+  const records = await readJsonRecords(path, { flag: '--trace', max: LIMITS.totalRequests.max });
+  const entries = records.map((r) => entryOf(path, r));
+  // Stable: equal timestamps keep the file's order.
+  return entries.sort((a, b) => a.timestampMs - b.timestampMs || a.sourceIndex - b.sourceIndex);
+}
+
+/**
+ * The one open-loop level of a trace replay: an optional warm-up (closed loop, the trace's first entries), then
+ * --rounds replays of the trace (its first --requests-per-round arrivals when given), each at the trace's own gaps
+ * divided by --trace-speed, so the round spread says how repeatable a replay is. Its rate is the trace's mean
+ * arrival rate; its lengths the trace's mean (each request carries its own).
+ */
+export function tracePlan(config: BenchConfig, entries: readonly TraceEntry[]): LevelPlan {
+  const speed = config.traceSpeed ?? 1;
+  const requestsPerRound = Math.min(entries.length, config.requestsPerRound ?? Infinity);
+  // The trace starts cold as recorded: no warm-up unless asked.
+  const warmup = Math.min(config.warmup ?? 0, requestsPerRound);
+  const rounds = config.rounds;
+  const measured = entries.slice(0, requestsPerRound);
+  const schedule = measured.map((e) => e.timestampMs / speed);
+  const spanS = ((schedule.at(-1) ?? 0) - (schedule[0] ?? 0)) / 1000;
+  const mean = (f: (e: TraceEntry) => number): number =>
+    Math.max(1, Math.round(measured.reduce((s, e) => s + f(e), 0) / Math.max(1, measured.length)));
+  const plan: LevelPlan = {
+    concurrency: config.maxConcurrency ?? 0,
+    rate: Math.round((measured.length / Math.max(spanS, 0.001)) * 1000) / 1000,
+    maxInFlight: config.maxConcurrency,
+    inputLen: mean((e) => e.inputLen),
+    outputLen: mean((e) => e.outputLen),
+    rounds,
+    requestsPerRound,
+    warmup,
+    schedule,
+  };
+  checkPlanLimits(config, [plan]);
+  return plan;
+}

@@ -1,0 +1,24 @@
+import type { LevelResult, RunRecord } from './run-record.js';
+
+/** Header of the TTFT-per-turn table (ms). */
+export const TURN_TABLE_HEAD = ['level', 'turn', 'n', 'in tok', 'TTFT p50', 'p95', 'p99'] as const;
+
+const ms = (v: number | null): string => (v === null ? '—' : v.toFixed(1));
+
+/**
+ * Multi-turn levels: one row of cells per level and turn (1-based), with the turn's ok request count, mean prompt
+ * tokens and TTFT percentiles in ms; empty when no level ran conversations. `name` says which level a row is.
+ */
+export function turnTableRows(record: RunRecord, name: (level: LevelResult) => string): string[][] {
+  return record.levels.flatMap((l) =>
+    (l.byTurn ?? []).map((t) => [
+      name(l),
+      String(t.turn + 1),
+      String(t.ttftMs.n),
+      t.inputTokens === null ? '—' : String(Math.round(t.inputTokens)),
+      ms(t.ttftMs.p50),
+      ms(t.ttftMs.p95),
+      ms(t.ttftMs.p99),
+    ]),
+  );
+}

@@ -1,0 +1,195 @@
+import { describe, expect, it } from 'vitest';
+import { runConversations, uncountedTurn } from '../../../src/core/load/conversations.js';
+import type { RequestExecutor } from '../../../src/core/load/executor.js';
+import type { Prompt, PromptMessage } from '../../../src/core/load/prompts.js';
+import { StreamAccumulator } from '../../../src/core/load/stream-accumulator.js';
+import type { RequestOutcome, RequestSpec } from '../../../src/core/load/stream-client.js';
+import { createManualClock } from './manual-clock.js';
+import type { ManualClock } from './manual-clock.js';
+
+interface Sent {
+  id: number;
+  prompt: Prompt;
+  keepText: boolean;
+  atMs: number;
+  endMs: number;
+  inFlight: number;
+}
+
+/**
+ * Runs conversations on a virtual clock. Each request takes `durationMs(id)`, answers `answer-<id>` (only when the
+ * spec asked to keep text, as the real client does), and fails where `fails(id)` says.
+ */
+function harness(clock: ManualClock, durationMs: (id: number) => number, fails: (id: number) => boolean = () => false) {
+  const sent: Sent[] = [];
+  const byId = new Map<number, Prompt>();
+  let inFlight = 0;
+  let nextId = 0;
+  const executor: RequestExecutor = {
+    threads: 0,
+    async execute(spec: RequestSpec) {
+      const sendMs = clock.nowMs();
+      inFlight++;
+      const entry: Sent = {
+        id: spec.id,
+        prompt: byId.get(spec.id)!,
+        keepText: spec.keepText === true,
+        atMs: sendMs,
+        endMs: -1,
+        inFlight,
+      };
+      sent.push(entry);
+      await clock.sleepUntil(sendMs + durationMs(spec.id));
+      inFlight--;
+      entry.endMs = clock.nowMs();
+      const acc = new StreamAccumulator({ keepText: spec.keepText });
+      if (fails(spec.id)) acc.fail('HTTP 500', 'http-5xx');
+      else {
+        acc.onEvent(JSON.stringify({ choices: [{ delta: { content: `answer-${spec.id}` } }] }), entry.endMs);
+        acc.onEvent(JSON.stringify({ choices: [{ delta: {}, finish_reason: 'length' }] }), entry.endMs);
+      }
+      const outcome: RequestOutcome = {
+        id: spec.id,
+        requestTag: spec.requestTag,
+        sendMs,
+        endMs: entry.endMs,
+        httpStatus: fails(spec.id) ? 500 : 200,
+        result: acc.result(),
+      };
+      return outcome;
+    },
+    abortAll: () => undefined,
+    startLagWindow: () => undefined,
+    endLagWindow: async () => null,
+    close: async () => undefined,
+  };
+  const makeSpec = (prompt: Prompt, keepText: boolean): RequestSpec => {
+    const id = nextId++;
+    byId.set(id, prompt);
+    return { id, path: '/v1/chat/completions', body: '{}', timeoutMs: 1000, requestTag: `t-${id}`, keepText };
+  };
+  return { sent, executor, makeSpec };
+}
+
+const users = (n: number): Prompt[] => Array.from({ length: n }, (_, i) => ({ text: `user-${i}`, tokens: 10 }));
+
+/** Counts a history as the simulator would: 10 per user message, 1 per answer, 4 per message, 4 per prompt. */
+const countMessages = async (messages: readonly PromptMessage[]): Promise<number> =>
+  4 + messages.reduce((a, m) => a + 4 + (m.role === 'user' ? 10 : 1), 0);
+
+describe('runConversations', () => {
+  it('keeps c conversations in flight, sends turn t+1 after turn t, and carries the actual answers', async () => {
+    const clock = createManualClock();
+    // Uneven durations, so conversations finish out of order.
+    const h = harness(clock, (id) => 10 + ((id * 7) % 5) * 10);
+    const outcomes = await clock.run(
+      runConversations({
+        userPrompts: users(12),
+        turns: 3,
+        concurrency: 2,
+        firstConversation: 5,
+        makeSpec: h.makeSpec,
+        executor: h.executor,
+        onOutcome: () => undefined,
+        countMessages,
+      }),
+    );
+    expect(outcomes).toHaveLength(12);
+    expect(Math.max(...h.sent.map((s) => s.inFlight))).toBe(2);
+    const conversations = new Map<number, Sent[]>();
+    for (const s of h.sent) {
+      const c = s.prompt.meta!.conversation!;
+      conversations.set(c, [...(conversations.get(c) ?? []), s]);
+    }
+    expect([...conversations.keys()].sort()).toEqual([5, 6, 7, 8]);
+    for (const [c, turns] of conversations) {
+      const local = c - 5;
+      expect(turns.map((s) => s.prompt.meta!.turn)).toEqual([0, 1, 2]);
+      for (let t = 1; t < 3; t++) expect(turns[t]!.atMs).toBeGreaterThanOrEqual(turns[t - 1]!.endMs);
+      // The last turn's history: each earlier user message followed by the server's answer to it.
+      expect(turns[2]!.prompt.messages).toEqual([
+        { role: 'user', content: `user-${local * 3}` },
+        { role: 'assistant', content: `answer-${turns[0]!.id}` },
+        { role: 'user', content: `user-${local * 3 + 1}` },
+        { role: 'assistant', content: `answer-${turns[1]!.id}` },
+        { role: 'user', content: `user-${local * 3 + 2}` },
+      ]);
+      expect(turns.map((s) => s.keepText)).toEqual([true, true, false]);
+      // Expected input grows with the history; the first turn keeps the level's (calibrated) length.
+      expect(turns.map((s) => s.prompt.inputLen)).toEqual([undefined, 4 + 14 + 5 + 14, 4 + 2 * (14 + 5) + 14]);
+      expect(turns.map((s) => uncountedTurn(s.prompt))).toEqual([false, false, false]);
+    }
+  });
+
+  it('pauses the think time between turns, and only there', async () => {
+    const clock = createManualClock();
+    const h = harness(clock, () => 10);
+    await clock.run(
+      runConversations({
+        userPrompts: users(2),
+        turns: 2,
+        concurrency: 1,
+        firstConversation: 0,
+        makeSpec: h.makeSpec,
+        executor: h.executor,
+        onOutcome: () => undefined,
+        thinkTimeMs: 100,
+        sleep: (ms, signal) => clock.sleepUntil(clock.nowMs() + ms, signal),
+      }),
+    );
+    expect(h.sent.map((s) => [s.atMs, s.endMs])).toEqual([
+      [0, 10],
+      [110, 120],
+    ]);
+  });
+
+  it('ends a conversation at a failed turn and marks later turns uncounted without a counter', async () => {
+    const clock = createManualClock();
+    const h = harness(
+      clock,
+      () => 10,
+      (id) => id === 1,
+    );
+    const outcomes = await clock.run(
+      runConversations({
+        userPrompts: users(6),
+        turns: 3,
+        concurrency: 1,
+        firstConversation: 0,
+        makeSpec: h.makeSpec,
+        executor: h.executor,
+        onOutcome: () => undefined,
+      }),
+    );
+    // Conversation 0 stops after its failed turn 1; conversation 1 runs whole.
+    expect(outcomes).toHaveLength(5);
+    expect(h.sent.map((s) => [s.prompt.meta!.conversation, s.prompt.meta!.turn])).toEqual([
+      [0, 0],
+      [0, 1],
+      [1, 0],
+      [1, 1],
+      [1, 2],
+    ]);
+    expect(h.sent.map((s) => uncountedTurn(s.prompt))).toEqual([false, true, false, true, true]);
+  });
+
+  it('sends nothing more once the signal fires', async () => {
+    const clock = createManualClock();
+    const abort = new AbortController();
+    const h = harness(clock, () => 10);
+    const outcomes = await clock.run(
+      runConversations({
+        userPrompts: users(6),
+        turns: 3,
+        concurrency: 2,
+        firstConversation: 0,
+        makeSpec: h.makeSpec,
+        executor: h.executor,
+        onOutcome: () => abort.abort(),
+        signal: abort.signal,
+      }),
+    );
+    expect(outcomes).toHaveLength(2);
+    expect(h.sent.every((s) => s.prompt.meta!.turn === 0)).toBe(true);
+  });
+});

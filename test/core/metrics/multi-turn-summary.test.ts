@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { inputLengthCheck, prefixCacheCheck } from '../../../src/core/metrics/checks.js';
+import { turnResults } from '../../../src/core/metrics/level-summary.js';
+import { makeRecord } from './make-record.js';
+
+/** An ok turn of a conversation with the given TTFT and prompt tokens. */
+const turn = (t: number, ttftMs: number, nIn: number, id = 0) =>
+  makeRecord({
+    id,
+    sendMs: 0,
+    firstTokenMs: ttftMs,
+    endMs: ttftMs + 1,
+    nIn,
+    expectedIn: nIn,
+    workload: { conversation: id, turn: t },
+  });
+
+describe('multi-turn level summary', () => {
+  it('summarizes TTFT and prompt tokens per turn, over ok requests only', () => {
+    const records = [
+      turn(0, 10, 40, 0),
+      turn(1, 5, 86, 0),
+      turn(0, 30, 40, 1),
+      turn(1, 7, 86, 1),
+      { ...turn(1, 99, 999, 2), ok: false },
+    ];
+    const turns = turnResults(records)!;
+    expect(turns.map((t) => [t.turn, t.ttftMs.n, t.ttftMs.max, t.inputTokens])).toEqual([
+      [0, 2, 30, 40],
+      [1, 2, 7, 86],
+    ]);
+  });
+
+  it('has nothing per turn for single-request levels', () => {
+    expect(turnResults([makeRecord(), makeRecord({ workload: { group: 1 } })])).toBeNull();
+  });
+
+  it('calls histories the server counted itself unverified, and lists many lengths as a range', () => {
+    const counted = [40, 86, 132, 178, 224].map((n, i) => turn(i, 1, n));
+    expect(inputLengthCheck(counted)).toMatchObject({
+      status: 'pass',
+      detail: expect.stringMatching(/exactly 40–224 tokens/),
+    });
+    const uncounted = [...counted, { ...turn(1, 1, 86), expectedInSource: 'server' as const }];
+    expect(inputLengthCheck(uncounted)).toMatchObject({
+      status: 'warn',
+      detail: expect.stringMatching(/^1\/6 multi-turn prompts could not be counted ahead/),
+    });
+    const wrong = [...uncounted, { ...turn(2, 1, 130), expectedIn: 132 }];
+    expect(inputLengthCheck(wrong)).toMatchObject({ status: 'fail' });
+  });
+
+  it('takes prefix-cache hits on the histories as expected in a multi-turn level', () => {
+    expect(prefixCacheCheck({ uniquePrefix: true, prefixCacheHitsDelta: 120, multiTurn: true })).toMatchObject({
+      status: 'pass',
+      detail: expect.stringMatching(/reports 120 prefix-cache hits/),
+    });
+    expect(prefixCacheCheck({ uniquePrefix: true, prefixCacheHitsDelta: 120 })).toMatchObject({ status: 'warn' });
+  });
+});
