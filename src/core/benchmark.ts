@@ -55,7 +55,9 @@ export interface BenchmarkResult {
 function flattenVariant(variant: Record<string, unknown>): ServerVariant {
   const out: ServerVariant = {};
   for (const [key, value] of Object.entries(variant)) {
-    if (value && typeof value === 'object') {
+    // An argument list (extra or sim arguments) is one setting: its words, not one key per index.
+    if (Array.isArray(value)) out[key] = value.map(String).join(' ');
+    else if (value && typeof value === 'object') {
       for (const [k, v] of Object.entries(value)) out[`${key}.${k}`] = v as string | number | boolean;
     } else if (value !== undefined) {
       out[key] = value as string | number | boolean;
