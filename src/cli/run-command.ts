@@ -1,10 +1,11 @@
 import { parseArgs } from 'node:util';
-import { runBenchmark, saveActiveRunsSync } from '../core/benchmark.js';
+import { ActiveRuns, runBenchmark } from '../core/benchmark.js';
 import { defaultBenchmarkDeps } from '../core/default-deps.js';
 import { UserError } from '../core/errors.js';
 import { argsErrorLine } from './args-error.js';
 import { benchSecretValues, redactEvent, redactLine } from '../core/servers/redact.js';
-import { capacityLines } from '../shared/capacity-format.js';
+import { capacitySearches } from '../shared/capacity.js';
+import { capacityLines, capacityTitle } from '../shared/capacity-format.js';
 import { recordedConfig } from './run-from.js';
 import { formatLevelTable, formatProblems, formatTurnTable } from './format-table.js';
 import { createProgressRenderer } from './progress.js';
@@ -43,6 +44,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   for (const line of from?.notices ?? []) process.stderr.write(`${line}\n`);
   await checkServerAddress(config.server);
   const controller = new AbortController();
+  const activeRuns = new ActiveRuns();
   let interrupts = 0;
   const onSigint = (): void => {
     interrupts++;
@@ -52,7 +54,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       );
       controller.abort();
     } else {
-      saveActiveRunsSync('forced exit (second Ctrl-C): the level in progress is in requests.jsonl only');
+      activeRuns.saveSync('forced exit (second Ctrl-C): the level in progress is in requests.jsonl only');
       process.exit(130);
     }
   };
@@ -68,6 +70,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       ...defaultBenchmarkDeps(),
       onEvent: render,
       signal: controller.signal,
+      activeRuns,
       ...(from ? { fromRun: from.fromRun } : {}),
     });
     const { record, dir } = result;
@@ -83,7 +86,11 @@ export async function runCommand(argv: string[]): Promise<number> {
     if (record.levels.length > 0) for (const line of formatProblems(record)) console.log(clean(line));
     console.log(`\nrun folder: ${dir}`);
     // The answer comes last: it is what the user asked for.
-    if (record.capacity) console.log(capacityLines(record.capacity).join('\n'));
+    const searches = capacitySearches(record);
+    for (const c of searches) {
+      const title = searches.length > 1 ? capacityTitle(c) : null;
+      console.log([...(title ? [`\n${title}:`] : []), ...capacityLines(c)].join('\n'));
+    }
     if (result.failure) {
       console.error(clean(`servebench run: ${record.status}: ${result.failure}`));
       return result.exitCode ?? 1;

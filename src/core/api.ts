@@ -8,7 +8,7 @@ import type {
   PresetSummary,
   ServebenchContract,
 } from '../shared/contract.js';
-import { runBenchmark, saveActiveRunsSync } from './benchmark.js';
+import { ActiveRuns, runBenchmark } from './benchmark.js';
 import type { BenchmarkDeps, BenchmarkResult } from './benchmark.js';
 import { UserError } from './errors.js';
 import { loadRunFolder } from './report/load-run-folder.js';
@@ -64,6 +64,7 @@ interface RunLock {
 export function createServebenchService(options: ServiceOptions): ServebenchService {
   const listeners = new Set<(event: ContractEvent) => void>();
   let lock: RunLock | null = null;
+  const activeRuns = new ActiveRuns();
   let replay: ContractEvent[] = [];
   const outDir = resolve(options.outDir);
   const env = options.env ?? process.env;
@@ -124,6 +125,7 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
       };
       mine.done = runBenchmark(config, {
         ...options.deps,
+        activeRuns,
         signal: controller.signal,
         onEvent: (raw) => {
           const event = redactEvent(raw, secrets);
@@ -222,7 +224,7 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
       await lock?.done;
     },
     saveActiveSync(reason) {
-      saveActiveRunsSync(reason);
+      activeRuns.saveSync(reason);
     },
   };
 }

@@ -25,6 +25,18 @@ export function missText(p: CapacityProbe): string {
   return `${word}: ${misses.map(judgementText).join('; ') || 'level cut short'}`;
 }
 
+/** Which search a result is, for a run with several: `input 128 / output 64 tokens · maxSeqs=8`; null when unnamed. */
+export function capacityTitle(c: CapacityResult): string | null {
+  const parts: string[] = [];
+  if (c.inputLen !== undefined && c.outputLen !== undefined)
+    parts.push(`input ${c.inputLen} / output ${c.outputLen} tokens`);
+  if (c.serverVariant) {
+    const settings = Object.entries(c.serverVariant).map(([k, v]) => `${k.split('.').pop()}=${String(v)}`);
+    parts.push(`server ${(c.serverConfigIndex ?? 0) + 1}: ${settings.join(', ')}`);
+  }
+  return parts.length > 0 ? parts.join(' · ') : null;
+}
+
 /** The capacity search's answer for a terminal or a report: the answer line, the levels searched, the knee. */
 export function capacityLines(c: CapacityResult): string[] {
   const slos = c.targets.map(sloTargetText).join(', ');

@@ -1,4 +1,4 @@
-import type { Ci } from './run-record.js';
+import type { Ci, ServerVariant } from './run-record.js';
 
 /** The latency metrics an SLO can bound, and the percentiles that carry a confidence interval. */
 export const SLO_METRICS = ['ttft', 'tpot', 'e2e', 'itl'] as const;
@@ -86,9 +86,15 @@ export interface Saturation {
   detail: string;
 }
 
-/** What `--find-capacity` found: the answer, its bracket and every level it measured (record.capacity). */
+/** What `--find-capacity` found for one shape and server: the answer, its bracket and every level it measured. */
 export interface CapacityResult {
   mode: 'concurrency' | 'rate';
+  /** The request shape searched (absent in runs recorded before searches named it). */
+  inputLen?: number;
+  outputLen?: number;
+  /** In a server sweep (--vary): which configuration was searched, and its settings. */
+  serverConfigIndex?: number;
+  serverVariant?: ServerVariant;
   targets: SloTarget[];
   /** Highest load that met every SLO; null when none did. */
   capacity: number | null;
@@ -106,4 +112,12 @@ export interface CapacityResult {
   outputTokPerSec: number | null;
   costPerMOutputTokUsd: number | null;
   saturation: Saturation | null;
+}
+
+/** Every capacity search of a run, in the order run: `capacities`, else the single `capacity` of one search. */
+export function capacitySearches(record: {
+  capacity?: CapacityResult;
+  capacities?: CapacityResult[];
+}): CapacityResult[] {
+  return record.capacities ?? (record.capacity ? [record.capacity] : []);
 }

@@ -135,6 +135,9 @@ const EnvironmentSchema = z.looseObject({
 const SloTargetSchema = z.looseObject({ metric: z.string(), percentile: num, limitMs: num });
 const CapacitySchema = z.looseObject({
   mode: z.enum(['concurrency', 'rate']),
+  inputLen: num.optional(),
+  outputLen: num.optional(),
+  serverConfigIndex: num.optional(),
   targets: z.array(SloTargetSchema),
   capacity: numOrNull,
   above: numOrNull,
@@ -178,6 +181,7 @@ export const RunRecordSchema = z.looseObject({
   levels: z.array(LevelSchema),
   checks: z.array(CheckSchema),
   capacity: CapacitySchema.optional(),
+  capacities: z.array(CapacitySchema).optional(),
 });
 
 /** The newest run.json layout this servebench reads. */

@@ -254,6 +254,8 @@ export interface RunRecord {
   clock: { originMonoNs: string; originWall: string };
   levels: LevelResult[];
   checks: Check[];
-  /** `--find-capacity`: the highest load meeting every SLO, its bracket, each probe's verdicts and the knee. */
+  /** `--find-capacity` with one search: the highest load meeting every SLO, its bracket, each probe's verdicts and the knee. */
   capacity?: CapacityResult;
+  /** `--find-capacity` with several searches (one per server configuration and input/output length), in run order. */
+  capacities?: CapacityResult[];
 }

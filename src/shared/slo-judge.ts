@@ -1,4 +1,4 @@
-import { parseSloTargets } from './capacity.js';
+import { capacitySearches, parseSloTargets } from './capacity.js';
 import type { SloJudgement, SloTarget, SloVerdict } from './capacity.js';
 import type { LevelResult, RunRecord, Summary } from './run-record.js';
 
@@ -43,14 +43,17 @@ export interface LevelSloStatus {
 /** The run's percentile SLOs and each level's verdict; null when the run set none. */
 export function levelSloStatus(record: RunRecord): LevelSloStatus | null {
   const parsed = record.config.slo?.targets ? parseSloTargets(record.config.slo.targets) : null;
-  const targets = record.capacity?.targets ?? (parsed?.ok ? parsed.targets : []);
+  // A run may hold several searches (per server configuration and lengths); they share the SLO targets.
+  const searches = capacitySearches(record);
+  const targets = searches[0]?.targets ?? (parsed?.ok ? parsed.targets : []);
   if (targets.length === 0) return null;
-  const probes = new Map((record.capacity?.probes ?? []).map((p) => [p.levelIndex, p.verdict]));
+  const probes = new Map(searches.flatMap((c) => c.probes).map((p) => [p.levelIndex, p.verdict]));
   const verdicts = record.levels.map(
     (level, i) =>
       probes.get(i) ?? (level.partial ? 'uncertain' : combineVerdicts(targets.map((t) => judgeSlo(level, t)))),
   );
-  const capacity = record.capacity;
+  // One capacity to ring: with several searches each has its own, and the capacity tables name them.
+  const capacity = searches.length === 1 ? searches[0] : undefined;
   const found =
     capacity && capacity.capacity !== null
       ? capacity.probes.find((p) => p.load === capacity.capacity && p.verdict === 'meets')

@@ -7,14 +7,22 @@ import { planLevels, type LevelPlan } from '../load/level-plan.js';
 /** Default bounds of the search: past them a level is not a realistic deployment (and LIMITS caps them anyway). */
 const DEFAULT_MAX = { concurrency: 512, rate: 1000 } as const;
 
-/** The shape of a capacity search from the config: mode, SLOs, start and bound. */
+/** One request shape a search runs at: an input length and an output length, in tokens. */
+export interface CapacityShape {
+  inputLen: number;
+  outputLen: number;
+}
+
+/** The capacity searches from the config: mode, SLOs, start and bound, and the shapes (one search each per server). */
 export interface CapacityPlan {
   mode: 'concurrency' | 'rate';
   targets: SloTarget[];
   start: number;
   max: number;
-  /** The level at a load, with the same warm-up, rounds and requests-per-round rules as a sweep. */
-  planAt: (load: number) => LevelPlan;
+  /** Every (input length, output length) pair of the config, in sweep order. */
+  shapes: CapacityShape[];
+  /** The level at a load and shape (default the first), with the same warm-up, rounds and requests-per-round rules as a sweep. */
+  planAt: (load: number, shape?: CapacityShape) => LevelPlan;
 }
 
 /**
@@ -35,14 +43,6 @@ export function capacityPlan(config: BenchConfig): CapacityPlan {
       '--find-capacity needs SLOs to meet: add --slo ttft_p95=500,tpot_p95=50 (any of ttft, tpot, e2e, itl)',
     );
   }
-  if (config.inputLen.length > 1 || config.outputLen.length > 1) {
-    throw new UserError(
-      '--find-capacity searches one shape: give one --input-len and one --output-len (run once per shape)',
-    );
-  }
-  if (config.serverVariants && config.serverVariants.length > 1) {
-    throw new UserError('--find-capacity searches one server configuration: drop --vary (run once per configuration)');
-  }
   const mode = config.rate && config.rate.length > 0 ? 'rate' : 'concurrency';
   const limit = LIMITS[mode];
   const max = config.capacityMax ?? Math.min(DEFAULT_MAX[mode], limit.max);
@@ -56,15 +56,16 @@ export function capacityPlan(config: BenchConfig): CapacityPlan {
   // A fixed --requests-per-round grows to the concurrency probed: a round must fill every slot at least once.
   const perRound = (c: number): number | undefined =>
     config.requestsPerRound === undefined ? undefined : Math.max(config.requestsPerRound, c);
-  const planAt = (load: number): LevelPlan =>
-    planLevels(
-      mode === 'rate'
-        ? { ...config, rate: [load] }
-        : { ...config, concurrency: [load], requestsPerRound: perRound(load) },
+  const shapes = config.inputLen.flatMap((inputLen) => config.outputLen.map((outputLen) => ({ inputLen, outputLen })));
+  const planAt = (load: number, shape: CapacityShape = shapes[0]!): LevelPlan => {
+    const one = { ...config, inputLen: [shape.inputLen], outputLen: [shape.outputLen] };
+    return planLevels(
+      mode === 'rate' ? { ...one, rate: [load] } : { ...one, concurrency: [load], requestsPerRound: perRound(load) },
     )[0]!;
+  };
   // The bound is checked now, before a run folder exists: a too-large plan fails here, not an hour in.
-  planAt(max);
-  return { mode, targets, start, max, planAt };
+  for (const shape of shapes) planAt(max, shape);
+  return { mode, targets, start, max, shapes, planAt };
 }
 
 /** The per-request SLOs goodput counts against: --slo-*-ms, else each metric's --slo percentile limit. */

@@ -10,7 +10,8 @@ import {
 import type { Column, LevelRow } from '../../shared/report-columns.js';
 import { costLines, environmentFacts, headlineFacts, sortedChecks } from './facts.js';
 import type { RunFolder } from './load-run-folder.js';
-import { capacityLines, capacityTable } from '../../shared/capacity-format.js';
+import { capacitySearches } from '../../shared/capacity.js';
+import { capacityLines, capacityTable, capacityTitle } from '../../shared/capacity-format.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../../shared/turn-table.js';
 
 const esc = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -43,11 +44,17 @@ export function markdownReport(folder: RunFolder): string {
     out.push(`|${TURN_TABLE_HEAD.map(() => ' --- |').join('')}`, ...turns.map((r) => `| ${r.join(' | ')} |`), '');
     out.push('Multi-turn: each turn sends the conversation so far back; TTFT in ms.', '');
   }
-  if (record.capacity) {
-    const { header, rows: probes } = capacityTable(record.capacity);
-    out.push('## Capacity', '', ...capacityLines(record.capacity).map((l) => `- ${esc(l)}`), '');
+  const searches = capacitySearches(record);
+  if (searches.length > 0) out.push('## Capacity', '');
+  for (const c of searches) {
+    const { header, rows: probes } = capacityTable(c);
+    const title = searches.length > 1 ? capacityTitle(c) : null;
+    if (title) out.push(`### ${esc(title)}`, '');
+    out.push(...capacityLines(c).map((l) => `- ${esc(l)}`), '');
     out.push(`| ${header.map(esc).join(' | ')} |`, `|${header.map(() => ' --- |').join('')}`);
     out.push(...probes.map((r) => `| ${r.map(esc).join(' | ')} |`), '');
+  }
+  if (searches.length > 0) {
     out.push(
       'A level meets an SLO only when the percentile’s 95 % interval lies within it, fails when it lies above.',
       '',

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { SimClock } from './sim-clock.js';
 import { OUTPUT_WORDS } from './tokenizer.js';
 import type { TruthRecord } from './truth-log.js';
+import { EOS_TOKEN_ID, type UsageCounts, type WireFormat } from './wire-format.js';
 
 /** Which API shape a response takes. */
 export type ApiKind = 'chat' | 'completions' | 'generate';
@@ -19,6 +20,8 @@ export interface ResponderOptions {
   finishReason: 'length' | 'stop';
   includeUsage: boolean;
   continuousUsage: boolean;
+  /** The engine's usage and finish-field shapes (vLLM's or SGLang's). */
+  wire: WireFormat;
   /** Reasoning mode (chat only): the first N generated tokens stream as delta.reasoning_content; 0 = off. */
   reasoningTokens: number;
   /** Where in the vocabulary this request's text starts (deterministic per request). */
@@ -41,8 +44,6 @@ export interface ResponderOptions {
   abort?: () => void;
 }
 
-/** sglang reports EOS as the matched token id; the sim's EOS id. */
-const EOS_TOKEN_ID = 2;
 const WORDS = OUTPUT_WORDS;
 const NWORDS = WORDS.length;
 
@@ -55,7 +56,7 @@ const bodyCache = new Map<string, { body: Buffer; idOffsets: number[]; chunks: n
 let bodyCacheBytes = 0;
 const BODY_CACHE_LIMIT = 64 * 1024 * 1024;
 
-/** Writes one request's response: streaming SSE in vLLM's / SGLang's shapes, or one JSON body. */
+/** Writes one request's response: streaming SSE in its engine's wire format, or one JSON body. */
 export class Responder {
   private generated = 0;
   private text = '';
@@ -63,7 +64,6 @@ export class Responder {
   private started = false;
   private finished = false;
   private readonly head: string;
-  private readonly usagePre: string;
   private readonly encoding: BufferEncoding;
 
   constructor(
@@ -75,7 +75,6 @@ export class Responder {
       o.api === 'chat'
         ? `data: {"id":"${o.id}","object":"chat.completion.chunk","created":${o.created},"model":${model},"choices":[`
         : `data: {"id":"${o.id}","object":"text_completion","created":${o.created},"model":${model},"choices":[`;
-    this.usagePre = `,"usage":{"prompt_tokens":${o.promptTokens},"total_tokens":`;
     // Generated text is ASCII; when the model name and id are too, latin1 writes are a plain copy
     // instead of a UTF-8 encode (zero-delay mode writes hundreds of MB/s).
     this.encoding = /^[\x20-\x7e]*$/.test(this.head) ? 'latin1' : 'utf8';
@@ -153,7 +152,7 @@ export class Responder {
     }
     if (done) {
       if (this.o.includeUsage && this.o.api !== 'generate') {
-        out += `${this.head}]${this.usagePre}${this.o.promptTokens + this.generated},"completion_tokens":${this.generated}${this.reasoningUsage()}}}\n\n`;
+        out += this.usageChunk();
       }
       out += 'data: [DONE]\n\n';
     }
@@ -169,7 +168,7 @@ export class Responder {
   /** The whole stream in one write, from the body cache when an identical one was built before. */
   private writeWholeBody(count: number, chunkTokens: number): void {
     const o = this.o;
-    const key = `${o.api}|${o.reasoningTokens}|${o.promptTokens}|${o.cachedTokens}|${count}|${chunkTokens}|${o.finishReason}|${o.includeUsage}|${o.continuousUsage}|${o.wordOffset}|${o.id.length}|${o.model}`;
+    const key = `${o.wire.name}|${o.api}|${o.reasoningTokens}|${o.promptTokens}|${o.cachedTokens}|${count}|${chunkTokens}|${o.finishReason}|${o.includeUsage}|${o.continuousUsage}|${o.wordOffset}|${o.id.length}|${o.model}`;
     let entry = bodyCache.get(key);
     let body: Buffer;
     if (entry) {
@@ -189,7 +188,7 @@ export class Responder {
         chunks++;
       }
       if (o.includeUsage && o.api !== 'generate') {
-        out += `${this.head}]${this.usagePre}${o.promptTokens + this.generated},"completion_tokens":${this.generated}${this.reasoningUsage()}}}\n\n`;
+        out += this.usageChunk();
       }
       out += 'data: [DONE]\n\n';
       body = Buffer.from(out, this.encoding);
@@ -219,11 +218,24 @@ export class Responder {
     return Math.min(this.o.reasoningTokens, this.generated);
   }
 
-  /** vLLM's place for the reasoning count in usage (SGLang puts reasoning_tokens at the top of usage). */
-  private reasoningUsage(): string {
-    return this.o.reasoningTokens > 0
-      ? `,"completion_tokens_details":{"reasoning_tokens":${this.reasoningSoFar()}}`
-      : '';
+  /** The counts of usage after `completion` tokens (reasoning ones counted only in reasoning mode). */
+  private counts(completion: number): UsageCounts {
+    const o = this.o;
+    return {
+      promptTokens: o.promptTokens,
+      completionTokens: completion,
+      reasoningTokens: o.reasoningTokens > 0 ? Math.min(o.reasoningTokens, completion) : null,
+    };
+  }
+
+  /** The final usage chunk (stream_options.include_usage): no choices, the whole request's usage. */
+  private usageChunk(): string {
+    return `${this.head}],"usage":${this.o.wire.usage(this.counts(this.generated))}}\n\n`;
+  }
+
+  /** Per-chunk usage (continuous_usage_stats) after `completion` tokens; empty when not asked for. */
+  private chunkUsage(completion: number): string {
+    return this.o.continuousUsage ? `,"usage":${this.o.wire.chunkUsage(this.counts(completion))}` : '';
   }
 
   /** Notes the first token and, with a truth log, stamps the chunks right before they are written. */
@@ -256,33 +268,29 @@ export class Responder {
       const fr = last ? this.sglangFinish() : 'null';
       return `data: {"text":"${this.text}","meta_info":{"id":"${o.id}","finish_reason":${fr},"prompt_tokens":${o.promptTokens},"completion_tokens":${this.generated},"cached_tokens":${o.cachedTokens}},"index":0}\n\n`;
     }
-    const usage = o.continuousUsage
-      ? `${this.usagePre}${o.promptTokens + this.generated},"completion_tokens":${this.generated}}`
-      : '';
-    const fr = last ? `"${o.finishReason}","stop_reason":null` : 'null';
+    const usage = this.chunkUsage(this.generated);
+    const fr = o.wire.finish(last ? o.finishReason : null);
     if (o.api === 'chat') {
       // vLLM sends a role-only chunk before the first content.
       const role = first
-        ? `${this.head}{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]${o.continuousUsage ? `${this.usagePre}${o.promptTokens},"completion_tokens":0}` : ''}}\n\n`
+        ? `${this.head}{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,${o.wire.finish(null)}}]${this.chunkUsage(0)}}\n\n`
         : '';
       const before = this.generated - n;
       const thinking = Math.max(0, Math.min(n, o.reasoningTokens - before));
       if (thinking === 0) {
-        return `${role}${this.head}{"index":0,"delta":{"content":"${piece}"},"logprobs":null,"finish_reason":${fr}}]${usage}}\n\n`;
+        return `${role}${this.head}{"index":0,"delta":{"content":"${piece}"},"logprobs":null,${fr}}]${usage}}\n\n`;
       }
       // Reasoning tokens go out as reasoning_content; a chunk that crosses into the answer is sent as two events.
       const cut = this.pieceLength(n, thinking);
-      const thinkUsage = o.continuousUsage
-        ? `${this.usagePre}${o.promptTokens + before + thinking},"completion_tokens":${before + thinking}}`
-        : '';
-      const thinkFr = thinking === n ? fr : 'null';
-      let events = `${role}${this.head}{"index":0,"delta":{"reasoning_content":"${piece.slice(0, cut)}"},"logprobs":null,"finish_reason":${thinkFr}}]${thinking === n ? usage : thinkUsage}}\n\n`;
+      const thinkUsage = this.chunkUsage(before + thinking);
+      const thinkFr = thinking === n ? fr : o.wire.finish(null);
+      let events = `${role}${this.head}{"index":0,"delta":{"reasoning_content":"${piece.slice(0, cut)}"},"logprobs":null,${thinkFr}}]${thinking === n ? usage : thinkUsage}}\n\n`;
       if (thinking < n) {
-        events += `${this.head}{"index":0,"delta":{"content":"${piece.slice(cut)}"},"logprobs":null,"finish_reason":${fr}}]${usage}}\n\n`;
+        events += `${this.head}{"index":0,"delta":{"content":"${piece.slice(cut)}"},"logprobs":null,${fr}}]${usage}}\n\n`;
       }
       return events;
     }
-    return `${this.head}{"index":0,"text":"${piece}","logprobs":null,"finish_reason":${fr}}]${usage}}\n\n`;
+    return `${this.head}{"index":0,"text":"${piece}","logprobs":null,${fr}}]${usage}}\n\n`;
   }
 
   /** Characters of the first k words of the n just generated (every word is one token). */
@@ -336,12 +344,8 @@ export class Responder {
       if (i < thinking) reasoning += WORDS[(o.wordOffset + i) % NWORDS];
       else text += WORDS[(o.wordOffset + i) % NWORDS];
     }
-    const usage = {
-      prompt_tokens: o.promptTokens,
-      total_tokens: o.promptTokens + this.generated,
-      completion_tokens: this.generated,
-      ...(thinking > 0 ? { completion_tokens_details: { reasoning_tokens: thinking } } : {}),
-    };
+    const usage = JSON.parse(o.wire.usage(this.counts(this.generated))) as unknown;
+    const finish = JSON.parse(`{${o.wire.finish(o.finishReason)}}`) as Record<string, unknown>;
     let body: unknown;
     if (o.api === 'chat') {
       body = {
@@ -359,8 +363,7 @@ export class Responder {
               tool_calls: [],
             },
             logprobs: null,
-            finish_reason: o.finishReason,
-            stop_reason: null,
+            ...finish,
           },
         ],
         usage,
@@ -371,7 +374,7 @@ export class Responder {
         object: 'text_completion',
         created: o.created,
         model: o.model,
-        choices: [{ index: 0, text, logprobs: null, finish_reason: o.finishReason, stop_reason: null }],
+        choices: [{ index: 0, text, logprobs: null, ...finish }],
         usage,
       };
     } else {

@@ -56,10 +56,30 @@ describe('capacity settings', () => {
     expect(open.planAt(12.5)).toMatchObject({ rate: 12.5 });
   });
 
+  it('plans one search per input/output length pair, each level at its own shape', () => {
+    const slo = { targets: 'ttft_p95=500' };
+    const plan = capacityPlan(config({ findCapacity: true, slo, inputLen: [128, 512], outputLen: [64, 32] }));
+    expect(plan.shapes).toEqual([
+      { inputLen: 128, outputLen: 64 },
+      { inputLen: 128, outputLen: 32 },
+      { inputLen: 512, outputLen: 64 },
+      { inputLen: 512, outputLen: 32 },
+    ]);
+    expect(plan.planAt(8, { inputLen: 512, outputLen: 32 })).toMatchObject({
+      concurrency: 8,
+      inputLen: 512,
+      outputLen: 32,
+    });
+    expect(plan.planAt(8)).toMatchObject({ inputLen: 128, outputLen: 64 });
+    // Each shape's bound is checked before the run: a level at the largest input can be refused alone.
+    expect(() => capacityPlan(config({ findCapacity: true, slo, inputLen: [16, 100_000], capacityMax: 512 }))).toThrow(
+      /would build [\d,]+ prompts of 100,000 tokens/,
+    );
+  });
+
   it('refuses a search it cannot run, naming the fix', () => {
     expect(() => capacityPlan(config({ findCapacity: true }))).toThrow(/needs SLOs to meet: add --slo ttft_p95=500/);
     const slo = { targets: 'ttft_p95=500' };
-    expect(() => capacityPlan(config({ findCapacity: true, slo, inputLen: [128, 512] }))).toThrow(/one --input-len/);
     expect(() => capacityPlan(config({ findCapacity: true, slo, capacityMax: 5000 }))).toThrow(
       /--capacity-max 5000 is over 4,096/,
     );

@@ -229,6 +229,58 @@ describe('sim, SGLang mimic', () => {
     expect((chat.usage as Obj).completion_tokens).toBe(2);
   });
 
+  it("writes usage in SGLang's shape: reasoning_tokens at the top, prompt_tokens_details null, matched_stop", async () => {
+    const s = await startSim({ profile: instant, mimic: 'sglang' });
+    const events = sseEvents(
+      await (
+        await postJson(
+          `${s.url}/v1/chat/completions`,
+          CHAT('Hi', {
+            max_tokens: 3,
+            ignore_eos: true,
+            stream: true,
+            stream_options: { include_usage: true, continuous_usage_stats: true },
+          }),
+        )
+      ).text(),
+    );
+    expect(events.at(-1)!.raw).toBe('[DONE]');
+    const json = events.slice(0, -1).map((e) => e.json as Obj);
+    const prompt = countChatTokens([{ role: 'user', content: 'Hi' }]);
+    const usage = (completion: number, reasoning = 0): Obj => ({
+      prompt_tokens: prompt,
+      total_tokens: prompt + completion,
+      completion_tokens: completion,
+      prompt_tokens_details: null,
+      reasoning_tokens: reasoning,
+    });
+    // The final usage chunk: no choices, SGLang's UsageInfo with every field.
+    expect(json.at(-1)).toMatchObject({ object: 'chat.completion.chunk', choices: [], usage: usage(3) });
+    expect(Object.keys(json.at(-1)!.usage as Obj)).toEqual(Object.keys(usage(3)));
+    // Continuous usage has the same shape; the last content chunk names matched_stop, not vLLM's stop_reason.
+    expect(json.at(-2)!.usage).toEqual(usage(3));
+    expect(choice(json.at(-2))).toMatchObject({ finish_reason: 'length', matched_stop: null });
+    expect(choice(json.at(-2))).not.toHaveProperty('stop_reason');
+    // Non-streaming: the same usage; an early EOS stops on the EOS id.
+    const eos = applyOverrides(instant, { 'eos-prob': 1 }, 'test');
+    const e = await startSim({ profile: eos, mimic: 'sglang' });
+    const body = (await (await postJson(`${e.url}/v1/chat/completions`, CHAT('Hi', { max_tokens: 5 }))).json()) as Obj;
+    expect(body.usage).toEqual(usage(1));
+    expect(choice(body)).toMatchObject({ finish_reason: 'stop', matched_stop: 2 });
+    // Reasoning mode: the count sits at the top of usage, where SGLang puts it.
+    const thinking = applyOverrides(instant, { 'reasoning-tokens': 2 }, 'test');
+    const r = await startSim({ profile: thinking, mimic: 'sglang' });
+    const reasoned = sseEvents(
+      await (
+        await postJson(
+          `${r.url}/v1/chat/completions`,
+          CHAT('Hi', { max_tokens: 4, ignore_eos: true, stream: true, stream_options: { include_usage: true } }),
+        )
+      ).text(),
+    );
+    expect((reasoned.at(-2)!.json as Obj).usage).toEqual(usage(4, 2));
+  });
+
   it('exposes SGLang metric names', async () => {
     const s = await startSim({ profile: instant, mimic: 'sglang', model: 'm2' });
     await postJson(`${s.url}/generate`, { text: 'x', sampling_params: { max_new_tokens: 2, ignore_eos: true } });

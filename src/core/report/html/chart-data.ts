@@ -1,3 +1,4 @@
+import { capacitySearches } from '../../../shared/capacity.js';
 import type { LevelResult, RunRecord, Summary } from '../../../shared/run-record.js';
 import { sloTargetText } from '../../../shared/capacity.js';
 import { levelSloStatus } from '../../../shared/slo-judge.js';
@@ -132,7 +133,9 @@ export function paretoChart(record: RunRecord): XyChart {
     ? `Marks: each level against ${status.targets.map(sloTargetText).join(', ')} (meets only when the percentile's 95 % interval lies within every limit).`
     : undefined;
   // A TPOT SLO is a floor on per-user speed: shade where the points would meet it (the SLO bounds p95, points show p50).
-  const tpotLimits = (record.capacity?.targets ?? []).filter((t) => t.metric === 'tpot').map((t) => t.limitMs);
+  const tpotLimits = (capacitySearches(record)[0]?.targets ?? [])
+    .filter((t) => t.metric === 'tpot')
+    .map((t) => t.limitMs);
   const tpotLimit = tpotLimits.length > 0 ? Math.min(...tpotLimits) : record.config.slo?.tpotMs;
   return {
     id: 'chart-pareto',

@@ -12,8 +12,8 @@ import { costLines, environmentFacts, headlineFacts, sortedChecks, verdict } fro
 import type { Fact } from '../facts.js';
 import { esc, scriptJson } from './escape.js';
 import { REPORT_CSS } from './styles.js';
-import type { CapacityResult } from '../../../shared/capacity.js';
-import { capacityLines, capacityTable } from '../../../shared/capacity-format.js';
+import { capacitySearches, type CapacityResult } from '../../../shared/capacity.js';
+import { capacityLines, capacityTable, capacityTitle } from '../../../shared/capacity-format.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../../../shared/turn-table.js';
 
 /** Multi-turn runs: TTFT per conversation turn, one row per level and turn; nothing for other runs. */
@@ -31,19 +31,26 @@ function turnsSection(record: RunRecord): string {
   ].join('');
 }
 
-/** The capacity search's answer, its levels and the knee (run with --find-capacity). */
-function capacitySection(c: CapacityResult): string {
-  const { header, rows } = capacityTable(c);
-  const head = header.map((h, i) => `<th class="${i === 1 ? 't' : ''}">${esc(h)}</th>`).join('');
-  const body = rows
-    .map((r) => `<tr>${r.map((v, i) => `<td class="${i === 1 ? 't nw' : 'nw'}">${esc(v)}</td>`).join('')}</tr>`)
-    .join('');
+/** The capacity searches' answers, their levels and knees (run with --find-capacity); one heading each when several. */
+function capacitySection(searches: readonly CapacityResult[]): string {
+  const one = (c: CapacityResult, i: number): string => {
+    const { header, rows } = capacityTable(c);
+    const head = header.map((h, j) => `<th class="${j === 1 ? 't' : ''}">${esc(h)}</th>`).join('');
+    const body = rows
+      .map((r) => `<tr>${r.map((v, j) => `<td class="${j === 1 ? 't nw' : 'nw'}">${esc(v)}</td>`).join('')}</tr>`)
+      .join('');
+    const title = searches.length > 1 ? capacityTitle(c) : null;
+    return [
+      title ? `<h3>${esc(title)}</h3>` : '',
+      capacityLines(c)
+        .map((l, j) => (j === 0 ? `<p><b>${esc(l)}</b></p>` : `<p>${esc(l)}</p>`))
+        .join(''),
+      `<table id="table-capacity${i === 0 ? '' : `-${i + 1}`}"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`,
+    ].join('');
+  };
   return [
     '<section id="capacity"><h2>Capacity</h2>',
-    capacityLines(c)
-      .map((l, i) => (i === 0 ? `<p><b>${esc(l)}</b></p>` : `<p>${esc(l)}</p>`))
-      .join(''),
-    `<table id="table-capacity"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`,
+    ...searches.map(one),
     '<p class="note">A level meets an SLO only when the percentile’s 95 % interval lies within it, fails when it lies above it, and is uncertain otherwise.</p></section>',
   ].join('');
 }
@@ -118,7 +125,7 @@ export function renderPage(page: ReportPage): string {
     table(ARTICLE_COLUMNS, rows, 'table-results'),
     '<p class="note">Latencies in ms (s where marked); * = level cut short. TTFT: time to the first token; TPOT: time per output token after the first; E2E: the whole request.</p></section>',
     turnsSection(record),
-    record.capacity ? capacitySection(record.capacity) : '',
+    capacitySearches(record).length > 0 ? capacitySection(capacitySearches(record)) : '',
     `<section id="charts"><h2>Charts</h2><div class="charts">${page.charts.join('')}</div>${page.timeline}</section>`,
     '<section id="checks"><h2>Checks</h2>',
     `<ul class="checks">${sortedChecks(record.checks)

@@ -1,0 +1,198 @@
+import type { BenchConfig } from '../../shared/config.js';
+import type { RunEvent } from '../../shared/events.js';
+import type { RequestRecord } from '../../shared/request-record.js';
+import type { LevelResult, ServerVariant } from '../../shared/run-record.js';
+import type { Clock } from '../clock.js';
+import { goodputSlo } from '../capacity/plan.js';
+import type { RequestExecutor } from '../load/executor.js';
+import type { LevelPlan } from '../load/level-plan.js';
+import { runLevel } from '../load/level-runner.js';
+import { buildLevelPrompts } from '../workloads/level-prompts.js';
+import { sharesPrefixes, type Workload } from '../workloads/workload.js';
+import type { MessagesCounter } from '../load/conversations.js';
+import type { TokenCounter } from '../load/prompts.js';
+import type { BodyCompat } from '../load/request-body.js';
+import type { AbortReason } from '../load/stream-client.js';
+import { summarizeLevel } from '../metrics/index.js';
+import { clientErrorFix, commonestError } from '../metrics/error-summary.js';
+import type { RunWriter } from '../runs/run-store.js';
+import { levelEnergyFromRecorder } from '../telemetry/level-energy.js';
+import type { TelemetryChecks, TelemetryRecorder } from '../telemetry/types.js';
+
+/**
+ * When every request of the first level's first batch (its warm-up, or its first round when warm-up is off) got the
+ * same client error (4xx, not 408/429, which pass with time), no measurement can succeed: the reason to stop, quoting
+ * the server and naming the fix. Null otherwise.
+ */
+export function firstBatchClientError(batch: readonly RequestRecord[], plan: LevelPlan): string | null {
+  if (batch.length === 0 || batch.some((r) => r.ok || r.round !== batch[0]!.round)) return null;
+  const status = batch[0]!.httpStatus;
+  if (status === undefined || status < 400 || status > 499 || status === 408 || status === 429) return null;
+  if (batch.some((r) => r.httpStatus !== status)) return null;
+  const top = commonestError(batch);
+  const message = top?.message ?? `HTTP ${status}`;
+  const fix = clientErrorFix(status, message, plan.inputLen, plan.outputLen);
+  const which = batch[0]!.warmup ? 'warm-up requests' : 'requests of the first round';
+  return `the server rejected all ${batch.length} ${which}: "${message}" — ${fix}`;
+}
+
+/** What measuring one level needs: its plan, the server session's collaborators and the run's counters. */
+export interface LevelMeasureInput {
+  plan: LevelPlan;
+  levelIndex: number;
+  serverConfigIndex: number;
+  serverVariant?: ServerVariant;
+  config: BenchConfig;
+  clock: Clock;
+  executor: RequestExecutor;
+  counter: TokenCounter;
+  /** Counts chat messages: multi-turn histories, system prompts, message lists (absent: the server cannot). */
+  countMessages?: MessagesCounter;
+  viaTokenize: boolean;
+  workload: Workload;
+  /** The server's context in tokens, when known: a longer workload request is refused up front. */
+  contextTokens?: number;
+  compat: BodyCompat;
+  model: string;
+  runNonce: number;
+  tagPrefix: string;
+  firstId: number;
+  firstPromptIndex: number;
+  signal: AbortSignal;
+  emit: (event: RunEvent) => void;
+  writer: RunWriter;
+  telemetry: TelemetryRecorder | null;
+  telemetryChecks?: TelemetryChecks;
+  simulated: boolean;
+  /** Ends the run as failed with this reason (the level's warm-up showed no request can succeed). */
+  stopRun: (reason: string) => void;
+}
+
+/** Measures one level: prompts, optional cool-down, warm-up and rounds, then its metrics, checks and energy; null when nothing was measured. */
+export async function measureLevel(input: LevelMeasureInput): Promise<LevelResult | null> {
+  const { plan, levelIndex, config, emit, signal } = input;
+  emit({
+    type: 'level-started',
+    levelIndex,
+    concurrency: plan.concurrency,
+    rate: plan.rate,
+    inputLen: plan.inputLen,
+    outputLen: plan.outputLen,
+    warmupRequests: plan.warmup,
+    measuredRequests: plan.rounds * plan.requestsPerRound,
+    serverConfigIndex: input.serverConfigIndex,
+  });
+  emit({ type: 'phase', levelIndex, phase: 'prompts' });
+  const prompts = await buildLevelPrompts({
+    workload: input.workload,
+    plan,
+    count: plan.warmup + plan.rounds * plan.requestsPerRound,
+    runNonce: input.runNonce,
+    firstIndex: input.firstPromptIndex,
+    uniquePrefix: config.uniquePrefix,
+    counter: input.counter,
+    viaTokenize: input.viaTokenize,
+    countMessages: input.countMessages ?? null,
+    api: config.api,
+    contextTokens: input.contextTokens,
+  });
+  if (signal.aborted) return null;
+  if (config.coolDownToC !== undefined && input.telemetry?.waitCool) {
+    if (input.telemetry.gpuStatus.available) {
+      emit({ type: 'phase', levelIndex, phase: 'cooldown' });
+      // A GPU that never cools (or stops reporting) must not hang the run: after 10 minutes go on, and say so.
+      try {
+        await input.telemetry.waitCool(config.coolDownToC, AbortSignal.any([signal, AbortSignal.timeout(600_000)]));
+      } catch (error) {
+        if (signal.aborted) throw error;
+        emit({
+          type: 'message',
+          severity: 'warn',
+          text: `the GPU did not cool to ${config.coolDownToC} °C within 10 minutes; level ${levelIndex + 1} starts warm`,
+        });
+      }
+    } else {
+      emit({ type: 'message', severity: 'warn', text: 'cannot wait for the GPU to cool down: no GPU telemetry' });
+    }
+  }
+  const startMs = input.clock.nowMs();
+  input.executor.startLagWindow();
+  const run = await runLevel({
+    plan,
+    levelIndex,
+    prompts,
+    executor: input.executor,
+    clock: input.clock,
+    model: input.model,
+    api: config.api,
+    compat: input.compat,
+    ignoreEos: config.ignoreEos,
+    temperature: config.temperature,
+    timeoutMs: config.timeoutMs,
+    seed: config.seed,
+    firstId: input.firstId,
+    tagPrefix: input.tagPrefix,
+    countMessages: input.countMessages,
+    signal,
+    onEvent: emit,
+    onRecords: (records: RequestRecord[]) => {
+      void input.writer.appendRequests(records);
+      // Called before the next round starts, so an abort here sends no further request.
+      const first = records[0]?.warmup === true || (plan.warmup === 0 && records[0]?.round === 0);
+      const stop = levelIndex === 0 && first ? firstBatchClientError(records, plan) : null;
+      if (stop) input.stopRun(stop);
+    },
+  });
+  const loopLagP99Ms = await input.executor.endLagWindow();
+  const endMs = input.clock.nowMs();
+  if (run.measured.length === 0) return null;
+  const measuredOk = run.measured.filter((r) => r.ok);
+  const outputTokens = measuredOk.reduce((s, r) => s + r.nOut, 0);
+  const telemetry =
+    input.telemetry && run.measureStartMs !== null && run.measureEndMs !== null
+      ? input.telemetry.summarizeWindow(run.measureStartMs, run.measureEndMs, outputTokens)
+      : undefined;
+  const extraChecks = input.telemetryChecks ? input.telemetryChecks(telemetry) : [];
+  const abortReason = signal.reason as Partial<AbortReason> | undefined;
+  const cutShort = run.aborted
+    ? {
+        reason: abortReason?.message ?? 'cancelled',
+        byServer: abortReason?.kind === 'server-died',
+      }
+    : undefined;
+  const level = summarizeLevel({
+    records: [...run.warmup, ...run.measured],
+    concurrency: plan.concurrency,
+    rate: plan.rate,
+    inputLen: plan.inputLen,
+    outputLen: plan.outputLen,
+    rounds: run.roundsCompleted,
+    warmupRequests: run.warmup.length,
+    serverConfigIndex: input.serverConfigIndex,
+    serverVariant: input.serverVariant,
+    gpuPricePerHour: config.gpuPricePerHour,
+    utilization: config.utilization,
+    slo: goodputSlo(config),
+    uniquePrefix: config.uniquePrefix,
+    sharedPrefixes: sharesPrefixes(input.workload),
+    prefixCacheHitsDelta: telemetry?.prefixCacheHits ?? null,
+    loopLagP99Ms,
+    extraChecks,
+    cutShort,
+  });
+  const explanation =
+    level.roundCv !== null
+      ? input.telemetry?.explainSpread?.(
+          level.rounds.filter((r) => !r.partial),
+          level.roundCv,
+        )
+      : null;
+  const spread = level.checks.find((c) => c.id === 'round-spread');
+  if (explanation && spread && spread.status !== 'pass') spread.detail += `; ${explanation}`;
+  level.startMs = startMs;
+  level.endMs = endMs;
+  if (telemetry) level.telemetry = telemetry;
+  const energy = input.telemetry ? levelEnergyFromRecorder(input.telemetry, [...run.warmup, ...run.measured]) : null;
+  if (energy) level.energy = energy;
+  return level;
+}

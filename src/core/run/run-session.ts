@@ -1,0 +1,260 @@
+import { randomBytes } from 'node:crypto';
+import { cpus, hostname, platform, release, totalmem } from 'node:os';
+import type { CapacityResult } from '../../shared/capacity.js';
+import type { BenchConfig } from '../../shared/config.js';
+import type { RunEvent } from '../../shared/events.js';
+import type { Check, LevelResult, RunEnvironment, RunRecord } from '../../shared/run-record.js';
+import type { Clock } from '../clock.js';
+import { UserError } from '../errors.js';
+import type { LevelPlan } from '../load/level-plan.js';
+import { combineChecks } from '../metrics/index.js';
+import { renderSummaryCsv } from '../report/registry.js';
+import { RUN_FILES, RunWriter, createRunDir } from '../runs/run-store.js';
+import { diskErrorOf, type RunFs } from '../runs/run-fs.js';
+import type { ServerFailure } from '../servers/types.js';
+import { benchSecretValues, redactBenchConfig, redactUrl } from '../servers/redact.js';
+import { SERVEBENCH_VERSION } from '../version.js';
+import type { ActiveRun, ActiveRuns } from './active-runs.js';
+
+/** What a run session needs from the host: its clock, events, signal, folder operations and host facts. */
+export interface RunSessionOptions {
+  clock: Clock;
+  now: () => Date;
+  emit: (event: RunEvent) => void;
+  signal?: AbortSignal;
+  runFs?: RunFs;
+  env?: NodeJS.ProcessEnv;
+  hostInfo?: () => Promise<Partial<RunEnvironment['host']>>;
+  fromRun?: RunRecord['fromRun'];
+  activeRuns?: ActiveRuns;
+  /** Levels the run plans, for progress (a capacity search: the most it can take). */
+  totalLevels: number;
+  /** Capacity searches the run plans: with one, run.json keeps the single `capacity` of older versions. */
+  capacitySearches: number;
+}
+
+/** Where a level's requests and prompts start, and its index in the run's level events. */
+export interface LevelSlot {
+  levelIndex: number;
+  firstId: number;
+  firstPromptIndex: number;
+}
+
+function basicHost(): RunEnvironment['host'] {
+  const cpuList = cpus();
+  return {
+    hostname: hostname(),
+    os: `${platform()} ${release()}`,
+    cpu: cpuList[0]?.model,
+    cpus: cpuList.length,
+    memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+  };
+}
+
+/** How a level is named in run-level check details: its load and, in a server sweep, its configuration. */
+function levelLabel(level: LevelResult): string {
+  const load = level.rate !== undefined ? `${level.rate} req/s` : `c=${level.concurrency}`;
+  const variant = level.serverVariant
+    ? ` ${Object.entries(level.serverVariant)
+        .map(([k, v]) => `${k.split('.').pop()}=${String(v)}`)
+        .join(',')}`
+    : '';
+  return `${load} ${level.inputLen}/${level.outputLen}${variant}`;
+}
+
+function serverCheck(failure: ServerFailure | null, simulated: boolean, started: boolean, why?: string): Check | null {
+  if (failure) return { id: 'server', status: 'fail', detail: `${failure.message} — ${failure.fix}` };
+  if (!started) return why ? { id: 'server', status: 'fail', detail: `the server never became ready: ${why}` } : null;
+  return {
+    id: 'server',
+    status: simulated ? 'warn' : 'pass',
+    detail: simulated
+      ? 'SIMULATED engine: these numbers come from the built-in simulator, not a GPU'
+      : 'server stayed up for the whole run',
+  };
+}
+
+/**
+ * One run: its folder, writer and record, the ids and prompt indices its levels draw from, the telemetry lines
+ * waiting to be written, and how it ended. Server sessions measure into it; `finish` writes the final record.
+ */
+export class RunSession {
+  readonly record: RunRecord;
+  readonly runId: string;
+  /** Aborts on the user's cancel or on a write that failed (disk full, read-only). */
+  readonly signal: AbortSignal;
+  /** Tags every request of this run (the server's logs and caches tell runs apart). */
+  readonly runNonce = randomBytes(4).readUInt32BE(0) % 1_000_000;
+  readonly tagPrefix = `sb-${this.runNonce.toString(36)}`;
+  /** Telemetry samples (JSON lines) not yet appended to the run folder. */
+  readonly telemetryLines: string[] = [];
+  /** The first server that died; read after it stopped, its failure carries its last log lines. */
+  serverFailure: ServerFailure | null = null;
+  serversStarted = 0;
+  private failure: string | undefined;
+  private failureExitCode: number | undefined;
+  private nextRequestId = 0;
+  private nextPromptIndex = 0;
+  private nextLevelIndex = 0;
+  private readonly capacities: CapacityResult[] = [];
+  private readonly active: ActiveRun;
+
+  private constructor(
+    readonly config: BenchConfig,
+    readonly dir: string,
+    readonly writer: RunWriter,
+    record: RunRecord,
+    private readonly options: RunSessionOptions,
+  ) {
+    this.record = record;
+    this.runId = record.id;
+    // A write that fails (disk full, read-only) stops the run like a cancel; the failure at the end says why.
+    this.signal = options.signal ? AbortSignal.any([options.signal, writer.fatalSignal]) : writer.fatalSignal;
+    this.active = { record, writer };
+  }
+
+  /** Creates the run folder and its first run.json, registers the run as active and emits run-started. */
+  static async create(config: BenchConfig, options: RunSessionOptions): Promise<RunSession> {
+    const { clock, now } = options;
+    const startedAt = now();
+    const dir = await createRunDir(config.out, config.label, startedAt, options.runFs);
+    // Every file of the run is scrubbed of this run's secrets: a server may echo a key in an error message.
+    const writer = new RunWriter(dir, {
+      fs: options.runFs,
+      secrets: benchSecretValues(config, options.env ?? process.env),
+    });
+    const runId = dir.split('/').pop() as string;
+    const simulated = config.server.engine === 'sim' && !config.server.url;
+    const hostExtra = options.hostInfo ? await options.hostInfo().catch(() => ({})) : {};
+    const record: RunRecord = {
+      schemaVersion: 1,
+      id: runId,
+      label: config.label,
+      startedAt: startedAt.toISOString(),
+      finishedAt: null,
+      status: 'running',
+      simulated,
+      ...(options.fromRun ? { fromRun: options.fromRun } : {}),
+      // Secrets (API key, HF_TOKEN and the like in env or arguments) never reach the record.
+      config: redactBenchConfig(config),
+      environment: {
+        host: { ...basicHost(), ...hostExtra },
+        servebenchVersion: SERVEBENCH_VERSION,
+        engine: {
+          kind: config.server.engine,
+          model: config.model ?? config.server.model,
+          url: config.server.url === undefined ? undefined : redactUrl(config.server.url),
+          simulated,
+        },
+      },
+      clock: {
+        originMonoNs: clock.originMonoNs.toString(),
+        originWall: new Date(startedAt.getTime() - clock.nowMs()).toISOString(),
+      },
+      levels: [],
+      checks: [],
+    };
+    await writer.writeRecord(record);
+    const session = new RunSession(config, dir, writer, record, options);
+    options.activeRuns?.add(session.active);
+    session.emit({ type: 'run-started', runId, dir, simulated, totalLevels: options.totalLevels });
+    return session;
+  }
+
+  /** Sends a progress event to the host. */
+  emit(event: RunEvent): void {
+    this.options.emit(event);
+  }
+
+  get clock(): Clock {
+    return this.options.clock;
+  }
+
+  /** True once the run has a failure to report (the server refused every request, a setting was wrong). */
+  get failed(): boolean {
+    return this.failure !== undefined;
+  }
+
+  /** Reserves a level's index, request ids and prompt indices. */
+  takeSlot(plan: LevelPlan): LevelSlot {
+    const slot = {
+      levelIndex: this.nextLevelIndex++,
+      firstId: this.nextRequestId,
+      firstPromptIndex: this.nextPromptIndex,
+    };
+    const requests = plan.warmup + plan.rounds * plan.requestsPerRound;
+    this.nextRequestId += requests;
+    this.nextPromptIndex += requests;
+    return slot;
+  }
+
+  /** Keeps a measured level (if any), writes pending telemetry and run.json; the level's index in record.levels. */
+  async addLevel(slot: LevelSlot, level: LevelResult | null): Promise<number | null> {
+    if (level) {
+      this.record.levels.push(level);
+      this.emit({ type: 'level-finished', levelIndex: slot.levelIndex, level });
+    }
+    await this.flushTelemetry();
+    await this.writer.writeRecord(this.record);
+    return level ? this.record.levels.length - 1 : null;
+  }
+
+  /** Records a finished capacity search: one as `capacity` (the shape older versions read), several as `capacities`. */
+  async addCapacity(result: CapacityResult): Promise<void> {
+    this.capacities.push(result);
+    if (this.options.capacitySearches === 1) this.record.capacity = result;
+    else this.record.capacities = [...this.capacities];
+    await this.writer.writeRecord(this.record);
+  }
+
+  /** Appends the telemetry samples gathered since the last write. */
+  flushTelemetry(): Promise<void> {
+    return this.writer.appendLines(RUN_FILES.telemetry, this.telemetryLines.splice(0));
+  }
+
+  /** Ends the run as failed with this reason and exit code (2: the user can fix it). */
+  fail(reason: string, exitCode?: number): void {
+    this.failure = reason;
+    this.failureExitCode = exitCode;
+  }
+
+  /** Records why a server session ended with an error, unless the server died or the user cancelled (said elsewhere). */
+  failWith(error: unknown): void {
+    if (this.serverFailure || this.signal.aborted) return;
+    // A file the server needs in the run folder could not be written (disk full): a DiskError, exit 2.
+    const cause = diskErrorOf(error) ?? error;
+    const message = cause instanceof Error ? cause.message : String(cause);
+    if (cause instanceof UserError) this.fail(message, cause.exitCode);
+    else this.fail(`internal error: ${message}`);
+  }
+
+  /** Settles the status, error and run-level checks, writes run.json and summary.csv, and emits run-finished. */
+  async finish(): Promise<{ record: RunRecord; dir: string; failure?: string; exitCode?: number }> {
+    const { record, writer } = this;
+    if (this.serverFailure) {
+      const f = this.serverFailure;
+      this.fail(`server died during the run: ${f.message} — ${f.fix}`, this.failureExitCode);
+    }
+    if (writer.fatal) this.fail(writer.fatal.message, 2);
+    const failure = this.failure;
+    record.status = failure ? 'failed' : this.signal.aborted ? 'cancelled' : 'completed';
+    if (failure) record.error = failure;
+    else if (this.signal.aborted) record.error = 'cancelled by the user; levels measured so far are kept';
+    record.finishedAt = this.options.now().toISOString();
+    record.checks = combineChecks(
+      record.levels.map((l) => l.checks),
+      record.levels.map((l) => levelLabel(l)),
+    );
+    const server = serverCheck(this.serverFailure, record.simulated, this.serversStarted > 0, failure);
+    if (server) record.checks.push(server);
+    await writer.writeRecord(record);
+    await writer.writeText(RUN_FILES.summary, await renderSummaryCsv(record));
+    await writer.flush();
+    this.options.activeRuns?.delete(this.active);
+    if (writer.fatal) this.fail(writer.failureLine() as string, 2);
+    this.emit({ type: 'run-finished', runId: this.runId, dir: this.dir, status: record.status, record });
+    const exitCode = this.failure ? (this.failureExitCode ?? 1) : undefined;
+    return { record, dir: this.dir, failure: this.failure, exitCode };
+  }
+}

@@ -1,0 +1,262 @@
+import { cpus } from 'node:os';
+import type { ServerConfig } from '../../shared/config.js';
+import type { RunEvent } from '../../shared/events.js';
+import type { LevelResult, ServerVariant } from '../../shared/run-record.js';
+import { UserError } from '../errors.js';
+import { createInThreadExecutor } from '../load/executor.js';
+import type { RequestExecutor } from '../load/executor.js';
+import { maxPlannedConcurrency } from '../load/level-plan.js';
+import type { LevelPlan } from '../load/level-plan.js';
+import { readContextLimit } from '../load/context-limit.js';
+import { contextProblem, longestRequestTokens } from '../load/plan-limits.js';
+import type { MessagesCounter } from '../load/conversations.js';
+import type { TokenCounter } from '../load/prompts.js';
+import type { BodyCompat } from '../load/request-body.js';
+import { ServerApi } from '../load/server-api.js';
+import type { AbortReason } from '../load/stream-client.js';
+import { createWorkerExecutor } from '../load/worker-executor.js';
+import type { RunningServer, StartServer } from '../servers/types.js';
+import { concurrencyWarning } from '../servers/variants.js';
+import type { TelemetryChecks, TelemetryRecorder } from '../telemetry/types.js';
+import type { TelemetryFactoryOptions } from './telemetry-options.js';
+import { measureLevel } from './level-measure.js';
+import type { RunSession } from './run-session.js';
+import type { Workload } from '../workloads/workload.js';
+
+/** One server configuration of a run: which it is, the levels it will serve (for sizing) and its collaborators. */
+export interface ServerSessionOptions {
+  serverConfig: ServerConfig;
+  /** Index of the configuration in the server sweep (0 without one). */
+  index: number;
+  /** The configuration's settings, flattened; only in a server sweep. */
+  variant?: ServerVariant;
+  /** Every level this configuration may run: sizes the server and checks the context limit. */
+  plans: LevelPlan[];
+  /** What the prompts are made from (synthetic, a file, shared prefixes, a trace). */
+  workload: Workload;
+  startServer: StartServer;
+  createTelemetry?: (options: TelemetryFactoryOptions) => TelemetryRecorder;
+  telemetryChecks?: TelemetryChecks;
+}
+
+/** A level measured by a server session, and its index in record.levels. */
+export interface MeasuredLevel {
+  level: LevelResult;
+  levelIndex: number;
+}
+
+/** What start() learnt of the server: the model, request body compatibility and how prompts are counted. */
+interface Ready {
+  server: RunningServer;
+  executor: RequestExecutor;
+  counter: TokenCounter;
+  /** Counts chat messages: multi-turn histories, system prompts, message lists (absent: the server cannot). */
+  countMessages?: MessagesCounter;
+  viaTokenize: boolean;
+  compat: BodyCompat;
+  /** The server's context in tokens, when known. */
+  contextTokens?: number;
+}
+
+/**
+ * One server configuration of a run: starts (or attaches to) the server, reads its context limit, probes its API,
+ * starts telemetry and the request executor; `runLevel(plan)` measures one level into the run; `close()` stops all.
+ */
+export class ServerSession {
+  /** True once the server refused every request as sent: the run stops with the server's words and the fix. */
+  clientStopped = false;
+  private readonly levelAbort = new AbortController();
+  private server: RunningServer | null = null;
+  private telemetry: TelemetryRecorder | null = null;
+  private executor: RequestExecutor | null = null;
+  private ready: Ready | null = null;
+  private readonly onUserAbort = (): void =>
+    this.levelAbort.abort({
+      message: this.run.writer.fatal ? `stopped: ${this.run.writer.fatal.message}` : 'cancelled by the user',
+      kind: 'cancelled',
+    } satisfies AbortReason);
+
+  constructor(
+    private readonly run: RunSession,
+    private readonly options: ServerSessionOptions,
+  ) {
+    run.signal.addEventListener('abort', this.onUserAbort, { once: true });
+  }
+
+  /** True once levels must stop: the user cancelled, the server died or refused every request. */
+  get stopped(): boolean {
+    return this.levelAbort.signal.aborted;
+  }
+
+  /** Starts the server and everything that measures it; throws a UserError when the planned levels cannot fit. */
+  async start(): Promise<void> {
+    const { run, options } = this;
+    const { config } = run;
+    const { serverConfig, plans } = options;
+    const emit = (event: RunEvent): void => run.emit(event);
+    const maxConc = maxPlannedConcurrency(plans);
+    const largestInput = Math.max(...plans.map((p) => p.inputLen));
+    const largestOutput = Math.max(...plans.map((p) => p.outputLen));
+    const server = await options.startServer(serverConfig, {
+      runDir: run.dir,
+      onEvent: emit,
+      signal: run.signal,
+      maxConcurrency: maxConc,
+      largestRequest: { inputTokens: largestInput, outputTokens: largestOutput },
+      apiKey: config.apiKey,
+    });
+    this.server = server;
+    const info = server.info;
+    run.serversStarted++;
+    void server.died.then((f) => {
+      run.serverFailure = f;
+      this.levelAbort.abort({ message: `the server died: ${f.message}`, kind: 'server-died' } satisfies AbortReason);
+    });
+    run.record.environment.engine = {
+      kind: info.engine,
+      version: info.engineVersion,
+      model: info.model,
+      url: serverConfig.engine === 'attach' ? info.baseUrl : undefined,
+      simulated: info.simulated,
+      command: info.command,
+    };
+    run.record.simulated = info.simulated;
+    // A conversation's last turn carries its whole history: size by the longest request of any level.
+    const longest = Math.max(...plans.map(longestRequestTokens));
+    const tooMany = concurrencyWarning(info, maxConc, longest, serverConfig.maxSeqs);
+    if (tooMany) emit({ type: 'message', severity: 'warn', text: tooMany });
+    // Requests longer than the server's context would all fail (after a long calibration): refuse them now.
+    const limit = await readContextLimit({
+      baseUrl: info.baseUrl,
+      model: info.model,
+      apiKey: config.apiKey,
+      signal: this.levelAbort.signal,
+    });
+    const tooLong = contextProblem(plans, limit);
+    if (tooLong) throw new UserError(tooLong);
+    const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey, timeoutMs: config.timeoutMs });
+    const { compat, note } = await api.probeCompat(config.api, info.model);
+    if (note) emit({ type: 'message', severity: 'warn', text: note });
+    const { counter, viaTokenize, countMessages } = await api.tokenCounter(config.api, info.model, compat);
+    if (!viaTokenize) {
+      emit({
+        type: 'message',
+        severity: 'info',
+        text: 'server has no /tokenize: prompt length calibrated from usage.prompt_tokens and verified per request',
+      });
+    }
+    await this.startTelemetry();
+    const clock = run.clock;
+    // Worker threads pay off only with cores to spare: on a small machine they add GC pauses and hops.
+    const workers =
+      config.clientWorkers ?? (maxConc >= 128 && cpus().length >= 8 ? Math.min(4, Math.floor(cpus().length / 4)) : 0);
+    const executor =
+      workers > 0
+        ? createWorkerExecutor({ baseUrl: info.baseUrl, apiKey: config.apiKey, clock, workers })
+        : createInThreadExecutor({ baseUrl: info.baseUrl, apiKey: config.apiKey, clock });
+    this.executor = executor;
+    this.levelAbort.signal.addEventListener(
+      'abort',
+      () => executor.abortAll(this.levelAbort.signal.reason as AbortReason),
+      { once: true },
+    );
+    this.ready = { server, executor, counter, countMessages, viaTokenize, compat, contextTokens: limit?.tokens };
+  }
+
+  private async startTelemetry(): Promise<void> {
+    const { run, options } = this;
+    const info = this.server!.info;
+    if (!options.createTelemetry) return;
+    const vi = options.index;
+    const line = (kind: string, sample: object): void => {
+      run.telemetryLines.push(JSON.stringify({ kind, serverConfigIndex: vi, ...sample }));
+    };
+    const telemetry = options.createTelemetry({
+      clock: run.clock,
+      metricsUrl: info.metricsUrl,
+      engine: info.engine,
+      nvidiaSmiPath: run.config.nvidiaSmi,
+      dcgmUrl: run.config.dcgmUrl,
+      intervalMs: run.config.telemetryIntervalMs,
+      gpuStateFile: info.gpuStateFile,
+      ownPids: () => (info.pid !== undefined ? [info.pid] : []),
+      onGpuSample: (sample) => {
+        line('gpu', sample);
+        run.emit({ type: 'gpu-sample', sample });
+      },
+      onEngineSample: (sample) => {
+        line('engine', sample);
+        run.emit({ type: 'engine-sample', sample });
+      },
+      onClientSample: (sample) => line('client', sample),
+    });
+    this.telemetry = telemetry;
+    await telemetry.start();
+    if (!telemetry.gpuStatus.available) {
+      run.emit({
+        type: 'message',
+        severity: 'warn',
+        text: `GPU telemetry unavailable: ${telemetry.gpuStatus.reason ?? 'no source'}`,
+      });
+    }
+    for (const text of telemetry.warnings?.() ?? []) run.emit({ type: 'message', severity: 'warn', text });
+    const gpus = telemetry.gpuInfo?.();
+    if (gpus && gpus.length > 0) run.record.environment.gpus = gpus.map((g) => ({ ...g }));
+  }
+
+  /** Measures one level into the run; null when nothing was measured (stopped, cancelled, server died). */
+  async runLevel(plan: LevelPlan): Promise<MeasuredLevel | null> {
+    const { run, ready } = this;
+    if (!ready) throw new Error('runLevel before start');
+    if (this.stopped) return null;
+    const slot = run.takeSlot(plan);
+    const level = await measureLevel({
+      plan,
+      levelIndex: slot.levelIndex,
+      serverConfigIndex: this.options.index,
+      serverVariant: this.options.variant,
+      config: run.config,
+      clock: run.clock,
+      executor: ready.executor,
+      counter: ready.counter,
+      countMessages: ready.countMessages,
+      viaTokenize: ready.viaTokenize,
+      workload: this.options.workload,
+      contextTokens: ready.contextTokens,
+      compat: ready.compat,
+      model: ready.server.info.model,
+      runNonce: run.runNonce,
+      tagPrefix: run.tagPrefix,
+      firstId: slot.firstId,
+      firstPromptIndex: slot.firstPromptIndex,
+      signal: this.levelAbort.signal,
+      emit: (event) => run.emit(event),
+      writer: run.writer,
+      telemetry: this.telemetry,
+      telemetryChecks: this.options.telemetryChecks,
+      simulated: ready.server.info.simulated,
+      // The server refuses every request as sent: stop now, keep the folder, exit 2 with its words and the fix.
+      stopRun: (reason: string) => {
+        run.fail(reason, 2);
+        this.clientStopped = true;
+        this.levelAbort.abort({ message: reason, kind: 'cancelled' } satisfies AbortReason);
+      },
+    });
+    const levelIndex = await run.addLevel(slot, level);
+    return level && levelIndex !== null ? { level, levelIndex } : null;
+  }
+
+  /** The server's failure if it has exited (known synchronously: a death just before the last level ended counts). */
+  hasDied(): ReturnType<RunningServer['hasDied']> {
+    return this.server?.hasDied() ?? null;
+  }
+
+  /** Stops the executor, telemetry and server, and writes the telemetry still pending; never throws for them. */
+  async close(): Promise<void> {
+    this.run.signal.removeEventListener('abort', this.onUserAbort);
+    await this.executor?.close().catch(() => undefined);
+    await this.telemetry?.stop().catch(() => undefined);
+    await this.run.flushTelemetry();
+    await this.server?.stop().catch(() => undefined);
+  }
+}

@@ -1,0 +1,123 @@
+import type { ServerResponse } from 'node:http';
+import type { SimEngine } from './engine.js';
+import { HttpError, sendJson, errorBody, sendText, type Router } from './http.js';
+import { sglangMetrics, vllmMetrics } from './prometheus.js';
+import { checkModel, parseGenerate, parseOpenAi, type ParseContext } from './request-parse.js';
+import { MIMIC_VERSION, type StartupContext } from './startup-log.js';
+import { tokenizeChat, tokenizeCompletion, type ChatMessage } from './tokenizer.js';
+
+/** The engine, how requests are read, and the start-up facts (host, port once listening) the routes report. */
+export interface RouteContext {
+  engine: SimEngine;
+  parse: ParseContext;
+  startup: StartupContext;
+}
+
+/** /health: 200 with an empty body once loaded, 503 while the slow-start fault says it is loading. */
+function health(engine: SimEngine, res: ServerResponse): void {
+  if (!engine.ready) {
+    sendJson(res, 503, errorBody(503, 'engine is still loading (slow-start fault)', 'ServiceUnavailableError'));
+    return;
+  }
+  res.writeHead(200, { 'content-length': 0 });
+  res.end();
+}
+
+/** vLLM's POST /tokenize answer: count, max_model_len and the token ids. */
+function tokenizeAnswer(ctx: RouteContext, body: Record<string, unknown>): unknown {
+  checkModel(ctx.parse, body);
+  let ids: number[];
+  if (Array.isArray(body.messages)) {
+    const gen = body.add_generation_prompt !== false;
+    ids = tokenizeChat(body.messages as ChatMessage[], gen);
+  } else if (typeof body.prompt === 'string') {
+    ids = tokenizeCompletion(body.prompt, body.add_special_tokens !== false);
+  } else {
+    throw new HttpError(400, "/tokenize needs 'prompt' (a string) or 'messages'");
+  }
+  return { count: ids.length, max_model_len: ctx.engine.profile.maxModelLen, tokens: ids, token_strs: null };
+}
+
+/** The OpenAI endpoints every mimic serves: chat, completions and the model list. */
+function openAiRoutes(router: Router, ctx: RouteContext): void {
+  const { engine, parse } = ctx;
+  router.post('/v1/chat/completions', (body, req, res, ns, ms) =>
+    engine.generate(req, res, parseOpenAi(parse, 'chat', body), ns, ms),
+  );
+  router.post('/v1/completions', (body, req, res, ns, ms) =>
+    engine.generate(req, res, parseOpenAi(parse, 'completions', body), ns, ms),
+  );
+  router.get('/v1/models', (res) =>
+    sendJson(res, 200, {
+      object: 'list',
+      data: [
+        {
+          id: engine.model,
+          object: 'model',
+          created: engine.created,
+          owned_by: parse.mimic === 'openai' ? 'system' : parse.mimic,
+          root: engine.model,
+          parent: null,
+          max_model_len: engine.profile.maxModelLen,
+        },
+      ],
+    }),
+  );
+}
+
+/** vLLM: /health, /version, /metrics with vllm: names, and POST /tokenize. */
+function vllmRoutes(router: Router, ctx: RouteContext): void {
+  const { engine } = ctx;
+  router.get('/health', (res) => health(engine, res));
+  router.get('/version', (res) => sendJson(res, 200, { version: MIMIC_VERSION.vllm }));
+  router.get('/metrics', (res) => sendText(res, vllmMetrics(engine.snapshot())));
+  router.post('/tokenize', (body, _req, res) => sendJson(res, 200, tokenizeAnswer(ctx, body)));
+}
+
+/** SGLang: /health(_generate), /(get_)model_info, /(get_)server_info, /metrics with sglang: names, native /generate. */
+function sglangRoutes(router: Router, ctx: RouteContext): void {
+  const { engine, startup } = ctx;
+  const { model, profile } = engine;
+  router.get('/health', (res) => health(engine, res));
+  router.get('/health_generate', (res) => health(engine, res));
+  const modelInfo = (res: ServerResponse): void =>
+    sendJson(res, 200, {
+      model_path: model,
+      tokenizer_path: model,
+      is_generation: true,
+      preferred_sampling_params: null,
+      weight_version: 'default',
+    });
+  router.get('/model_info', modelInfo);
+  router.get('/get_model_info', modelInfo);
+  const serverInfo = (res: ServerResponse): void =>
+    sendJson(res, 200, {
+      model_path: model,
+      served_model_name: model,
+      host: startup.host,
+      port: startup.port,
+      context_length: profile.maxModelLen,
+      max_running_requests: profile.maxNumSeqs,
+      max_total_num_tokens: profile.kvCacheTokens,
+      dllm_algorithm: profile.blockSize > 0 ? 'LowConfidence' : null,
+      dllm_algorithm_config:
+        profile.blockSize > 0 ? { block_size: profile.blockSize, threshold: profile.threshold } : null,
+      version: MIMIC_VERSION.sglang,
+      internal_states: [{ last_gen_throughput: engine.genThroughput }],
+      simulated: true,
+      sim_profile: profile.name,
+    });
+  router.get('/server_info', serverInfo);
+  router.get('/get_server_info', serverInfo);
+  router.get('/metrics', (res) => sendText(res, sglangMetrics(engine.snapshot())));
+  router.post('/generate', (body, req, res, ns, ms) =>
+    engine.generate(req, res, parseGenerate(ctx.parse, body), ns, ms),
+  );
+}
+
+/** Registers the endpoints the context's mimic serves (openai: the OpenAI endpoints only). */
+export function registerMimicRoutes(router: Router, ctx: RouteContext): void {
+  openAiRoutes(router, ctx);
+  if (ctx.parse.mimic === 'vllm') vllmRoutes(router, ctx);
+  else if (ctx.parse.mimic === 'sglang') sglangRoutes(router, ctx);
+}

@@ -1,0 +1,61 @@
+import type { Mimic } from './startup-log.js';
+
+/** sglang reports EOS as the matched token id; the sim's EOS id. */
+export const EOS_TOKEN_ID = 2;
+
+/** Token counts a usage object reports. */
+export interface UsageCounts {
+  promptTokens: number;
+  completionTokens: number;
+  /** Reasoning tokens so far; null when the request is not in reasoning mode. */
+  reasoningTokens: number | null;
+}
+
+/**
+ * How an engine writes the OpenAI-compatible fields that differ between engines: the usage object (final usage
+ * chunk, non-streaming body, continuous usage) and the fields beside finish_reason. Chunks are built as text for
+ * speed (zero-delay mode writes hundreds of MB/s), so each shape returns JSON text.
+ */
+export interface WireFormat {
+  /** Names the format in cache keys. */
+  name: string;
+  /** Usage of a final usage chunk or a non-streaming body. */
+  usage(counts: UsageCounts): string;
+  /** Usage carried by every chunk (stream_options.continuous_usage_stats). */
+  chunkUsage(counts: UsageCounts): string;
+  /** `"finish_reason":...` and its sibling field, in a choice; `reason` null while the stream goes on. */
+  finish(reason: 'length' | 'stop' | null): string;
+}
+
+const counts = (c: UsageCounts): string =>
+  `"prompt_tokens":${c.promptTokens},"total_tokens":${c.promptTokens + c.completionTokens},"completion_tokens":${c.completionTokens}`;
+
+/** vLLM (and the plain OpenAI mimic): reasoning under completion_tokens_details, stop_reason beside finish_reason. */
+const VLLM_WIRE: WireFormat = {
+  name: 'vllm',
+  usage: (c) =>
+    `{${counts(c)}${c.reasoningTokens !== null ? `,"completion_tokens_details":{"reasoning_tokens":${c.reasoningTokens}}` : ''}}`,
+  // vLLM's per-chunk usage carries the three counts only.
+  chunkUsage: (c) => `{${counts(c)}}`,
+  finish: (reason) => (reason === null ? '"finish_reason":null' : `"finish_reason":"${reason}","stop_reason":null`),
+};
+
+/**
+ * SGLang's UsageInfo as pydantic dumps it (python/sglang/srt/entrypoints/openai/protocol.py): every field, so
+ * prompt_tokens_details is null without --enable-cache-report and reasoning_tokens sits at the top level (0 when
+ * none), in continuous usage too; matched_stop beside finish_reason (the EOS id, or null at the length limit).
+ */
+const SGLANG_WIRE: WireFormat = {
+  name: 'sglang',
+  usage: (c) => `{${counts(c)},"prompt_tokens_details":null,"reasoning_tokens":${c.reasoningTokens ?? 0}}`,
+  chunkUsage: (c) => SGLANG_WIRE.usage(c),
+  finish: (reason) =>
+    reason === null
+      ? '"finish_reason":null,"matched_stop":null'
+      : `"finish_reason":"${reason}","matched_stop":${reason === 'stop' ? EOS_TOKEN_ID : 'null'}`,
+};
+
+/** The wire format a mimic writes. */
+export function wireFormat(mimic: Mimic): WireFormat {
+  return mimic === 'sglang' ? SGLANG_WIRE : VLLM_WIRE;
+}
