@@ -41,8 +41,9 @@ export interface RequestRecord {
   /** From the server's reasoning_tokens, or counted from the reasoning chunks (estimated). */
   nReasoningSource?: 'server' | 'estimated';
   /**
-   * Multi-turn only, when a later turn's history could not be counted ahead (no /tokenize): expectedIn is then the
-   * server's own usage.prompt_tokens ('server') or, without it, turns x (input + output) ('estimated'): not verified.
+   * When a prompt could not be counted ahead (no exact /tokenize): a multi-turn history, or a prompt file's record at
+   * its own length; expectedIn is then the server's own usage.prompt_tokens ('server') or, without it, an estimate
+   * ('estimated': turns x (input + output), or the level's input length): not verified.
    */
   expectedInSource?: 'server' | 'estimated';
   /** Workloads other than fixed synthetic prompts: shared-prefix group, conversation and turn, source line. */

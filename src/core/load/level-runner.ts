@@ -98,6 +98,10 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
           const turns = (prompt?.meta?.turn ?? 0) + 1;
           record.expectedIn = record.nIn ?? turns * (plan.inputLen + plan.outputLen);
           record.expectedInSource = record.nIn !== null ? 'server' : 'estimated';
+        } else if (prompt?.lengthFromServer) {
+          // Its length could not be counted ahead: the server's usage count stands in, marked as not verified.
+          record.expectedIn = record.nIn ?? plan.inputLen;
+          record.expectedInSource = record.nIn !== null ? 'server' : 'estimated';
         }
         return record;
       });

@@ -28,6 +28,8 @@ export interface Prompt {
   messages?: PromptMessage[];
   /** Prompt tokens this request is meant to have (file lengths, trace); the level's input length when absent. */
   inputLen?: number;
+  /** No exact count ahead (a prompt file at its own lengths): the record's expected input is the server's count. */
+  lengthFromServer?: boolean;
   /** Output tokens this request asks for; the level's output length when absent. */
   outputLen?: number;
   meta?: PromptMeta;

@@ -112,41 +112,60 @@ export class ServerApi {
   }
 
   /**
-   * A token counter, exact where the server can tokenize: vLLM's POST /tokenize ({count}), or llama.cpp's
-   * ({content, add_special} -> {tokens}; chat prompts through its /apply-template first, as its chat handler
-   * does). Otherwise a one-token request whose usage.prompt_tokens tells the count (`viaTokenize` false: it
-   * fills the prefix cache). A server that refuses a calibration request says why, in one line.
+   * A token counter, exact where the server can tokenize: vLLM's and SGLang's POST /tokenize ({count}; both take
+   * {prompt} and, SGLang since its chat-template tokenize, {messages} rendered by the chat handler's own template), or
+   * llama.cpp's ({content, add_special} -> {tokens}; chat prompts through its /apply-template first, as its chat
+   * handler does). Otherwise a one-token request whose usage.prompt_tokens tells the count (`viaTokenize` false: it
+   * fills the prefix cache); `completionsExact` then says the server's /tokenize counts prompt text, so `--api
+   * completions` would be exact (an SGLang whose /tokenize takes no messages). A server that refuses a calibration
+   * request says why, in one line.
    */
   async tokenCounter(
     api: 'chat' | 'completions',
     model: string,
     compat: BodyCompat,
-  ): Promise<{ counter: TokenCounter; viaTokenize: boolean; countMessages?: MessagesCounter }> {
-    const chatBody = (messages: readonly PromptMessage[]): Record<string, unknown> => ({
-      model,
-      messages,
-      add_generation_prompt: true,
-    });
-    const tokenizeBody = (text: string): Record<string, unknown> =>
-      api === 'chat' ? chatBody([{ role: 'user', content: text }]) : { model, prompt: text };
-    const probe = await this.call('POST', '/tokenize', tokenizeBody('hello'));
-    const probeCount = (probe.json as { count?: unknown } | null)?.count;
-    if (probe.status === 200 && typeof probeCount === 'number') {
-      const count = async (body: Record<string, unknown>): Promise<number | null> => {
-        const res = await this.call('POST', '/tokenize', body);
-        const n = (res.json as { count?: unknown } | null)?.count;
-        return res.status === 200 && typeof n === 'number' ? n : null;
-      };
-      return {
-        viaTokenize: true,
-        counter: (text) => count(tokenizeBody(text)),
-        countMessages: api === 'chat' ? (messages) => count(chatBody(messages)) : undefined,
-      };
+  ): Promise<{
+    counter: TokenCounter;
+    viaTokenize: boolean;
+    countMessages?: MessagesCounter;
+    completionsExact?: boolean;
+  }> {
+    const countOf = async (body: Record<string, unknown>): Promise<number | null> => {
+      const res = await this.call('POST', '/tokenize', body);
+      const n = (res.json as { count?: unknown } | null)?.count;
+      return res.status === 200 && typeof n === 'number' ? n : null;
+    };
+    // vLLM reads add_generation_prompt; SGLang's chat template adds the generation prompt itself: try both bodies.
+    const chatBodies = [true, false].map(
+      (gen) =>
+        (messages: readonly PromptMessage[]): Record<string, unknown> =>
+          gen ? { model, messages, add_generation_prompt: true } : { model, messages },
+    );
+    const promptBody = (text: string): Record<string, unknown> => ({ model, prompt: text });
+    const hello: PromptMessage[] = [{ role: 'user', content: 'hello' }];
+    if (api === 'completions') {
+      if ((await countOf(promptBody('hello'))) !== null) {
+        return { viaTokenize: true, counter: (text) => countOf(promptBody(text)) };
+      }
+    } else {
+      for (const chatBody of chatBodies) {
+        if ((await countOf(chatBody(hello))) === null) continue;
+        const countMessages: MessagesCounter = (messages) => countOf(chatBody(messages));
+        return {
+          viaTokenize: true,
+          counter: (text) => countMessages([{ role: 'user', content: text }]),
+          countMessages,
+        };
+      }
     }
     const llama = await this.llamaCppCounter(api);
     if (llama) return { viaTokenize: true, counter: llama.counter, countMessages: llama.countMessages };
+    // Text counts plus a template overhead measured once would miss tokens merged across the template's seams and
+    // BOS handling: not exact, so chat on a /tokenize without messages calibrates by usage, and says completions is.
+    const completionsExact = api === 'chat' && (await countOf(promptBody('hello'))) !== null;
     return {
       viaTokenize: false,
+      completionsExact,
       counter: async (text) => {
         const body = JSON.parse(
           buildRequestBody({

@@ -104,13 +104,15 @@ export function inputLengthCheck(records: readonly RequestRecord[]): Check {
     );
   }
   // Multi-turn without a tokenizer: a later turn's history was not counted ahead, so there is nothing to verify.
-  const uncounted = ok.filter((r) => r.expectedInSource !== undefined).length;
+  const uncountedRecords = ok.filter((r) => r.expectedInSource !== undefined);
+  const uncounted = uncountedRecords.length;
   if (uncounted > 0) {
+    const multiTurn = uncountedRecords.every((r) => r.workload?.turn !== undefined);
     return check(
       'input-length',
       'warn',
-      `${uncounted}/${ok.length} multi-turn prompts could not be counted ahead (the server has no /tokenize): ` +
-        "their input length is the server's own count, not verified",
+      `${uncounted}/${ok.length} ${multiTurn ? 'multi-turn prompts' : 'prompts'} could not be counted ahead ` +
+        "(the server has no exact /tokenize): their input length is the server's own count, not verified",
     );
   }
   const unknown = ok.length - known.length;

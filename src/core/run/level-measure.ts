@@ -49,6 +49,8 @@ export interface LevelMeasureInput {
   /** Counts chat messages: multi-turn histories, system prompts, message lists (absent: the server cannot). */
   countMessages?: MessagesCounter;
   viaTokenize: boolean;
+  /** Without an exact count: the server's /tokenize counts prompt text, so --api completions would be exact. */
+  completionsExact?: boolean;
   workload: Workload;
   /** The server's context in tokens, when known: a longer workload request is refused up front. */
   contextTokens?: number;
@@ -92,6 +94,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     uniquePrefix: config.uniquePrefix,
     counter: input.counter,
     viaTokenize: input.viaTokenize,
+    completionsExact: input.completionsExact,
     countMessages: input.countMessages ?? null,
     api: config.api,
     contextTokens: input.contextTokens,

@@ -53,6 +53,8 @@ interface Ready {
   /** Counts chat messages: multi-turn histories, system prompts, message lists (absent: the server cannot). */
   countMessages?: MessagesCounter;
   viaTokenize: boolean;
+  /** Without an exact count: the server's /tokenize counts prompt text, so --api completions would be exact. */
+  completionsExact?: boolean;
   compat: BodyCompat;
   /** The server's context in tokens, when known. */
   contextTokens?: number;
@@ -137,12 +139,18 @@ export class ServerSession {
     const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey, timeoutMs: config.timeoutMs });
     const { compat, note } = await api.probeCompat(config.api, info.model);
     if (note) emit({ type: 'message', severity: 'warn', text: note });
-    const { counter, viaTokenize, countMessages } = await api.tokenCounter(config.api, info.model, compat);
+    const { counter, viaTokenize, countMessages, completionsExact } = await api.tokenCounter(
+      config.api,
+      info.model,
+      compat,
+    );
     if (!viaTokenize) {
       emit({
         type: 'message',
         severity: 'info',
-        text: 'server has no /tokenize: prompt length calibrated from usage.prompt_tokens and verified per request',
+        text: completionsExact
+          ? "server's /tokenize takes no chat messages: prompt length calibrated from usage.prompt_tokens and verified per request (--api completions counts exactly)"
+          : 'server has no /tokenize: prompt length calibrated from usage.prompt_tokens and verified per request',
       });
     }
     await this.startTelemetry();
@@ -160,7 +168,16 @@ export class ServerSession {
       () => executor.abortAll(this.levelAbort.signal.reason as AbortReason),
       { once: true },
     );
-    this.ready = { server, executor, counter, countMessages, viaTokenize, compat, contextTokens: limit?.tokens };
+    this.ready = {
+      server,
+      executor,
+      counter,
+      countMessages,
+      viaTokenize,
+      completionsExact,
+      compat,
+      contextTokens: limit?.tokens,
+    };
   }
 
   private async startTelemetry(): Promise<void> {
@@ -221,6 +238,7 @@ export class ServerSession {
       counter: ready.counter,
       countMessages: ready.countMessages,
       viaTokenize: ready.viaTokenize,
+      completionsExact: ready.completionsExact,
       workload: this.options.workload,
       contextTokens: ready.contextTokens,
       compat: ready.compat,

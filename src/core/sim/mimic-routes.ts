@@ -38,6 +38,37 @@ function tokenizeAnswer(ctx: RouteContext, body: Record<string, unknown>): unkno
   return { count: ids.length, max_model_len: ctx.engine.profile.maxModelLen, tokens: ids, token_strs: null };
 }
 
+/**
+ * SGLang's POST /tokenize and /v1/tokenize (serving_tokenize.py, sgl-project/sglang 004c82e): exactly one of
+ * `prompt` (a string or a list, add_special_tokens applied) or `messages` (the chat handler's template, generation
+ * prompt included unless continue_final_message); {tokens, count, max_model_len}, lists for a list prompt. The model
+ * is not checked (its default stands in).
+ */
+function sglangTokenizeAnswer(ctx: RouteContext, body: Record<string, unknown>): unknown {
+  const { prompt, messages } = body;
+  const max = ctx.engine.profile.maxModelLen;
+  if ((prompt === undefined || prompt === null) === (messages === undefined || messages === null)) {
+    throw new HttpError(400, "Exactly one of 'prompt' or 'messages' must be provided.");
+  }
+  const special = body.add_special_tokens !== false;
+  if (Array.isArray(messages)) {
+    if (!messages.every((m) => m && typeof m === 'object' && typeof (m as ChatMessage).role === 'string')) {
+      throw new HttpError(400, "'messages' must be a list of {role, content}");
+    }
+    const ids = tokenizeChat(messages as ChatMessage[], body.continue_final_message !== true);
+    return { tokens: ids, count: ids.length, max_model_len: max };
+  }
+  if (typeof prompt === 'string') {
+    const ids = tokenizeCompletion(prompt, special);
+    return { tokens: ids, count: ids.length, max_model_len: max };
+  }
+  if (Array.isArray(prompt) && prompt.every((p) => typeof p === 'string')) {
+    const lists = prompt.map((p: string) => tokenizeCompletion(p, special));
+    return { tokens: lists, count: lists.map((l) => l.length), max_model_len: max };
+  }
+  throw new HttpError(400, 'Invalid prompt type: expected str or List[str].');
+}
+
 /** The OpenAI endpoints every mimic serves: chat, completions and the model list. */
 function openAiRoutes(router: Router, ctx: RouteContext): void {
   const { engine, parse } = ctx;
@@ -74,7 +105,7 @@ function vllmRoutes(router: Router, ctx: RouteContext): void {
   router.post('/tokenize', (body, _req, res) => sendJson(res, 200, tokenizeAnswer(ctx, body)));
 }
 
-/** SGLang: /health(_generate), /(get_)model_info, /(get_)server_info, /metrics with sglang: names, native /generate. */
+/** SGLang: /health(_generate), /(get_)model_info, /(get_)server_info, /metrics with sglang: names, native /generate, /(v1/)tokenize. */
 function sglangRoutes(router: Router, ctx: RouteContext): void {
   const { engine, startup } = ctx;
   const { model, profile } = engine;
@@ -113,6 +144,8 @@ function sglangRoutes(router: Router, ctx: RouteContext): void {
   router.post('/generate', (body, req, res, ns, ms) =>
     engine.generate(req, res, parseGenerate(ctx.parse, body), ns, ms),
   );
+  router.post('/tokenize', (body, _req, res) => sendJson(res, 200, sglangTokenizeAnswer(ctx, body)));
+  router.post('/v1/tokenize', (body, _req, res) => sendJson(res, 200, sglangTokenizeAnswer(ctx, body)));
 }
 
 /** Registers the endpoints the context's mimic serves (openai: the OpenAI endpoints only). */

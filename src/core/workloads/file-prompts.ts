@@ -25,14 +25,16 @@ function withLastUser(messages: readonly PromptMessage[], text: string): PromptM
  * A level's prompts from a prompt file, taken in file order from the level's first global index (wrapping round
  * when the run needs more than the file holds). Fixed lengths: each prompt (a message list's last user message) is
  * cut or padded to the level's input length by the server's count; file lengths: counted as they are. Output
- * lengths: the level's, or the file's (output_len, or the ShareGPT reply's token count).
+ * lengths: the level's, or the file's (output_len, or the ShareGPT reply's token count). A server that cannot count
+ * exactly (file lengths only): each prompt goes as it is, its length the server's usage.prompt_tokens afterwards.
  */
 export async function filePrompts(workload: FileWorkload, input: LevelPromptsInput): Promise<Prompt[]> {
   const { plan, counter } = input;
   const { entries, path } = workload;
   const countMessages = input.countMessages;
   const needsMessages = entries.some((e) => e.messages);
-  if (needsMessages && !countMessages) {
+  const counted = input.viaTokenize;
+  if (needsMessages && !countMessages && counted) {
     throw new UserError(
       `--prompts ${path} has message lists, and this server cannot count the tokens of messages (/tokenize with messages): use {"prompt"} lines`,
     );
@@ -47,15 +49,18 @@ export async function filePrompts(workload: FileWorkload, input: LevelPromptsInp
     const source = e.messages ? (e.messages.findLast((m) => m.role === 'user')?.content ?? '') : (e.text ?? '');
     let text = source;
     let tokens: number | null;
-    if (workload.promptLengths === 'fixed') {
+    if (!counted) {
+      tokens = null;
+    } else if (workload.promptLengths === 'fixed') {
       const fitted = await fitText(source, plan.inputLen, count, seed);
       text = fitted.text;
       tokens = fitted.tokens;
     } else {
       tokens = await count(source);
     }
-    if (tokens === null) throw new UserError(`${where(e)}: the server could not count its tokens (/tokenize failed)`);
-    if (workload.promptLengths === 'fixed' && tokens > plan.inputLen) {
+    if (tokens === null && counted)
+      throw new UserError(`${where(e)}: the server could not count its tokens (/tokenize failed)`);
+    if (workload.promptLengths === 'fixed' && tokens !== null && tokens > plan.inputLen) {
       throw new UserError(
         `${where(e)} cannot be cut to --input-len ${plan.inputLen}: its other messages alone have ${tokens} tokens; raise --input-len, or use --prompt-lengths file`,
       );
@@ -67,11 +72,14 @@ export async function filePrompts(workload: FileWorkload, input: LevelPromptsInp
       else throw new UserError(`${where(e)} has no output_len: add one, or use --output-lengths fixed`);
     }
     // Fixed lengths expect the level's length exactly (the input-length check shows a fit that missed).
-    const inputLen = workload.promptLengths === 'fixed' ? plan.inputLen : tokens;
-    const tooLong = contextLine(where(e), inputLen, outputLen ?? plan.outputLen, input.contextTokens);
+    const inputLen = workload.promptLengths === 'fixed' ? plan.inputLen : (tokens ?? undefined);
+    const tooLong =
+      inputLen === undefined ? null : contextLine(where(e), inputLen, outputLen ?? plan.outputLen, input.contextTokens);
     if (tooLong)
       throw new UserError(`${tooLong}; use --prompt-lengths fixed with a shorter --input-len, or drop that record`);
-    const prompt: Prompt = { text, tokens, inputLen, meta: { sourceIndex: e.sourceIndex } };
+    const prompt: Prompt = { text, tokens, meta: { sourceIndex: e.sourceIndex } };
+    if (inputLen !== undefined) prompt.inputLen = inputLen;
+    else prompt.lengthFromServer = true;
     if (e.messages) prompt.messages = withLastUser(e.messages, text);
     if (outputLen !== undefined) prompt.outputLen = outputLen;
     return prompt;

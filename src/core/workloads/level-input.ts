@@ -16,6 +16,8 @@ export interface LevelPromptsInput {
   counter: TokenCounter;
   /** The server counts exactly (/tokenize); false: only usage.prompt_tokens after the fact. */
   viaTokenize: boolean;
+  /** Without an exact count: the server's /tokenize counts prompt text, so --api completions would be exact. */
+  completionsExact?: boolean;
   /** Counts chat messages (system prompts, message lists); null when the server cannot. */
   countMessages: MessagesCounter | null;
   api: 'chat' | 'completions';

@@ -9,7 +9,8 @@ import { tracePrompts } from './trace-prompts.js';
 /**
  * A level's prompts for the run's workload: synthetic fixed-length prompts (buildPrompts, the default, unchanged),
  * a prompt file's, shared-prefix groups', or a trace's. Workloads other than synthetic need the server's exact
- * token count (/tokenize): they cannot calibrate with real requests without filling the prefix cache.
+ * token count (/tokenize): they cannot calibrate with real requests without filling the prefix cache. The one
+ * exception is a prompt file at its own lengths, which needs no count ahead (each request's is the server's).
  */
 export async function buildLevelPrompts(input: LevelPromptsInput): Promise<Prompt[]> {
   const { workload } = input;
@@ -26,11 +27,24 @@ export async function buildLevelPrompts(input: LevelPromptsInput): Promise<Promp
   }
   const flag = workload.kind === 'file' ? '--prompts' : workload.kind === 'trace' ? '--trace' : '--prefix-groups';
   if (!input.viaTokenize) {
-    throw new UserError(
-      `${flag} needs the server's /tokenize to count each prompt (vLLM, SGLang, llama.cpp and the simulator have it); this server has none: use synthetic prompts`,
-    );
+    if (workload.kind === 'file' && workload.promptLengths === 'file') return filePrompts(workload, input);
+    throw new UserError(noExactCount(flag, workload, input));
   }
   if (workload.kind === 'file') return filePrompts(workload, input);
   if (workload.kind === 'shared-prefix') return sharedPrefixPrompts(workload, input);
   return tracePrompts(workload, input);
+}
+
+/** The one-line refusal of a workload on a server that cannot count its prompts exactly ahead, with the fixes. */
+function noExactCount(flag: string, workload: LevelPromptsInput['workload'], input: LevelPromptsInput): string {
+  const fixes: string[] = [];
+  const chatOnly = workload.kind === 'file' && workload.entries.some((e) => e.messages);
+  if (input.completionsExact && !chatOnly) fixes.push('--api completions (its /tokenize counts prompt text exactly)');
+  if (workload.kind === 'file')
+    fixes.push("--prompt-lengths file (each prompt as it is, its length the server's count)");
+  fixes.push('synthetic prompts');
+  const server = input.completionsExact
+    ? "this server's /tokenize takes no chat messages"
+    : 'this server has none (vLLM, SGLang, llama.cpp and the simulator have it)';
+  return `${flag} needs the server's /tokenize to count each prompt; ${server}: use ${fixes.join(', or ')}`;
 }
