@@ -208,14 +208,30 @@ describe('workloads on the sim as SGLang: exact counts, token-agreement passing'
 });
 
 describe('workloads on servers that cannot count prompts exactly ahead', () => {
-  it('runs a prompt file at its own lengths, each length the server usage count, marked so', async () => {
-    const file = await promptFile([{ prompt: 'Tell me a story.' }, { prompt: 'Name three long rivers of Europe.' }]);
+  it('runs a prompt file (message lists too) at its own lengths, each length the server usage count, marked so', async () => {
+    const file = await promptFile([
+      { prompt: 'Tell me a story.' },
+      {
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'user', content: 'Name three long rivers of Europe.' },
+        ],
+      },
+    ]);
     const r = await run({ prompts: file, promptLengths: 'file' }, { mimic: 'openai' });
     expect(r.failure).toBeUndefined();
     const measured = r.requests.filter((q) => !q.warmup);
     expect(measured).toHaveLength(4);
     expect(measured.every((q) => q.ok && q.expectedIn === q.nIn && q.expectedInSource === 'server')).toBe(true);
     expect(new Set(measured.map((q) => q.nIn)).size).toBe(2);
+    // The message list went as it is: its count is the template's over both messages.
+    const listed = measured.find((q) => q.workload?.sourceIndex === 1)!;
+    expect(listed.nIn).toBe(
+      countChatTokens([
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Name three long rivers of Europe.' },
+      ]),
+    );
     expect(r.check('input-length')?.status).toBe('warn');
     expect(r.check('input-length')?.detail).toMatch(/^4\/4 prompts could not be counted ahead/);
     expect(r.check('token-agreement')?.status).toBe('pass');
