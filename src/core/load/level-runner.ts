@@ -11,7 +11,7 @@ import type { Prompt } from './prompts.js';
 import { apiPath, buildRequestBody } from './request-body.js';
 import type { BodyCompat } from './request-body.js';
 import { poissonSchedule, runClosedLoop, runOpenLoop, traceSchedule, waitUntil } from './scheduler.js';
-import type { ScheduledOutcome } from './scheduler.js';
+import type { ScheduledOutcome, WaitUntil } from './scheduler.js';
 import type { RequestSpec } from './stream-client.js';
 
 export interface LevelRunInput {
@@ -38,6 +38,8 @@ export interface LevelRunInput {
   onRecords: (records: RequestRecord[]) => void;
   /** Multi-turn: counts a history with the server's tokenizer (each later turn's expected input). */
   countMessages?: MessagesCounter;
+  /** Multi-turn: waits until a time on `clock` (arrivals, think time); tests pass one that advances a virtual clock. */
+  wait?: WaitUntil;
 }
 
 export interface LevelRunOutput {
@@ -56,6 +58,7 @@ export interface LevelRunOutput {
 export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
   const { plan, levelIndex, prompts, executor, clock, signal, onEvent } = input;
   let nextId = input.firstId;
+  const wait: WaitUntil = input.wait ?? ((tMs, s) => waitUntil(clock, tMs, s));
   // Each request's own prompt (its expected lengths and workload meta go into its record).
   const promptOf = new Map<number, Prompt>();
   const makeSpec = (prompt: Prompt, keepText = false): RequestSpec => {
@@ -154,7 +157,7 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
       onOutcome,
       countMessages: input.countMessages,
       thinkTimeMs: plan.thinkTimeMs,
-      sleep: (ms, s) => waitUntil(clock, clock.nowMs() + ms, s),
+      sleep: (ms, s) => wait(clock.nowMs() + ms, s),
       signal,
     });
   };
@@ -192,6 +195,7 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
                 offsetsMs: poissonSchedule(Math.floor(roundPrompts.length / turns), plan.rate / turns, rng),
                 maxInFlight: plan.maxInFlight,
                 clock,
+                wait,
               }
             : undefined,
         )
