@@ -97,6 +97,7 @@ const LevelSchema = z.looseObject({
   completed: num,
   failed: num,
   cancelled: num.optional(),
+  skippedTurns: num.optional(),
   malformedLines: num.optional(),
   outputTokensSource: z.enum(['server', 'estimated', 'mixed']),
   errorsByReason: z.record(z.string(), num),

@@ -182,6 +182,8 @@ export interface LevelResult {
   failed: number;
   /** Measured requests cancelled by the user (errorKind 'cancelled'): not failures, so not in failed or errorsByReason. */
   cancelled?: number;
+  /** Multi-turn: turns not sent because an earlier turn of their conversation failed (no record; not in failed). */
+  skippedTurns?: number;
   /** SSE lines of measured requests that were not valid JSON (tokens they carried went to the next chunk). */
   malformedLines?: number;
   /** How n_out was known: from the server's usage, or estimated by counting chunks. */

@@ -1,24 +1,42 @@
 import type { RequestExecutor } from './executor.js';
 import type { Prompt, PromptMessage } from './prompts.js';
-import type { ScheduledOutcome } from './scheduler.js';
+import type { Clock } from '../clock.js';
+import { waitUntil } from './scheduler.js';
+import type { ScheduledOutcome, WaitUntil } from './scheduler.js';
 import type { RequestSpec } from './stream-client.js';
 
 /** Counts a chat prompt's tokens with the server's tokenizer, template included (null when it cannot say). */
 export type MessagesCounter = (messages: readonly PromptMessage[]) => Promise<number | null>;
+
+/** Open loop: when each conversation arrives, and the cap on turns in flight. */
+export interface ConversationArrivals {
+  /** Each conversation's first-turn send time, ms after the start (poissonSchedule's offsets). */
+  offsetsMs: number[];
+  /** Turns in flight at most (--max-concurrency); absent: no cap. */
+  maxInFlight?: number;
+  clock: Clock;
+  /** Waits for an arrival; tests pass one that advances a virtual clock. */
+  wait?: WaitUntil;
+}
+
+/** Called with each turn's outcome; `skipped` counts the conversation's later turns not sent because this one failed. */
+export type TurnOutcomeListener = (outcome: ScheduledOutcome, skipped: number) => void;
 
 /** Options of runConversations. */
 export interface ConversationOptions {
   /** Each turn's new user message, conversation after conversation: `turns` prompts per conversation. */
   userPrompts: Prompt[];
   turns: number;
-  /** Conversations in flight at once (closed loop). */
+  /** Conversations in flight at once (closed loop; ignored when `arrivals` is set). */
   concurrency: number;
+  /** Open loop: conversations arrive on this schedule instead of `concurrency` lanes. */
+  arrivals?: ConversationArrivals;
   /** Number of the first conversation (recorded per request, unique in the level). */
   firstConversation: number;
   /** Builds a request; `keepText` asks the client to keep the answer (the next turn sends it back). */
   makeSpec: (prompt: Prompt, keepText: boolean) => RequestSpec;
   executor: RequestExecutor;
-  onOutcome: (outcome: ScheduledOutcome) => void;
+  onOutcome: TurnOutcomeListener;
   /** Counts each later turn's whole history (its expected input); absent: the server's count is taken after. */
   countMessages?: MessagesCounter;
   /** Pause between a turn's end and the next turn, ms (0: none). */
@@ -38,20 +56,44 @@ export function uncountedTurn(prompt: Prompt | undefined): boolean {
   return (prompt?.meta?.turn ?? 0) > 0 && prompt?.inputLen === undefined;
 }
 
+/** At most `limit` holders at once, served first come first served (undefined: no limit). */
+function slots(limit: number | undefined): { acquire: () => Promise<void>; release: () => void } {
+  let held = 0;
+  const waiting: Array<() => void> = [];
+  return {
+    acquire: async () => {
+      if (limit === undefined || held < limit) {
+        held++;
+        return;
+      }
+      // release() hands its slot straight to the first waiter, so `held` stays as it is.
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    },
+    release: () => {
+      const next = waiting.shift();
+      if (next) next();
+      else held--;
+    },
+  };
+}
+
 /**
- * Closed-loop conversations: `concurrency` conversations in flight, each sending turn t+1 only after turn t ended,
- * with the history [user 1, assistant 1 (the server's actual answer), user 2, ...]. A turn that fails ends its
- * conversation (there is no answer to send back). Each later turn's expected input (its prompt's inputLen) is the
- * history counted by `countMessages`, asked alongside the request and set before this resolves.
+ * Multi-turn conversations, each sending turn t+1 only after turn t ended (and the think time passed), with the
+ * history [user 1, assistant 1 (the server's actual answer), user 2, ...]. Closed loop: `concurrency` conversations
+ * in flight. Open loop (`arrivals`): conversation c starts at its offset on the clock (its first turn's outcome
+ * carries scheduledMs, so send - scheduled is the schedule lag), with at most `maxInFlight` turns in flight.
+ * A turn that fails ends its conversation (there is no answer to send back): its later turns are not sent, and
+ * onOutcome is told how many. Each later turn's expected input (its prompt's inputLen) is the history counted by
+ * `countMessages`, asked alongside the request and set before this resolves.
  */
 export async function runConversations(options: ConversationOptions): Promise<ScheduledOutcome[]> {
-  const { userPrompts, turns, executor, signal } = options;
+  const { userPrompts, turns, executor, signal, arrivals } = options;
   const count = Math.floor(userPrompts.length / turns);
   const outcomes: ScheduledOutcome[] = [];
   const counts: Array<Promise<void>> = [];
   const think = options.thinkTimeMs ?? 0;
-  let next = 0;
-  const converse = async (c: number): Promise<void> => {
+  const gate = slots(arrivals?.maxInFlight);
+  const converse = async (c: number, scheduledMs?: number): Promise<void> => {
     const history: PromptMessage[] = [];
     for (let turn = 0; turn < turns && !signal?.aborted; turn++) {
       if (turn > 0 && think > 0) {
@@ -67,6 +109,11 @@ export async function runConversations(options: ConversationOptions): Promise<Sc
         meta: { conversation: options.firstConversation + c, turn },
       };
       if (turn === 0 && user.inputLen !== undefined) prompt.inputLen = user.inputLen;
+      await gate.acquire();
+      if (signal?.aborted) {
+        gate.release();
+        return;
+      }
       if (turn > 0 && options.countMessages) {
         // Counted alongside the request, so the count never delays the turn.
         counts.push(
@@ -78,9 +125,17 @@ export async function runConversations(options: ConversationOptions): Promise<Sc
           ),
         );
       }
-      const outcome = await executor.execute(options.makeSpec(prompt, turn < turns - 1));
+      let outcome: ScheduledOutcome;
+      try {
+        outcome = await executor.execute(options.makeSpec(prompt, turn < turns - 1));
+      } finally {
+        gate.release();
+      }
+      if (turn === 0 && scheduledMs !== undefined) outcome = { ...outcome, scheduledMs };
       outcomes.push(outcome);
-      options.onOutcome(outcome);
+      // A cancel cuts the level short: the turns it stops are not skipped by a failure.
+      const skipped = failed(outcome) && !signal?.aborted ? turns - turn - 1 : 0;
+      options.onOutcome(outcome, skipped);
       if (failed(outcome)) return;
       history.push(messages[messages.length - 1] as PromptMessage, {
         role: 'assistant',
@@ -88,10 +143,25 @@ export async function runConversations(options: ConversationOptions): Promise<Sc
       });
     }
   };
-  const lane = async (): Promise<void> => {
-    while (next < count && !signal?.aborted) await converse(next++);
-  };
-  await Promise.all(Array.from({ length: Math.min(options.concurrency, count) }, lane));
+  if (arrivals) {
+    const wait = arrivals.wait ?? ((tMs, s) => waitUntil(arrivals.clock, tMs, s));
+    // As runOpenLoop: the schedule starts just after now, and each arrival is an absolute time on it (no drift).
+    const start = arrivals.clock.nowMs() + 5;
+    const running: Array<Promise<void>> = [];
+    for (let c = 0; c < count && !signal?.aborted; c++) {
+      const scheduledMs = start + (arrivals.offsetsMs[c] ?? 0);
+      await wait(scheduledMs, signal);
+      if (signal?.aborted) break;
+      running.push(converse(c, scheduledMs));
+    }
+    await Promise.all(running);
+  } else {
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      while (next < count && !signal?.aborted) await converse(next++);
+    };
+    await Promise.all(Array.from({ length: Math.min(options.concurrency, count) }, lane));
+  }
   await Promise.all(counts);
   return outcomes;
 }

@@ -6,7 +6,10 @@ import { checkPlanLimits } from './plan-limits.js';
 /** One level of a sweep: a load shape at fixed input and output lengths. */
 export interface LevelPlan {
   concurrency: number;
-  /** Open loop only: Poisson arrivals at this rate (req/s); concurrency is then the in-flight cap or none. */
+  /**
+   * Open loop only: Poisson arrivals at this rate (req/s); concurrency is then the in-flight cap or none. Multi-turn:
+   * still requests (turns) per second, so conversations arrive at rate / turns per second.
+   */
   rate?: number;
   maxInFlight?: number;
   inputLen: number;
@@ -14,7 +17,7 @@ export interface LevelPlan {
   rounds: number;
   requestsPerRound: number;
   warmup: number;
-  /** Multi-turn (closed loop, chat): turns per conversation, > 1; rounds and warm-up hold whole conversations. */
+  /** Multi-turn (chat): turns per conversation, > 1; rounds and warm-up hold whole conversations. */
   turns?: number;
   /** Multi-turn: pause between a turn's end and the conversation's next turn, ms. */
   thinkTimeMs?: number;
@@ -46,15 +49,11 @@ function withTurns(config: BenchConfig, plans: LevelPlan[]): LevelPlan[] {
       `--turns ${turns} needs the chat API (a conversation is a list of messages): drop --api completions`,
     );
   }
-  if (config.rate && config.rate.length > 0) {
-    throw new UserError(
-      `--turns ${turns} runs closed loop only (open-loop arrivals of whole conversations are not implemented): use --concurrency C (C conversations in flight) instead of --rate`,
-    );
-  }
   const whole = (n: number): number => Math.ceil(n / turns) * turns;
   return plans.map((p) => {
-    const least = p.concurrency * turns;
-    if (config.requestsPerRound !== undefined && config.requestsPerRound < least) {
+    // Closed loop: C conversations in flight need C x K requests a round; open loop: one conversation at least.
+    const least = p.rate === undefined ? p.concurrency * turns : turns;
+    if (p.rate === undefined && config.requestsPerRound !== undefined && config.requestsPerRound < least) {
       throw new UserError(
         `--requests-per-round ${config.requestsPerRound} is below --concurrency ${p.concurrency} x --turns ${turns}: that level could never have ${p.concurrency} conversations in flight; raise --requests-per-round to at least ${least}`,
       );

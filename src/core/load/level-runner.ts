@@ -3,7 +3,7 @@ import type { RequestRecord } from '../../shared/request-record.js';
 import type { Clock } from '../clock.js';
 import type { RequestExecutor } from './executor.js';
 import { runConversations, uncountedTurn } from './conversations.js';
-import type { MessagesCounter } from './conversations.js';
+import type { ConversationArrivals, MessagesCounter } from './conversations.js';
 import type { LevelPlan } from './level-plan.js';
 import { outcomeToRecord } from './outcome-to-record.js';
 import { createRng } from '../rng.js';
@@ -11,7 +11,7 @@ import type { Prompt } from './prompts.js';
 import { apiPath, buildRequestBody } from './request-body.js';
 import type { BodyCompat } from './request-body.js';
 import { poissonSchedule, runClosedLoop, runOpenLoop, traceSchedule, waitUntil } from './scheduler.js';
-import type { ScheduledOutcome } from './scheduler.js';
+import type { ScheduledOutcome, WaitUntil } from './scheduler.js';
 import type { RequestSpec } from './stream-client.js';
 
 export interface LevelRunInput {
@@ -38,6 +38,8 @@ export interface LevelRunInput {
   onRecords: (records: RequestRecord[]) => void;
   /** Multi-turn: counts a history with the server's tokenizer (each later turn's expected input). */
   countMessages?: MessagesCounter;
+  /** Multi-turn: waits until a time on `clock` (arrivals, think time); tests pass one that advances a virtual clock. */
+  wait?: WaitUntil;
 }
 
 export interface LevelRunOutput {
@@ -48,12 +50,15 @@ export interface LevelRunOutput {
   measureStartMs: number | null;
   measureEndMs: number | null;
   aborted: boolean;
+  /** Multi-turn: turns of the measured rounds not sent because an earlier turn of their conversation failed. */
+  skippedTurns: number;
 }
 
 /** Runs one level: warm-up (discarded later), then R rounds of N requests, closed or open loop. */
 export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
   const { plan, levelIndex, prompts, executor, clock, signal, onEvent } = input;
   let nextId = input.firstId;
+  const wait: WaitUntil = input.wait ?? ((tMs, s) => waitUntil(clock, tMs, s));
   // Each request's own prompt (its expected lengths and workload meta go into its record).
   const promptOf = new Map<number, Prompt>();
   const makeSpec = (prompt: Prompt, keepText = false): RequestSpec => {
@@ -105,20 +110,25 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
         }
         return record;
       });
-  const progress = (round: number) => (o: ScheduledOutcome) => {
-    done++;
-    onEvent({
-      type: 'request-done',
-      levelIndex,
-      round,
-      ok: o.httpStatus === 200 && o.result.error === null,
-      ttftMs: o.result.firstTokenMs !== null ? o.result.firstTokenMs - o.sendMs : null,
-      e2eMs: o.endMs - o.sendMs,
-      endMs: o.endMs,
-      done,
-      total,
-    });
-  };
+  let skippedTurns = 0;
+  // A failed turn's conversation ends there: its later turns count as done, so progress still reaches its total.
+  const progress =
+    (round: number) =>
+    (o: ScheduledOutcome, skipped = 0) => {
+      done += 1 + skipped;
+      if (round >= 0) skippedTurns += skipped;
+      onEvent({
+        type: 'request-done',
+        levelIndex,
+        round,
+        ok: o.httpStatus === 200 && o.result.error === null,
+        ttftMs: o.result.firstTokenMs !== null ? o.result.firstTokenMs - o.sendMs : null,
+        e2eMs: o.endMs - o.sendMs,
+        endMs: o.endMs,
+        done,
+        total,
+      });
+    };
 
   const out: LevelRunOutput = {
     warmup: [],
@@ -127,24 +137,31 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
     measureStartMs: null,
     measureEndMs: null,
     aborted: false,
+    skippedTurns: 0,
   };
   // Multi-turn: each `turns` prompts are one conversation's user messages (the plan keeps rounds whole).
   const turns = (plan.turns ?? 1) > 1 ? (plan.turns as number) : null;
   let conversationsStarted = 0;
-  const conversations = (userPrompts: Prompt[], concurrency: number, onOutcome: (o: ScheduledOutcome) => void) => {
+  const conversations = (
+    userPrompts: Prompt[],
+    concurrency: number,
+    onOutcome: (o: ScheduledOutcome, skipped: number) => void,
+    arrivals?: ConversationArrivals,
+  ) => {
     const firstConversation = conversationsStarted;
     conversationsStarted += Math.floor(userPrompts.length / (turns ?? 1));
     return runConversations({
       userPrompts,
       turns: turns ?? 1,
       concurrency,
+      arrivals,
       firstConversation,
       makeSpec,
       executor,
       onOutcome,
       countMessages: input.countMessages,
       thinkTimeMs: plan.thinkTimeMs,
-      sleep: (ms, s) => waitUntil(clock, clock.nowMs() + ms, s),
+      sleep: (ms, s) => wait(clock.nowMs() + ms, s),
       signal,
     });
   };
@@ -172,7 +189,20 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
     cursor += plan.requestsPerRound;
     const specs = turns ? [] : roundPrompts.map((p) => makeSpec(p));
     const outcomes = turns
-      ? await conversations(roundPrompts, plan.concurrency, progress(round))
+      ? await conversations(
+          roundPrompts,
+          plan.concurrency,
+          progress(round),
+          plan.rate !== undefined
+            ? {
+                // --rate counts requests (turns): conversations of K turns arrive at rate / K per second.
+                offsetsMs: poissonSchedule(Math.floor(roundPrompts.length / turns), plan.rate / turns, rng),
+                maxInFlight: plan.maxInFlight,
+                clock,
+                wait,
+              }
+            : undefined,
+        )
       : plan.rate !== undefined
         ? await runOpenLoop(
             specs,
@@ -190,6 +220,7 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
     if (!signal.aborted) out.roundsCompleted++;
   }
   out.aborted = signal.aborted;
+  out.skippedTurns = skippedTurns;
   for (const r of out.measured) {
     out.measureStartMs = out.measureStartMs === null ? r.sendMs : Math.min(out.measureStartMs, r.sendMs);
     const end = r.endMs ?? r.sendMs;

@@ -391,21 +391,26 @@ export function sampleSizeCheck(
  * errors: failed requests are counted, never dropped; warns up to 1 % failed, fails above, counting by error kind and
  * quoting the server's commonest message.
  * Requests the user cancelled (errorKind 'cancelled') are no server failure: left out of the count and the share,
- * and only named. A dying server ('server-died') is a failure.
+ * and only named. A dying server ('server-died') is a failure. Multi-turn: `skippedTurns` (later turns of conversations
+ * whose earlier turn failed, never sent) are named, not counted in the share.
  */
-export function errorsCheck(records: readonly RequestRecord[]): Check {
+export function errorsCheck(records: readonly RequestRecord[], skippedTurns = 0): Check {
   const all = records.filter(isMeasured);
   const cancelled = all.filter(isCancelled).length;
   const measured = all.filter((r) => !isCancelled(r));
   const failed = measured.filter((r) => !r.ok);
-  const cancelledText = cancelled > 0 ? `; ${cancelled} cancelled by the user, not counted` : '';
-  if (failed.length === 0) return check('errors', 'pass', `0/${measured.length} requests failed${cancelledText}`);
+  const aside =
+    (cancelled > 0 ? `; ${cancelled} cancelled by the user, not counted` : '') +
+    (skippedTurns > 0
+      ? `; ${plural(skippedTurns, 'later turn')} not sent because an earlier turn of the conversation failed`
+      : '');
+  if (failed.length === 0) return check('errors', 'pass', `0/${measured.length} requests failed${aside}`);
   const share = failed.length / measured.length;
   const top = commonestError(failed);
   const said = top ? serverSaid(top) : '';
   const detail =
     `${failed.length}/${measured.length} requests failed (${fmtPct(share)}): ` +
-    `${fmtCounts(countBy(failed, (r) => r.errorKind ?? 'unknown'))}${cancelledText}` +
+    `${fmtCounts(countBy(failed, (r) => r.errorKind ?? 'unknown'))}${aside}` +
     (said ? `; ${said}` : '');
   return check('errors', share <= ERROR_WARN_LIMIT ? 'warn' : 'fail', detail);
 }

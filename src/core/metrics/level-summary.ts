@@ -49,6 +49,8 @@ export interface LevelSummaryInput {
   loopLagP99Ms?: number | null;
   /** Checks computed elsewhere (telemetry: throttling, preemptions, server), appended after ours. */
   extraChecks?: Check[];
+  /** Multi-turn: measured turns not sent because an earlier turn of their conversation failed. */
+  skippedTurns?: number;
   /** Set when the level was cut short (server died, user cancelled): marks it partial and adds the cut-short check. */
   cutShort?: CutShort;
 }
@@ -146,7 +148,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
       partialRounds,
     ),
     sampleSizeCheck(ttftMs),
-    errorsCheck(measured),
+    errorsCheck(measured, input.skippedTurns ?? 0),
     prefixCacheCheck({
       uniquePrefix: input.uniquePrefix,
       sharedPrefixes: input.sharedPrefixes,
@@ -196,6 +198,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   if (input.rate !== undefined) result.rate = input.rate;
   if (scheduleLagMs !== undefined) result.scheduleLagMs = scheduleLagMs;
   if (cancelled > 0) result.cancelled = cancelled;
+  if ((input.skippedTurns ?? 0) > 0) result.skippedTurns = input.skippedTurns;
   const topError = commonestError(measured);
   if (topError) result.topError = topError;
   if (input.cutShort) {

@@ -182,6 +182,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     loopLagP99Ms,
     extraChecks,
     cutShort,
+    skippedTurns: run.skippedTurns,
   });
   const explanation =
     level.roundCv !== null

@@ -192,4 +192,172 @@ describe('runConversations', () => {
     expect(outcomes).toHaveLength(2);
     expect(h.sent.every((s) => s.prompt.meta!.turn === 0)).toBe(true);
   });
+
+  it('ends a conversation at a failed turn and reports its later turns as skipped, so sent + skipped is every turn', async () => {
+    const clock = createManualClock();
+    // id 0: conversation 0's first turn; id 2: conversation 1's second turn.
+    const h = harness(
+      clock,
+      () => 10,
+      (id) => id === 0 || id === 2,
+    );
+    const seen: Array<[number, number, boolean, number]> = [];
+    const outcomes = await clock.run(
+      runConversations({
+        userPrompts: users(9),
+        turns: 3,
+        concurrency: 1,
+        firstConversation: 0,
+        makeSpec: h.makeSpec,
+        executor: h.executor,
+        onOutcome: (o, skipped) => seen.push([o.id, byTurn(h.sent, o.id), o.httpStatus === 200, skipped]),
+      }),
+    );
+    expect(seen).toEqual([
+      [0, 0, false, 2],
+      [1, 0, true, 0],
+      [2, 1, false, 1],
+      [3, 0, true, 0],
+      [4, 1, true, 0],
+      [5, 2, true, 0],
+    ]);
+    expect(outcomes).toHaveLength(6);
+    expect(outcomes.length + seen.reduce((a, s) => a + s[3], 0)).toBe(9);
+  });
+
+  it('counts no skipped turns when a cancel ends the conversation', async () => {
+    const clock = createManualClock();
+    const abort = new AbortController();
+    const h = harness(
+      clock,
+      () => 10,
+      () => true,
+    );
+    const skipped: number[] = [];
+    void clock.sleepUntil(8).then(() => abort.abort());
+    await clock.run(
+      runConversations({
+        userPrompts: users(3),
+        turns: 3,
+        concurrency: 1,
+        firstConversation: 0,
+        makeSpec: h.makeSpec,
+        executor: h.executor,
+        onOutcome: (_, n) => skipped.push(n),
+        signal: abort.signal,
+      }),
+    );
+    expect(skipped).toEqual([0]);
+  });
+});
+
+/** The turn of the request with this id. */
+function byTurn(sent: readonly Sent[], id: number): number {
+  return sent.find((s) => s.id === id)!.prompt.meta!.turn!;
+}
+
+/** Each conversation's requests, in the order sent. */
+function byConversation(sent: readonly Sent[]): Map<number, Sent[]> {
+  const out = new Map<number, Sent[]>();
+  for (const s of sent) {
+    const c = s.prompt.meta!.conversation!;
+    out.set(c, [...(out.get(c) ?? []), s]);
+  }
+  return out;
+}
+
+describe('runConversations in the open loop', () => {
+  it('starts each conversation at its arrival (not after the previous one ended) and runs its turns in order', async () => {
+    const clock = createManualClock();
+    const h = harness(clock, () => 50);
+    const outcomes = await clock.run(
+      runConversations({
+        userPrompts: users(9),
+        turns: 3,
+        concurrency: 0,
+        arrivals: { offsetsMs: [0, 20, 400], clock, wait: (t, s) => clock.sleepUntil(t, s) },
+        firstConversation: 0,
+        makeSpec: h.makeSpec,
+        executor: h.executor,
+        onOutcome: () => undefined,
+        thinkTimeMs: 5,
+        sleep: (ms, signal) => clock.sleepUntil(clock.nowMs() + ms, signal),
+      }),
+    );
+    expect(outcomes).toHaveLength(9);
+    const conversations = byConversation(h.sent);
+    // The schedule starts 5 ms after now (as runOpenLoop's); turn t+1 follows turn t's end and the think time.
+    expect([...conversations.values()].map((turns) => turns.map((s) => s.atMs))).toEqual([
+      [5, 60, 115],
+      [25, 80, 135],
+      [405, 460, 515],
+    ]);
+    // Conversations 0 and 1 overlap: arrivals do not wait for earlier conversations.
+    expect(Math.max(...h.sent.map((s) => s.inFlight))).toBe(2);
+    for (const turns of conversations.values()) {
+      expect(turns.map((s) => s.prompt.meta!.turn)).toEqual([0, 1, 2]);
+      expect(turns[2]!.prompt.messages).toHaveLength(5);
+    }
+    // Only a conversation's first turn has a schedule; sent on time, its lag is 0.
+    const scheduled = outcomes.filter((o) => o.scheduledMs !== undefined);
+    expect(scheduled.map((o) => [byTurn(h.sent, o.id), o.scheduledMs, o.sendMs - o.scheduledMs!])).toEqual([
+      [0, 5, 0],
+      [0, 25, 0],
+      [0, 405, 0],
+    ]);
+  });
+
+  it('caps turns in flight at maxInFlight, first come first served, and records the first turns’ lag', async () => {
+    const clock = createManualClock();
+    const h = harness(clock, () => 10);
+    const outcomes = await clock.run(
+      runConversations({
+        userPrompts: users(8),
+        turns: 2,
+        concurrency: 0,
+        arrivals: { offsetsMs: [0, 0, 0, 0], maxInFlight: 2, clock, wait: (t, s) => clock.sleepUntil(t, s) },
+        firstConversation: 0,
+        makeSpec: h.makeSpec,
+        executor: h.executor,
+        onOutcome: () => undefined,
+      }),
+    );
+    expect(outcomes).toHaveLength(8);
+    expect(Math.max(...h.sent.map((s) => s.inFlight))).toBe(2);
+    // Conversations 2 and 3 arrive at 5 but find both slots taken by 0 and 1; their second turns queue behind them.
+    expect([...byConversation(h.sent).values()].map((turns) => turns.map((s) => s.atMs))).toEqual([
+      [5, 25],
+      [5, 25],
+      [15, 35],
+      [15, 35],
+    ]);
+    const lags = outcomes
+      .filter((o) => o.scheduledMs !== undefined)
+      .sort((a, b) => a.sendMs - b.sendMs)
+      .map((o) => o.sendMs - o.scheduledMs!);
+    expect(lags).toEqual([0, 0, 10, 10]);
+  });
+
+  it('stops starting conversations once the signal fires, and finishes the turns in flight', async () => {
+    const clock = createManualClock();
+    const abort = new AbortController();
+    const h = harness(clock, () => 10);
+    const outcomes = await clock.run(
+      runConversations({
+        userPrompts: users(6),
+        turns: 2,
+        concurrency: 0,
+        arrivals: { offsetsMs: [0, 100, 200], clock, wait: (t, s) => clock.sleepUntil(t, s) },
+        firstConversation: 0,
+        makeSpec: h.makeSpec,
+        executor: h.executor,
+        onOutcome: (o) => {
+          if (o.id === 0) abort.abort();
+        },
+        signal: abort.signal,
+      }),
+    );
+    expect(outcomes.map((o) => o.id)).toEqual([0]);
+    expect(h.sent).toHaveLength(1);
+  });
 });

@@ -27,14 +27,27 @@ describe('planLevels with --turns', () => {
     }
   });
 
-  it('refuses too few requests for the conversations in flight, the completions API and open loop, naming the fix', () => {
+  it('refuses too few requests for the conversations in flight and the completions API, naming the fix', () => {
     expect(() => plan({ concurrency: [2], requestsPerRound: 4, turns: 3 })).toThrow(
       /below --concurrency 2 x --turns 3.*at least 6/,
     );
     expect(() => plan({ concurrency: [2], turns: 3, api: 'completions' })).toThrow(
       /needs the chat API.*--api completions/,
     );
-    expect(() => plan({ rate: [2], turns: 3 })).toThrow(/closed loop only.*--concurrency/);
+  });
+
+  it('plans open-loop levels in whole conversations: per round, warm-up, at least one conversation', () => {
+    const [p] = plan({ rate: [4], maxConcurrency: 5, requestsPerRound: 12, warmup: 0, rounds: 1, turns: 3 });
+    expect(p).toMatchObject({ rate: 4, maxInFlight: 5, requestsPerRound: 12, warmup: 0, turns: 3 });
+    const [odd] = plan({ rate: [4], requestsPerRound: 7, warmup: 4, turns: 3, thinkTimeMs: 20 });
+    expect(odd).toMatchObject({ requestsPerRound: 9, warmup: 6, thinkTimeMs: 20 });
+    // A round shorter than one conversation still holds one: no concurrency to fill in the open loop.
+    const [one] = plan({ rate: [4], requestsPerRound: 2, turns: 3 });
+    expect(one!.requestsPerRound).toBe(3);
+    for (const d of plan({ rate: [1, 50], turns: 4 })) {
+      expect(d.requestsPerRound % 4).toBe(0);
+      expect(d.warmup % 4).toBe(0);
+    }
   });
 
   it('checks the context against a conversation’s last turn', () => {

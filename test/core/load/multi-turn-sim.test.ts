@@ -9,6 +9,7 @@ import { markdownReport } from '../../../src/core/report/markdown.js';
 import { DEFAULT_SIM_MODEL } from '../../../src/core/sim/index.js';
 import type { RunningServer, StartServer } from '../../../src/core/servers/types.js';
 import { BenchConfigSchema } from '../../../src/shared/config.js';
+import type { RunEvent } from '../../../src/shared/events.js';
 import type { RequestRecord } from '../../../src/shared/request-record.js';
 import { decodeRunJson } from '../../../src/shared/run-record-schema.js';
 import { closeAll, startSim, testProfile } from '../sim/helpers.js';
@@ -103,6 +104,60 @@ describe('multi-turn against the simulator', () => {
       expect(check('prefix-cache')).toMatchObject({ status: 'pass' });
       // Later turns resend the history: the simulator served part of it from its prefix cache.
       expect((await prefixHits(sim.url)) - hitsBefore).toBeGreaterThan(0);
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
+  });
+
+  it('runs open-loop conversations (--turns 3 --rate 4): whole conversations, first turns scheduled, progress complete', async () => {
+    const sim = await startSim({ profile: testProfile({ 'step-base-ms': 1, 'step-per-seq-ms': 0.1 }) });
+    const out = await mkdtemp(join(tmpdir(), 'sb-turns-rate-'));
+    try {
+      const config = BenchConfigSchema.parse({
+        out,
+        label: 'turns-rate',
+        rate: [4],
+        inputLen: [40],
+        outputLen: [6],
+        rounds: 1,
+        requestsPerRound: 12,
+        warmup: 0,
+        turns: 3,
+        server: { engine: 'attach', url: sim.url },
+      });
+      const events: RunEvent[] = [];
+      const result = await runBenchmark(config, { startServer: attach(sim.url), onEvent: (e) => events.push(e) });
+      expect(result.failure).toBeUndefined();
+      const [level] = result.record.levels;
+      const requests = (await readFile(join(result.dir, 'requests.jsonl'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as RequestRecord);
+      // 12 requests: 4 conversations of 3 turns, each in order, all ok.
+      expect(requests).toHaveLength(12);
+      expect(requests.every((r) => r.ok)).toBe(true);
+      const conversations = new Set(requests.map((r) => r.workload!.conversation));
+      expect(conversations.size).toBe(4);
+      for (const c of conversations) {
+        const turns = requests.filter((r) => r.workload!.conversation === c);
+        turns.sort((a, b) => a.workload!.turn! - b.workload!.turn!);
+        expect(turns.map((r) => r.workload!.turn)).toEqual([0, 1, 2]);
+        expect(turns[1]!.sendMs).toBeGreaterThanOrEqual(turns[0]!.endMs!);
+        expect(turns[2]!.sendMs).toBeGreaterThanOrEqual(turns[1]!.endMs!);
+        // The schedule belongs to the conversation's arrival: its first turn only.
+        expect(turns.map((r) => r.scheduledMs !== undefined)).toEqual([true, false, false]);
+      }
+      expect(level).toMatchObject({ rate: 4, completed: 12, failed: 0 });
+      expect(level!.skippedTurns).toBeUndefined();
+      expect(level!.scheduleLagMs?.n).toBe(4);
+      expect(level!.byTurn?.map((t) => [t.turn, t.ttftMs.n])).toEqual([
+        [0, 4],
+        [1, 4],
+        [2, 4],
+      ]);
+      const done = events.flatMap((e) => (e.type === 'request-done' ? [[e.done, e.total]] : []));
+      expect(done.at(-1)).toEqual([12, 12]);
+      expect(level!.checks.find((c) => c.id === 'errors')).toMatchObject({ status: 'pass' });
     } finally {
       await rm(out, { recursive: true, force: true });
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { inputLengthCheck, prefixCacheCheck } from '../../../src/core/metrics/checks.js';
-import { turnResults } from '../../../src/core/metrics/level-summary.js';
-import { makeRecord } from './make-record.js';
+import { errorsCheck, inputLengthCheck, prefixCacheCheck } from '../../../src/core/metrics/checks.js';
+import { summarizeLevel, turnResults } from '../../../src/core/metrics/level-summary.js';
+import { failed, makeRecord } from './make-record.js';
 
 /** An ok turn of a conversation with the given TTFT and prompt tokens. */
 const turn = (t: number, ttftMs: number, nIn: number, id = 0) =>
@@ -56,5 +56,46 @@ describe('multi-turn level summary', () => {
       detail: expect.stringMatching(/reports 120 prefix-cache hits/),
     });
     expect(prefixCacheCheck({ uniquePrefix: true, prefixCacheHitsDelta: 120 })).toMatchObject({ status: 'warn' });
+  });
+
+  it('says how many turns were not sent after a failed turn, beside the failures, and only when some were', () => {
+    const records = [
+      turn(0, 10, 40, 0),
+      failed(20, 30, 'http-5xx', { id: 1, workload: { conversation: 0, turn: 1 } }),
+      failed(40, 50, 'http-5xx', { id: 2, workload: { conversation: 1, turn: 0 } }),
+    ];
+    const level = summarizeLevel({
+      records,
+      concurrency: 1,
+      inputLen: 40,
+      outputLen: 4,
+      rounds: 1,
+      warmupRequests: 0,
+      serverConfigIndex: 0,
+      uniquePrefix: true,
+      skippedTurns: 3,
+    });
+    expect(level).toMatchObject({ completed: 1, failed: 2, skippedTurns: 3 });
+    // The share counts sent requests only: 2 of 3, not of 6.
+    expect(level.checks.find((c) => c.id === 'errors')).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(
+        /^2\/3 requests failed \(.*\): http-5xx 2; 3 later turns not sent because an earlier turn of the conversation failed/,
+      ),
+    });
+    const none = summarizeLevel({
+      records: [turn(0, 10, 40)],
+      concurrency: 1,
+      inputLen: 40,
+      outputLen: 4,
+      rounds: 1,
+      warmupRequests: 0,
+      serverConfigIndex: 0,
+      uniquePrefix: true,
+      skippedTurns: 0,
+    });
+    expect(none.skippedTurns).toBeUndefined();
+    expect(errorsCheck([turn(0, 10, 40)]).detail).toBe('0/1 requests failed');
+    expect(errorsCheck(records, 1).detail).toContain('1 later turn not sent');
   });
 });
