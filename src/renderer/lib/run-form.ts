@@ -56,8 +56,8 @@ export const WORKLOADS: readonly WorkloadChoice[] = [
     id: 'synthetic',
     name: 'Fixed lengths',
     hint:
-      'Every request is a synthetic prompt of exactly Input length tokens (with a unique start, so no request ' +
-      'rides on another in the prefix cache) and asks exactly Output length tokens: the clean case, comparable ' +
+      'Every request is a synthetic prompt of exactly Input tokens (with a unique start, so no request ' +
+      'rides on another in the prefix cache) and asks exactly Output tokens: the clean case, comparable ' +
       'from run to run.',
     fields: [],
     required: [],
@@ -67,8 +67,8 @@ export const WORKLOADS: readonly WorkloadChoice[] = [
     name: 'Prompt file',
     hint:
       'Prompts from a JSONL file ({"prompt"} or {"messages"} lines, optional "output_len") or ShareGPT JSON, ' +
-      "in file order, wrapping round when the run needs more. Each prompt is fitted to Input length with the server's " +
-      "tokenizer, and the output length stays fixed at Output length, unless 'lengths from file'.",
+      "in file order, wrapping round when the run needs more. Each prompt is fitted to Input tokens with the server's " +
+      "tokenizer, and the output length stays fixed at Output tokens, unless 'lengths from file'.",
     fields: ['prompts', 'promptLengths', 'outputLengths'],
     required: ['prompts'],
   },
@@ -77,8 +77,8 @@ export const WORKLOADS: readonly WorkloadChoice[] = [
     name: 'Shared prefix',
     hint:
       "Request i joins group i mod N; a group's requests share a system prompt of P tokens, then a unique part, " +
-      'Input length tokens in all (P must be shorter). The prefix cache is used on purpose: each level gets its ' +
-      'cache hit rate. Output length stays fixed.',
+      'Input tokens in all (P must be shorter). The prefix cache is used on purpose: each level gets its ' +
+      'cache hit rate. Every request asks exactly Output tokens.',
     fields: ['prefixGroups', 'prefixLen'],
     required: ['prefixGroups', 'prefixLen'],
   },
@@ -86,8 +86,8 @@ export const WORKLOADS: readonly WorkloadChoice[] = [
     id: 'multi-turn',
     name: 'Multi-turn',
     hint:
-      'Conversations of K turns on the chat API, each turn sending the whole history back: Concurrency counts ' +
-      'conversations in flight, each user message has Input length tokens and each answer Output length. ' +
+      'Conversations of K turns on the chat API, each turn sending the whole history back. Closed loop (no Rate): ' +
+      'Concurrency counts conversations in flight, each user message has Input tokens and each answer Output tokens. ' +
       'Requests per round and warm-up count turns, rounded up to whole conversations (at least concurrency × turns).',
     fields: ['turns', 'thinkTimeMs'],
     required: ['turns'],
@@ -97,7 +97,7 @@ export const WORKLOADS: readonly WorkloadChoice[] = [
     name: 'Trace replay',
     hint:
       "One open-loop level at a Mooncake trace's own arrival times and lengths (JSONL: timestamp ms, input_length, " +
-      'output_length, hash_ids): Concurrency, Rate and the Input/Output lengths are not used; Max concurrency ' +
+      'output_length, hash_ids): Concurrency, Rate, Input and Output tokens are not used; Max concurrency ' +
       '(More load settings) caps requests in flight. No warm-up unless you set one.',
     fields: ['trace', 'traceSpeed'],
     required: ['trace'],
@@ -299,7 +299,7 @@ const WORKLOAD_MISSING: Partial<Record<FormFieldName, string>> = {
   prompts: "give the prompt file's path (JSONL or ShareGPT JSON, on the machine running servebench)",
   trace: "give the trace file's path (Mooncake JSONL, on the machine running servebench)",
   prefixGroups: 'give the number of prefix groups, e.g. 4',
-  prefixLen: 'give the shared prefix length in tokens, shorter than Input length, e.g. 384',
+  prefixLen: 'give the shared prefix length in tokens, fewer than Input tokens, e.g. 384',
   turns: 'give the turns per conversation: 2 or more, e.g. 3',
 };
 
