@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import { BenchConfigSchema } from '../shared/config.js';
+import { PICK_FILE_UNAVAILABLE } from '../shared/contract.js';
 import type {
   ActiveRun,
   ContractEvent,
@@ -220,6 +221,10 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
     renameRun: (runId, label) => runActions.renameRun(runId, label),
     deleteRun: (runId) => runActions.deleteRun(runId),
     openRunFolder: (runId) => runActions.openRunFolder(runId),
+    // The core has no dialog: the desktop app answers pickFile in main; a browser types the path.
+    async pickFile() {
+      throw new UserError(PICK_FILE_UNAVAILABLE);
+    },
     async idle() {
       await lock?.done;
     },

@@ -14,6 +14,7 @@ import { registerExportIpc } from './export-ipc.js';
 import { registerContractIpc } from './ipc.js';
 import { installQuitGuard } from './lifecycle.js';
 import { menuTemplate } from './menu.js';
+import { createFilePicker } from './pick-file.js';
 import { printHtmlToPdf } from './print-pdf.js';
 import { createMainWindow } from './window.js';
 
@@ -90,6 +91,11 @@ if (!app.requestSingleInstanceLock()) {
       saveSettings: settings.saveSettings,
       deleteRun: runActions.deleteRun,
       openRunFolder: runActions.openRunFolder,
+      // The dialog sits on the window that asked (the focused one), else stands alone.
+      pickFile: createFilePicker((options) => {
+        const win = BrowserWindow.getFocusedWindow();
+        return win ? dialog.showOpenDialog(win, options) : dialog.showOpenDialog(options);
+      }).pickFile,
     };
     registerContractIpc({ engine, targets: ours, trusted, local });
     registerExportIpc({

@@ -45,4 +45,5 @@ export const BRIDGE_METHODS = Object.keys({
   renameRun: true,
   deleteRun: true,
   openRunFolder: true,
+  pickFile: true,
 } satisfies Record<ContractMethod, true>) as ContractMethod[];

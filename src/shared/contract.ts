@@ -128,6 +128,24 @@ export const EngineProbeRequestSchema = z.strictObject({
   binary: PROBE_PATH.optional(),
 });
 
+/** What a picked file is for: a prompt file (`--prompts`) or a timed trace (`--trace`). */
+export const FILE_PURPOSES = ['prompts', 'trace'] as const;
+export type FilePurpose = (typeof FILE_PURPOSES)[number];
+
+/** pickFile's one line where there is no file dialog (`servebench ui` in a browser, which uploads nothing). */
+export const PICK_FILE_UNAVAILABLE =
+  "no file dialog here (browser): type the file's path as it is on the machine running servebench";
+
+/** Which file the new-run form asks the desktop app's open dialog for. */
+export interface PickFileRequest {
+  purpose: FilePurpose;
+}
+
+/** The file picked, as a path on the machine running servebench; null when the dialog was cancelled. */
+export interface PickedFile {
+  path: string | null;
+}
+
 /** The run in progress, if any (one at a time: a GPU serves one benchmark). */
 export interface ActiveRun {
   runId: string;
@@ -189,6 +207,11 @@ export interface ServebenchContract {
   deleteRun(runId: string): Promise<{ movedTo: string | null }>;
   /** Opens a run folder in the file manager where the host can (desktop app); else answers its path to copy. */
   openRunFolder(runId: string): Promise<{ path: string; opened: boolean }>;
+  /**
+   * Desktop app only: the OS open-file dialog for a workload file (.jsonl/.json). Elsewhere (`servebench ui`)
+   * it rejects in one line: the browser types the path, a file on the machine running servebench.
+   */
+  pickFile(request: PickFileRequest): Promise<PickedFile>;
 }
 
 /** Options of a subscription to the pushed events. */
@@ -226,6 +249,7 @@ export const contractArgs: { [K in ContractMethod]: z.ZodType<Parameters<Servebe
   renameRun: z.tuple([z.string().min(1), z.string().trim().min(1, 'give the run a label').max(200)]),
   deleteRun: z.tuple([z.string().min(1)]),
   openRunFolder: z.tuple([z.string().min(1)]),
+  pickFile: z.tuple([z.strictObject({ purpose: z.enum(FILE_PURPOSES) })]),
 };
 
 /** The method names, for transports that expose the contract generically. */

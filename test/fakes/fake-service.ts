@@ -6,6 +6,8 @@ import type {
   ContractEvent,
   EngineDetection,
   EngineProbeRequest,
+  PickFileRequest,
+  PickedFile,
   PresetSummary,
   RunComparison,
   RunExport,
@@ -13,6 +15,7 @@ import type {
   RunSummary,
   TextExportFormat,
 } from '../../src/shared/contract.js';
+import { PICK_FILE_UNAVAILABLE } from '../../src/shared/contract.js';
 import type { RunRecord } from '../../src/shared/run-record.js';
 import type { RequestRecord } from '../../src/shared/request-record.js';
 import { BenchConfigSchema } from '../../src/shared/config.js';
@@ -133,6 +136,10 @@ export class FakeService implements ServebenchService {
   async openRunFolder(runId: string): Promise<{ path: string; opened: boolean }> {
     this.calls.push({ method: 'openRunFolder', args: [runId] });
     return { path: `/tmp/${runId}`, opened: false };
+  }
+  async pickFile(request: PickFileRequest): Promise<PickedFile> {
+    this.calls.push({ method: 'pickFile', args: [request] });
+    throw new UserError(PICK_FILE_UNAVAILABLE);
   }
   idle(): Promise<void> {
     return this.done;

@@ -37,6 +37,109 @@ export const FORM_FIELDS: readonly FieldDescriptor[] = FIELDS.filter(
   (f) => f.ui !== 'cli-only' && f.ui !== 'engine' && f.ui !== 'env',
 );
 
+/** What the run's prompts are made of: the New-run form's Workload choice. */
+export type WorkloadMode = 'synthetic' | 'file' | 'shared-prefix' | 'multi-turn' | 'trace';
+
+/** One workload of the form: its name, what it does in a line or two, and its own fields (the others stay empty). */
+export interface WorkloadChoice {
+  id: WorkloadMode;
+  name: string;
+  hint: string;
+  fields: readonly FormFieldName[];
+  /** The fields a run of this workload cannot go without. */
+  required: readonly FormFieldName[];
+}
+
+/** The Workload choice, in the form's order (docs/workloads.md, docs/multi-turn.md). */
+export const WORKLOADS: readonly WorkloadChoice[] = [
+  {
+    id: 'synthetic',
+    name: 'Fixed lengths',
+    hint:
+      'Every request is a synthetic prompt of exactly Input tokens (with a unique start, so no request ' +
+      'rides on another in the prefix cache) and asks exactly Output tokens: the clean case, comparable ' +
+      'from run to run.',
+    fields: [],
+    required: [],
+  },
+  {
+    id: 'file',
+    name: 'Prompt file',
+    hint:
+      'Prompts from a JSONL file ({"prompt"} or {"messages"} lines, optional "output_len") or ShareGPT JSON, ' +
+      "in file order, wrapping round when the run needs more. Each prompt is fitted to Input tokens with the server's " +
+      "tokenizer, and the output length stays fixed at Output tokens, unless 'lengths from file'.",
+    fields: ['prompts', 'promptLengths', 'outputLengths'],
+    required: ['prompts'],
+  },
+  {
+    id: 'shared-prefix',
+    name: 'Shared prefix',
+    hint:
+      "Request i joins group i mod N; a group's requests share a system prompt of P tokens, then a unique part, " +
+      'Input tokens in all (P must be shorter). The prefix cache is used on purpose: each level gets its ' +
+      'cache hit rate. Every request asks exactly Output tokens.',
+    fields: ['prefixGroups', 'prefixLen'],
+    required: ['prefixGroups', 'prefixLen'],
+  },
+  {
+    id: 'multi-turn',
+    name: 'Multi-turn',
+    hint:
+      'Conversations of K turns on the chat API, each turn sending the whole history back. Closed loop (no Rate): ' +
+      'Concurrency counts conversations in flight, each user message has Input tokens and each answer Output tokens. ' +
+      'Requests per round and warm-up count turns, rounded up to whole conversations (at least concurrency × turns).',
+    fields: ['turns', 'thinkTimeMs'],
+    required: ['turns'],
+  },
+  {
+    id: 'trace',
+    name: 'Trace replay',
+    hint:
+      "One open-loop level at a Mooncake trace's own arrival times and lengths (JSONL: timestamp ms, input_length, " +
+      'output_length, hash_ids): Concurrency, Rate, Input and Output tokens are not used; Max concurrency ' +
+      '(More load settings) caps requests in flight. No warm-up unless you set one.',
+    fields: ['trace', 'traceSpeed'],
+    required: ['trace'],
+  },
+];
+
+/** Every field that belongs to one workload (shown only in the Workload section, sent only for its workload). */
+export const WORKLOAD_FIELDS: readonly FormFieldName[] = WORKLOADS.flatMap((w) => w.fields);
+
+/** The workload the form shows: its choice, else (a form saved before the choice existed) what its fields say. */
+export function workloadOf(
+  form: Pick<RunForm, 'workload' | 'prompts' | 'trace' | 'prefixGroups' | 'prefixLen' | 'turns'>,
+): WorkloadMode {
+  if (WORKLOADS.some((w) => w.id === form.workload)) return form.workload;
+  if (form.prompts.trim() !== '') return 'file';
+  if (form.trace.trim() !== '') return 'trace';
+  if (form.prefixGroups.trim() !== '' || form.prefixLen.trim() !== '') return 'shared-prefix';
+  return Number(form.turns) > 1 ? 'multi-turn' : 'synthetic';
+}
+
+/** The form switched to a workload: the fields of every other workload cleared, so no two are ever combined. */
+export function chooseWorkload(form: RunForm, mode: WorkloadMode): RunForm {
+  const keep = WORKLOADS.find((w) => w.id === mode)?.fields ?? [];
+  const next: RunForm = { ...form, workload: mode };
+  for (const name of WORKLOAD_FIELDS) if (!keep.includes(name)) next[name] = '';
+  return next;
+}
+
+/** The workload field a core refusal names (`--prefix-len 600 must be shorter…`, `invalid setting 'turns'`), if any. */
+export function workloadErrorField(message: string): FormFieldName | undefined {
+  const byFlag = new Map(
+    FORM_FIELDS.filter((f) => WORKLOAD_FIELDS.includes(f.name as FormFieldName)).map((f) => [f.flag, f.name]),
+  );
+  const setting = /^invalid setting '([A-Za-z]+)'/.exec(message)?.[1];
+  if (setting && WORKLOAD_FIELDS.includes(setting as FormFieldName)) return setting as FormFieldName;
+  for (const m of message.matchAll(/--([a-z][a-z-]*)/g)) {
+    const name = byFlag.get(m[1] as string);
+    if (name) return name as FormFieldName;
+  }
+  return undefined;
+}
+
 /** One environment variable of the server. */
 export interface EnvRow {
   name: string;
@@ -53,6 +156,7 @@ export interface VaryRow {
 export type RunForm = Record<FormFieldName, string> & {
   engine: EngineKind;
   preset: string;
+  workload: WorkloadMode;
   /** The diffusion fields are shown and sent. */
   diffusion: boolean;
   env: EnvRow[];
@@ -71,7 +175,14 @@ function toText(f: FieldDescriptor, v: unknown): string {
 }
 
 export function defaultForm(): RunForm {
-  const form: Record<string, unknown> = { engine: 'sim', preset: '', diffusion: false, env: [], vary: [] };
+  const form: Record<string, unknown> = {
+    engine: 'sim',
+    preset: '',
+    workload: 'synthetic',
+    diffusion: false,
+    env: [],
+    vary: [],
+  };
   for (const f of FORM_FIELDS) form[f.name] = f.prefill ? toText(f, undefined) : '';
   return form as RunForm;
 }
@@ -183,6 +294,15 @@ export function varyLevels(
     : { ok: false, error: `server sweep: ${out.error}` };
 }
 
+/** What to give when a workload's required field is empty, in one line. */
+const WORKLOAD_MISSING: Partial<Record<FormFieldName, string>> = {
+  prompts: "give the prompt file's path (JSONL or ShareGPT JSON, on the machine running servebench)",
+  trace: "give the trace file's path (Mooncake JSONL, on the machine running servebench)",
+  prefixGroups: 'give the number of prefix groups, e.g. 4',
+  prefixLen: 'give the shared prefix length in tokens, fewer than Input tokens, e.g. 384',
+  turns: 'give the turns per conversation: 2 or more, e.g. 3',
+};
+
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export type BuildResult = { ok: true; config: BenchConfigInput } | { ok: false; field: FormKey; error: string };
@@ -196,9 +316,13 @@ export function buildConfig(form: RunForm, presetServer: PresetServer = {}): Bui
   for (const f of FORM_FIELDS) if (isServerField(f)) delete server[f.path.split('.')[1] as string];
   delete server.env;
   delete server.simArgs;
+  const workload = WORKLOADS.find((w) => w.id === workloadOf(form)) as WorkloadChoice;
 
   for (const f of FORM_FIELDS) {
     if (!shows(form, f)) continue;
+    // Only the chosen workload's fields are sent: the core refuses two workloads in one run.
+    const name = f.name as FormFieldName;
+    if (WORKLOAD_FIELDS.includes(name) && !workload.fields.includes(name)) continue;
     const read = readField(f, form[f.name as FormFieldName]);
     if (!read.ok) return { ok: false, field: f.name as FormKey, error: read.error };
     if (read.value === undefined) continue;
@@ -212,8 +336,18 @@ export function buildConfig(form: RunForm, presetServer: PresetServer = {}): Bui
     }
   }
 
+  for (const name of workload.required) {
+    if (form[name].trim() === '') return { ok: false, field: name, error: WORKLOAD_MISSING[name] ?? `fill in ${name}` };
+  }
+  if (workload.id === 'multi-turn' && config.turns === 1)
+    return { ok: false, field: 'turns', error: WORKLOAD_MISSING.turns ?? '' };
+  if (workload.id === 'trace') {
+    // The trace brings its arrival times and lengths: the sweep's are not used.
+    for (const key of ['concurrency', 'rate', 'inputLen', 'outputLen']) delete config[key];
+  }
+
   const rateGiven = config.rate !== undefined;
-  if (!rateGiven && config.concurrency === undefined)
+  if (workload.id !== 'trace' && !rateGiven && config.concurrency === undefined)
     return { ok: false, field: 'concurrency', error: 'give at least one concurrency, e.g. 1,4,16' };
   if (rateGiven) delete config.concurrency;
   if (engine === 'attach' && server.url === undefined)
