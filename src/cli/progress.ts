@@ -78,7 +78,9 @@ export function createProgressRenderer(stream: NodeJS.WriteStream, verbose: bool
         // Workloads that share prefixes: the engine's prefix-cache hit rate beside TTFT, which it lowers.
         const hit = l.telemetry?.prefixCacheHitRate;
         const cache = typeof hit === 'number' && hit > 0 ? `, prefix-cache hits ${(hit * 100).toFixed(0)} %` : '';
-        const text = `  ${label}: ${l.outputTokPerSec?.toFixed(1) ?? '—'} out tok/s, TTFT p50 ${l.ttftMs.p50?.toFixed(1) ?? '—'} ms${perTurn}${ttfo}${cache}, ${l.failed} failed`;
+        // Multi-turn: turns never sent because an earlier turn of their conversation failed.
+        const skipped = l.skippedTurns ? `, ${l.skippedTurns} later turns not sent` : '';
+        const text = `  ${label}: ${l.outputTokPerSec?.toFixed(1) ?? '—'} out tok/s, TTFT p50 ${l.ttftMs.p50?.toFixed(1) ?? '—'} ms${perTurn}${ttfo}${cache}, ${l.failed} failed${skipped}`;
         if (bar) {
           bar.stop();
           bar = null;
