@@ -41,7 +41,7 @@ ${section('telemetry')}
 Output:
 ${section('output')}
 ${helpLine('--config FILE', 'YAML with the same fields (camelCase or flag names); flags win')}
-${helpLine('--from RUN_DIR', "re-run a run folder's recorded configuration (under --config and the flags; the new run folder goes beside it unless --out)")}
+${helpLine('--from RUN_DIR', "re-run a run folder's recorded configuration; each layer overrides the one before: recorded < --preset < --config < flags; the new run folder goes beside the old one unless --out")}
 ${helpLine('-v, --verbose', "show the server's log lines")}`;
 
 type Values = Record<string, unknown>;
