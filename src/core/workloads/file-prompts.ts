@@ -54,10 +54,13 @@ export async function filePrompts(workload: FileWorkload, input: LevelPromptsInp
     } else {
       tokens = await count(source);
     }
-    if (tokens === null) throw new UserError(`${where(e)}: the server could not count its tokens (/tokenize failed)`);
+    if (tokens === null)
+      throw new UserError(
+        `${where(e)}: the server's /tokenize gave no count for it: see the server's log (-v), or drop that record`,
+      );
     if (workload.promptLengths === 'fixed' && tokens > plan.inputLen) {
       throw new UserError(
-        `${where(e)} cannot be cut to --input-len ${plan.inputLen}: its other messages alone have ${tokens} tokens; raise --input-len, or use --prompt-lengths file`,
+        `${where(e)} cannot be cut to --input-len ${plan.inputLen}: ${e.messages ? 'its other messages alone have' : 'even cut to nothing it has'} ${tokens} tokens; raise --input-len, or use --prompt-lengths file`,
       );
     }
     let outputLen: number | undefined;
