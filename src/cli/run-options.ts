@@ -1,4 +1,5 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { ParseArgsConfig } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { BenchConfigSchema } from '../shared/config.js';
@@ -278,5 +279,8 @@ export function benchConfigFromFlags(
       '--rate runs open-loop levels; use --max-concurrency (not --concurrency) to cap requests in flight',
     );
   }
+  // A workload file is recorded by its full path: `run --from` reads it again from any folder.
+  if (parsed.data.prompts !== undefined) parsed.data.prompts = resolve(parsed.data.prompts);
+  if (parsed.data.trace !== undefined) parsed.data.trace = resolve(parsed.data.trace);
   return parsed.data;
 }
