@@ -38,6 +38,8 @@ export function workloadProblem(config: BenchConfig): string | null {
   if (!file && config.outputLengths !== undefined)
     return '--output-lengths applies to --prompts FILE: add --prompts or drop it';
   if (!trace && config.traceSpeed !== undefined) return '--trace-speed applies to --trace FILE: add --trace or drop it';
+  if ((config.turns ?? 1) <= 1 && (config.thinkTimeMs ?? 0) > 0)
+    return '--think-time-ms is the pause between the turns of a conversation: add --turns K (2 or more) or drop it';
   if (prefix) {
     if (config.prefixGroups === undefined)
       return '--prefix-len needs --prefix-groups N (how many groups share a prefix)';
