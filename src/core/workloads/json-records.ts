@@ -143,6 +143,9 @@ export async function readJsonRecords(path: string, options: ReadRecordsOptions)
       if (first) {
         first = false;
         text = text.replace(/^\uFEFF/, '');
+      }
+      // The first character past leading white space (which may fill whole chunks) tells the form.
+      if (mode === 'unknown') {
         const lead = text.trimStart()[0];
         if (lead === '<') {
           throw new UserError(
@@ -153,7 +156,7 @@ export async function readJsonRecords(path: string, options: ReadRecordsOptions)
         else if (lead === '{') mode = 'lines';
         else if (lead !== undefined) {
           throw new UserError(`${flag} ${path} is not JSONL or a JSON array: each line must be a JSON object`);
-        }
+        } else line += text.split('\n').length - 1;
       }
       if (mode === 'lines') scanLines(text);
       else if (mode === 'array') scanArray(text);
