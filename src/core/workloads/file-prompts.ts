@@ -40,7 +40,7 @@ export async function filePrompts(workload: FileWorkload, input: LevelPromptsInp
   // A chat counter wraps a text in a user message: its template tokens are not part of a reply's length.
   const overhead = workload.outputLengths === 'file' && entries.some((e) => e.reply) ? ((await counter('')) ?? 0) : 0;
   const where = (e: FileEntry): string => `--prompts ${path}: record ${e.sourceIndex + 1}`;
-  return mapParallel(input.count, input.parallel ?? 16, async (i) => {
+  return mapParallel(input, async (i) => {
     const e = entries[(input.firstIndex + i) % entries.length] as FileEntry;
     const seed = input.runNonce * 7919 + input.firstIndex + i;
     const count: TextCount = e.messages ? lastUserCount(e.messages, countMessages!) : counter;
