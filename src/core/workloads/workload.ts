@@ -54,7 +54,8 @@ export function workloadProblem(config: BenchConfig): string | null {
   }
   if (trace) {
     if (config.rate && config.rate.length > 0) return '--trace sets its own arrival times: drop --rate';
-    if (config.findCapacity) return '--trace replays a fixed load: it cannot go with --find-capacity';
+    if (config.findCapacity)
+      return '--trace replays its own fixed load, while --find-capacity chooses the loads: drop one of them';
     if (config.inputLen.length > 1 || config.outputLen.length > 1)
       return "--trace takes each request's lengths from the file: drop the --input-len/--output-len lists";
   }

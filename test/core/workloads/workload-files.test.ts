@@ -187,7 +187,7 @@ describe('workload settings', () => {
     expect(problem({ trace: 't', rate: [2] })).toMatch(/drop --rate/);
     expect(problem({ thinkTimeMs: 500 })).toMatch(/--think-time-ms .*add --turns K/);
     expect(problem({ thinkTimeMs: 500, turns: 2 })).toBeNull();
-    expect(problem({ trace: 't', findCapacity: true })).toMatch(/--find-capacity/);
+    expect(problem({ trace: 't', findCapacity: true })).toMatch(/--find-capacity chooses the loads: drop one/);
     expect(problem({ trace: 't', inputLen: [64, 128] })).toMatch(/lists/);
     expect(problem({ prompts: 'p', uniquePrefix: false })).toMatch(/--no-unique-prefix/);
     expect(problem({ turns: 3, prompts: 'p' })).toMatch(/drop --turns, or drop --prompts/);
