@@ -58,7 +58,7 @@ export function capacityPlan(config: BenchConfig): CapacityPlan {
   const perRound = (c: number): number | undefined =>
     config.requestsPerRound === undefined
       ? undefined
-      : Math.max(config.requestsPerRound, c * Math.max(1, config.turns));
+      : Math.max(config.requestsPerRound, c * Math.max(1, config.turns ?? 1));
   const shapes = config.inputLen.flatMap((inputLen) => config.outputLen.map((outputLen) => ({ inputLen, outputLen })));
   const planAt = (load: number, shape: CapacityShape = shapes[0]!): LevelPlan => {
     const one = { ...config, inputLen: [shape.inputLen], outputLen: [shape.outputLen] };
