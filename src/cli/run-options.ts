@@ -1,4 +1,5 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { ParseArgsConfig } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { BenchConfigSchema } from '../shared/config.js';
@@ -41,7 +42,7 @@ ${section('telemetry')}
 Output:
 ${section('output')}
 ${helpLine('--config FILE', 'YAML with the same fields (camelCase or flag names); flags win')}
-${helpLine('--from RUN_DIR', "re-run a run folder's recorded configuration (under --config and the flags; the new run folder goes beside it unless --out)")}
+${helpLine('--from RUN_DIR', "re-run a run folder's recorded configuration; each layer overrides the one before: recorded < --preset < --config < flags; the new run folder goes beside the old one unless --out")}
 ${helpLine('-v, --verbose', "show the server's log lines")}`;
 
 type Values = Record<string, unknown>;
@@ -278,5 +279,8 @@ export function benchConfigFromFlags(
       '--rate runs open-loop levels; use --max-concurrency (not --concurrency) to cap requests in flight',
     );
   }
+  // A workload file is recorded by its full path: `run --from` reads it again from any folder.
+  if (parsed.data.prompts !== undefined) parsed.data.prompts = resolve(parsed.data.prompts);
+  if (parsed.data.trace !== undefined) parsed.data.trace = resolve(parsed.data.trace);
   return parsed.data;
 }

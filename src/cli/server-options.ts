@@ -26,7 +26,7 @@ const section = (group: FieldGroup): string => fieldHelp(SERVER_FIELDS.filter((f
 /** Help text for the server flags (the run command prints it with its own). */
 export const SERVER_OPTIONS_HELP = `Server (launched by servebench unless --url is given):
 ${section('server')}
-${helpLine('--preset NAME', 'a ready-made setup from resources/presets (flags override it)')}
+${helpLine('--preset NAME', 'a ready-made setup from resources/presets (--config and flags override it; with --from it overrides the recorded server)')}
 Diffusion (block) decoding:
 ${section('diffusion')}
 llama.cpp (--engine llamacpp; --model is a .gguf path or a Hugging Face repo for -hf):

@@ -21,7 +21,10 @@ export function judgementText(j: SloJudgement): string {
 /** Why a probe did not meet: each SLO it failed or could not prove, with its interval. */
 export function missText(p: CapacityProbe): string {
   const misses = p.slos.filter((j) => j.verdict !== 'meets');
-  const word = p.verdict === 'fails' ? 'fails' : 'uncertain, the interval straddles the limit';
+  // Uncertain for want of samples or of a whole level is no interval straddling anything.
+  const straddles = misses.length > 0 && misses.every((j) => j.ci !== null);
+  const word =
+    p.verdict === 'fails' ? 'fails' : straddles ? 'uncertain, the interval straddles the limit' : 'uncertain';
   return `${word}: ${misses.map(judgementText).join('; ') || 'level cut short'}`;
 }
 

@@ -60,6 +60,12 @@ export function variantLabel(level: LevelResult, short = false): string {
     .join(short ? ',' : ' ');
 }
 
+/** A level in one phrase: its load and lengths, and its server settings in a server sweep (levels differ by them). */
+export function levelTitle(l: LevelResult): string {
+  const load = l.rate !== undefined ? `${l.rate} req/s` : `c=${l.concurrency}`;
+  return `${load} ${l.inputLen}/${l.outputLen}${l.serverVariant ? ` ${variantLabel(l, true)}` : ''}`;
+}
+
 /** Checks of a level in one cell: "ok", or the failed and warned ids. */
 export function checksText(level: LevelResult): string {
   const f = failedIds(level);

@@ -1,3 +1,4 @@
+import { levelTitle } from './report-columns.js';
 import type { LevelResult, RunRecord } from './run-record.js';
 
 /** Header of the TTFT-per-turn table (ms). */
@@ -9,7 +10,7 @@ const ms = (v: number | null): string => (v === null ? '—' : v.toFixed(1));
  * Multi-turn levels: one row of cells per level and turn (1-based), with the turn's ok request count, mean prompt
  * tokens and TTFT percentiles in ms; empty when no level ran conversations. `name` says which level a row is.
  */
-export function turnTableRows(record: RunRecord, name: (level: LevelResult) => string): string[][] {
+export function turnTableRows(record: RunRecord, name: (level: LevelResult) => string = levelTitle): string[][] {
   return record.levels.flatMap((l) =>
     (l.byTurn ?? []).map((t) => [
       name(l),

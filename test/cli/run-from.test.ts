@@ -58,6 +58,12 @@ describe('recordedConfig + benchConfigFromFlags (run --from)', () => {
     expect(attached.model).toBe('m');
   });
 
+  it('records a workload file by its full path, so that --from reads it again from any folder', () => {
+    const config = benchConfigFromFlags({ prompts: 'data/prompts.jsonl' }, {});
+    expect(config.prompts).toBe(join(process.cwd(), 'data', 'prompts.jsonl'));
+    expect(benchConfigFromFlags({ trace: '/srv/trace.jsonl' }, {}).trace).toBe('/srv/trace.jsonl');
+  });
+
   it('never sends a redacted secret: the API key and the HF token are dropped and named in one line', async () => {
     const from = await recordedConfig(fixtureDir('closed'), {}, {});
     const config = benchConfigFromFlags({}, {}, from.base);

@@ -27,6 +27,7 @@ import { getPath, parseFieldText, plainNumber } from '../../src/shared/field-val
 import {
   ENGINE_PICKER,
   FORM_FIELDS,
+  WORKLOADS,
   buildConfig,
   defaultForm,
   type FormFieldName,
@@ -129,9 +130,19 @@ describe('the field table', () => {
         continue;
       }
       expect(formNames, f.name).toContain(f.name);
-      const text =
-        f.ui === 'toggle' ? 'on' : f.ui === 'percent' ? '50' : Array.isArray(sample(f)) ? '--x' : String(sample(f));
-      const built = buildConfig({ ...form, [f.name as FormFieldName]: text });
+      const textOf = (d: FieldDescriptor): string =>
+        d.ui === 'toggle' ? 'on' : d.ui === 'percent' ? '50' : Array.isArray(sample(d)) ? '--x' : String(sample(d));
+      // A workload's field is sent only when its workload is chosen, with the fields that workload cannot go without.
+      const mode = WORKLOADS.find((w) => w.fields.includes(f.name as FormFieldName));
+      const needs = Object.fromEntries(
+        (mode?.required ?? []).map((n) => [n, textOf(ALL.find((d) => d.name === n) as FieldDescriptor)]),
+      );
+      const built = buildConfig({
+        ...form,
+        ...(mode ? { workload: mode.id } : {}),
+        ...needs,
+        [f.name as FormFieldName]: textOf(f),
+      });
       expect(built.ok, `${f.name}: ${built.ok ? '' : built.error}`).toBe(true);
       // simArgs: the simulator's extra arguments.
       const path = f.name === 'extraArgs' && engine === 'sim' ? 'server.simArgs' : f.path;

@@ -53,9 +53,12 @@ export function capacityPlan(config: BenchConfig): CapacityPlan {
     throw new UserError(`--capacity-max ${max} must be a whole number of requests in flight in the closed loop`);
   }
   const start = Math.min(mode === 'rate' ? Math.min(...config.rate!) : Math.min(...config.concurrency), max);
-  // A fixed --requests-per-round grows to the concurrency probed: a round must fill every slot at least once.
+  // A fixed --requests-per-round grows to the concurrency probed: a round must fill every slot at least once
+  // (with --turns, every slot with a whole conversation).
   const perRound = (c: number): number | undefined =>
-    config.requestsPerRound === undefined ? undefined : Math.max(config.requestsPerRound, c);
+    config.requestsPerRound === undefined
+      ? undefined
+      : Math.max(config.requestsPerRound, c * Math.max(1, config.turns ?? 1));
   const shapes = config.inputLen.flatMap((inputLen) => config.outputLen.map((outputLen) => ({ inputLen, outputLen })));
   const planAt = (load: number, shape: CapacityShape = shapes[0]!): LevelPlan => {
     const one = { ...config, inputLen: [shape.inputLen], outputLen: [shape.outputLen] };

@@ -42,7 +42,7 @@ export function credibleRequestsPerRound(rounds: number): number {
 
 /** Multi-turn: refuses what it cannot run, and rounds requests per round and warm-up up to whole conversations. */
 function withTurns(config: BenchConfig, plans: LevelPlan[]): LevelPlan[] {
-  const turns = config.turns;
+  const turns = config.turns ?? 1;
   if (turns <= 1) return plans;
   if (config.api !== 'chat') {
     throw new UserError(

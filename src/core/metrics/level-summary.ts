@@ -87,7 +87,9 @@ export function turnResults(measured: readonly RequestRecord[]): TurnResult[] | 
   for (const r of measured) {
     const turn = r.workload?.turn;
     if (turn === undefined) continue;
-    byTurn.set(turn, [...(byTurn.get(turn) ?? []), r]);
+    const list = byTurn.get(turn);
+    if (list) list.push(r);
+    else byTurn.set(turn, [r]);
   }
   if (byTurn.size === 0) return null;
   return [...byTurn.entries()]

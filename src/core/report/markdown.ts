@@ -35,10 +35,7 @@ export function markdownReport(folder: RunFolder): string {
   out.push('', '## Results', '');
   out.push(rows.length ? table(ARTICLE_COLUMNS, rows) : '_No level was measured._');
   out.push('', 'Latencies in ms (s where marked); * = level cut short.', '');
-  const turns = turnTableRows(
-    record,
-    (l) => `${l.rate !== undefined ? `${l.rate} req/s` : `c=${l.concurrency}`} ${l.inputLen}/${l.outputLen}`,
-  );
+  const turns = turnTableRows(record);
   if (turns.length) {
     out.push('## TTFT per conversation turn', '', `| ${TURN_TABLE_HEAD.join(' | ')} |`);
     out.push(`|${TURN_TABLE_HEAD.map(() => ' --- |').join('')}`, ...turns.map((r) => `| ${r.join(' | ')} |`), '');

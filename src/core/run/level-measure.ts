@@ -98,6 +98,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     countMessages: input.countMessages ?? null,
     api: config.api,
     contextTokens: input.contextTokens,
+    signal,
   });
   if (signal.aborted) return null;
   if (config.coolDownToC !== undefined && input.telemetry?.waitCool) {

@@ -8,6 +8,7 @@ import type { Clock } from '../clock.js';
 import { UserError } from '../errors.js';
 import type { LevelPlan } from '../load/level-plan.js';
 import { combineChecks } from '../metrics/index.js';
+import { levelTitle } from '../../shared/report-columns.js';
 import { renderSummaryCsv } from '../report/registry.js';
 import { RUN_FILES, RunWriter, createRunDir } from '../runs/run-store.js';
 import { diskErrorOf, type RunFs } from '../runs/run-fs.js';
@@ -50,17 +51,6 @@ function basicHost(): RunEnvironment['host'] {
     memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
     node: process.version,
   };
-}
-
-/** How a level is named in run-level check details: its load and, in a server sweep, its configuration. */
-function levelLabel(level: LevelResult): string {
-  const load = level.rate !== undefined ? `${level.rate} req/s` : `c=${level.concurrency}`;
-  const variant = level.serverVariant
-    ? ` ${Object.entries(level.serverVariant)
-        .map(([k, v]) => `${k.split('.').pop()}=${String(v)}`)
-        .join(',')}`
-    : '';
-  return `${load} ${level.inputLen}/${level.outputLen}${variant}`;
 }
 
 function serverCheck(failure: ServerFailure | null, simulated: boolean, started: boolean, why?: string): Check | null {
@@ -244,7 +234,7 @@ export class RunSession {
     record.finishedAt = this.options.now().toISOString();
     record.checks = combineChecks(
       record.levels.map((l) => l.checks),
-      record.levels.map((l) => levelLabel(l)),
+      record.levels.map((l) => levelTitle(l)),
     );
     const server = serverCheck(this.serverFailure, record.simulated, this.serversStarted > 0, failure);
     if (server) record.checks.push(server);

@@ -97,7 +97,8 @@ export class ServerSession {
     const { serverConfig, plans } = options;
     const emit = (event: RunEvent): void => run.emit(event);
     const maxConc = maxPlannedConcurrency(plans);
-    const largestInput = Math.max(...plans.map((p) => p.inputLen));
+    // A conversation's last turn sends the whole history: that prompt is the largest the server must take.
+    const largestInput = Math.max(...plans.map((p) => longestRequestTokens(p) - p.outputLen));
     const largestOutput = Math.max(...plans.map((p) => p.outputLen));
     const server = await options.startServer(serverConfig, {
       runDir: run.dir,

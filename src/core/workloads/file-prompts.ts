@@ -42,7 +42,7 @@ export async function filePrompts(workload: FileWorkload, input: LevelPromptsInp
   // A chat counter wraps a text in a user message: its template tokens are not part of a reply's length.
   const overhead = workload.outputLengths === 'file' && entries.some((e) => e.reply) ? ((await counter('')) ?? 0) : 0;
   const where = (e: FileEntry): string => `--prompts ${path}: record ${e.sourceIndex + 1}`;
-  return mapParallel(input.count, input.parallel ?? 16, async (i) => {
+  return mapParallel(input, async (i) => {
     const e = entries[(input.firstIndex + i) % entries.length] as FileEntry;
     const seed = input.runNonce * 7919 + input.firstIndex + i;
     const count: TextCount = e.messages ? lastUserCount(e.messages, countMessages!) : counter;
@@ -59,10 +59,12 @@ export async function filePrompts(workload: FileWorkload, input: LevelPromptsInp
       tokens = await count(source);
     }
     if (tokens === null && counted)
-      throw new UserError(`${where(e)}: the server could not count its tokens (/tokenize failed)`);
+      throw new UserError(
+        `${where(e)}: the server's /tokenize gave no count for it: see the server's log (-v), or drop that record`,
+      );
     if (workload.promptLengths === 'fixed' && tokens !== null && tokens > plan.inputLen) {
       throw new UserError(
-        `${where(e)} cannot be cut to --input-len ${plan.inputLen}: its other messages alone have ${tokens} tokens; raise --input-len, or use --prompt-lengths file`,
+        `${where(e)} cannot be cut to --input-len ${plan.inputLen}: ${e.messages ? 'its other messages alone have' : 'even cut to nothing it has'} ${tokens} tokens; raise --input-len, or use --prompt-lengths file`,
       );
     }
     let outputLen: number | undefined;

@@ -21,6 +21,16 @@ export interface ReadRecordsOptions {
   max?: number;
 }
 
+/** Why a workload file cannot be opened, in one line with the fix. */
+function unreadable(flag: string, path: string, error: unknown): UserError {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code === 'ENOENT' || code === 'ENOTDIR')
+    return new UserError(`cannot read ${flag} ${path}: no such file (check the path)`);
+  if (code === 'EACCES' || code === 'EPERM')
+    return new UserError(`cannot read ${flag} ${path}: permission denied (make it readable to this user)`);
+  return new UserError(`cannot read ${flag} ${path}: ${(error as Error)?.message ?? String(error)} (check the path)`);
+}
+
 /**
  * Reads a JSONL file (one value per line; blank lines skipped) or a JSON array (ShareGPT's form), streaming, so
  * that a 600 MB dataset is read only up to `max` records and never held as one string. Every problem is one
@@ -37,10 +47,13 @@ export async function readJsonRecords(path: string, options: ReadRecordsOptions)
     size = s.size;
   } catch (error) {
     if (error instanceof UserError) throw error;
-    throw new UserError(`cannot read ${flag} ${path}: no such file (check the path)`);
+    throw unreadable(flag, path, error);
   }
   if (size === 0) throw new UserError(`${flag} ${path} is empty: it needs one JSON object per line`);
-  const handle = await open(path, 'r');
+  // stat answers for a file this user may not read: opening it is where that shows.
+  const handle = await open(path, 'r').catch((error: unknown) => {
+    throw unreadable(flag, path, error);
+  });
   const records: JsonRecord[] = [];
   const decoder = new TextDecoder('utf-8');
   const buffer = Buffer.alloc(CHUNK);
@@ -130,6 +143,9 @@ export async function readJsonRecords(path: string, options: ReadRecordsOptions)
       if (first) {
         first = false;
         text = text.replace(/^\uFEFF/, '');
+      }
+      // The first character past leading white space (which may fill whole chunks) tells the form.
+      if (mode === 'unknown') {
         const lead = text.trimStart()[0];
         if (lead === '<') {
           throw new UserError(
@@ -140,7 +156,7 @@ export async function readJsonRecords(path: string, options: ReadRecordsOptions)
         else if (lead === '{') mode = 'lines';
         else if (lead !== undefined) {
           throw new UserError(`${flag} ${path} is not JSONL or a JSON array: each line must be a JSON object`);
-        }
+        } else line += text.split('\n').length - 1;
       }
       if (mode === 'lines') scanLines(text);
       else if (mode === 'array') scanArray(text);
@@ -148,7 +164,8 @@ export async function readJsonRecords(path: string, options: ReadRecordsOptions)
     }
     const rest = pending + decoder.decode();
     if (mode === 'lines' && rest.trim() !== '') push(rest, `line ${line}`);
-    if (mode === 'array') throw new UserError(`${flag} ${path}: the JSON array never closes: the file is cut short`);
+    if (mode === 'array')
+      throw new UserError(`${flag} ${path}: the JSON array never closes: the file is cut short; download it again`);
   } finally {
     await handle.close();
   }

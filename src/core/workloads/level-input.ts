@@ -25,14 +25,25 @@ export interface LevelPromptsInput {
   contextTokens?: number;
   /** How many prompts to count with the server at once. */
   parallel?: number;
+  /** A cancel (or the server's death) stops the building: the level is dropped, not measured. */
+  signal?: AbortSignal;
 }
 
-/** Runs `make` for each index, `parallel` at once, in index order of results. */
-export async function mapParallel<T>(count: number, parallel: number, make: (i: number) => Promise<T>): Promise<T[]> {
+/**
+ * Runs `make` for each of the level's `count` indices, `parallel` (default 16) at once, in index order of results.
+ * Once the level's signal fires no index starts (each may ask the server): the list comes back with holes, for a
+ * caller that drops it.
+ */
+export async function mapParallel<T>(
+  level: Pick<LevelPromptsInput, 'count' | 'parallel' | 'signal'>,
+  make: (i: number) => Promise<T>,
+): Promise<T[]> {
+  const { count, signal } = level;
+  const parallel = level.parallel ?? 16;
   const out = new Array<T>(count);
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < count) {
+    while (next < count && !signal?.aborted) {
       const i = next++;
       out[i] = await make(i);
     }

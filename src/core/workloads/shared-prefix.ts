@@ -43,7 +43,7 @@ export async function sharedPrefixPrompts(workload: SharedPrefixWorkload, input:
     return s;
   };
   const nonce = prefixWords(runNonce, 2);
-  return mapParallel(input.count, input.parallel ?? 16, async (i) => {
+  return mapParallel(input, async (i) => {
     const index = input.firstIndex + i;
     const group = index % workload.groups;
     const system = await systemOf(group);

@@ -59,7 +59,7 @@ export async function tracePrompts(workload: TraceWorkload, input: LevelPromptsI
     if (tooLong) throw new UserError(`${tooLong}; serve the model with a longer context, or drop that record`);
   }
   const base = mixSeed(input.runNonce, input.firstIndex);
-  return mapParallel(input.count, input.parallel ?? 16, (k) => {
+  return mapParallel(input, (k) => {
     const replay = k < plan.warmup ? 0 : 1 + Math.floor((k - plan.warmup) / plan.requestsPerRound);
     const entry = k < plan.warmup ? k : (k - plan.warmup) % plan.requestsPerRound;
     return tracePrompt(used[entry] as TraceEntry, mixSeed(base, replay), input);

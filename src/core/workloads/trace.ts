@@ -41,7 +41,7 @@ function entryOf(path: string, r: JsonRecord): TraceEntry {
   if (!o || typeof o !== 'object' || Array.isArray(o)) throw bad(path, r, 'is not a JSON object');
   const t = o.timestamp;
   if (t === undefined) throw bad(path, r, 'has no "timestamp" (ms from the start of the trace)');
-  // A day of trace at most: past that the number is not milliseconds.
+  // A week of trace at most: past that the number is not milliseconds.
   if (typeof t !== 'number' || !Number.isFinite(t) || t < 0 || t > 86_400_000 * 7) {
     throw bad(
       path,

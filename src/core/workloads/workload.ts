@@ -38,6 +38,8 @@ export function workloadProblem(config: BenchConfig): string | null {
   if (!file && config.outputLengths !== undefined)
     return '--output-lengths applies to --prompts FILE: add --prompts or drop it';
   if (!trace && config.traceSpeed !== undefined) return '--trace-speed applies to --trace FILE: add --trace or drop it';
+  if ((config.turns ?? 1) <= 1 && (config.thinkTimeMs ?? 0) > 0)
+    return '--think-time-ms is the pause between the turns of a conversation: add --turns K (2 or more) or drop it';
   if (prefix) {
     if (config.prefixGroups === undefined)
       return '--prefix-len needs --prefix-groups N (how many groups share a prefix)';
@@ -52,7 +54,8 @@ export function workloadProblem(config: BenchConfig): string | null {
   }
   if (trace) {
     if (config.rate && config.rate.length > 0) return '--trace sets its own arrival times: drop --rate';
-    if (config.findCapacity) return '--trace replays a fixed load: it cannot go with --find-capacity';
+    if (config.findCapacity)
+      return '--trace replays its own fixed load, while --find-capacity chooses the loads: drop one of them';
     if (config.inputLen.length > 1 || config.outputLen.length > 1)
       return "--trace takes each request's lengths from the file: drop the --input-len/--output-len lists";
   }

@@ -6,7 +6,7 @@ import { runBenchmark } from '../../../src/core/benchmark.js';
 import { htmlReport } from '../../../src/core/report/html.js';
 import { loadRunFolder } from '../../../src/core/report/load-run-folder.js';
 import { markdownReport } from '../../../src/core/report/markdown.js';
-import type { RunningServer, StartServer } from '../../../src/core/servers/types.js';
+import { attachTo } from '../../fakes/attached-server.js';
 import { BenchConfigSchema } from '../../../src/shared/config.js';
 import { capacityLines } from '../../../src/shared/capacity-format.js';
 import type { RunRecord } from '../../../src/shared/run-record.js';
@@ -15,17 +15,7 @@ import { closeAll, startSim, testProfile } from '../sim/helpers.js';
 afterAll(closeAll);
 
 /** Attaches the run to a simulator already listening. */
-function attach(url: string): StartServer {
-  return async () =>
-    ({
-      info: { engine: 'attach', baseUrl: url, model: 'sim-model', simulated: true },
-      died: new Promise(() => undefined),
-      exited: false,
-      hasDied: () => null,
-      stop: async () => undefined,
-      logTail: () => [],
-    }) satisfies RunningServer;
-}
+const attach = (url: string) => attachTo(url);
 
 describe('--find-capacity against the simulator', () => {
   it('finds the capacity the step model implies, in fewer levels than a sweep of the range', async () => {

@@ -6,7 +6,8 @@ import { runBenchmark } from '../../../src/core/benchmark.js';
 import { htmlReport } from '../../../src/core/report/html.js';
 import { loadRunFolder } from '../../../src/core/report/load-run-folder.js';
 import { markdownReport } from '../../../src/core/report/markdown.js';
-import type { RunningServer, StartServer } from '../../../src/core/servers/types.js';
+import type { StartServer } from '../../../src/core/servers/types.js';
+import { attachedServer } from '../../fakes/attached-server.js';
 import { BenchConfigSchema } from '../../../src/shared/config.js';
 import { capacitySearches } from '../../../src/shared/capacity.js';
 import { capacityTitle } from '../../../src/shared/capacity-format.js';
@@ -21,14 +22,7 @@ const simPerConfig: StartServer = async (config) => {
   const overrides: Record<string, unknown> = { 'step-base-ms': 2, 'max-model-len': 4096 };
   for (let i = 0; i + 1 < args.length; i += 2) overrides[args[i]!.replace(/^--/, '')] = Number(args[i + 1]);
   const sim = await startSim({ profile: testProfile(overrides), model: 'sim-model' });
-  return {
-    info: { engine: 'attach', baseUrl: sim.url, model: 'sim-model', simulated: true },
-    died: new Promise(() => undefined),
-    exited: false,
-    hasDied: () => null,
-    stop: () => sim.close(),
-    logTail: () => [],
-  } satisfies RunningServer;
+  return attachedServer({ engine: 'attach', baseUrl: sim.url, model: 'sim-model', simulated: true }, () => sim.close());
 };
 
 describe('--find-capacity over a server sweep and several lengths', () => {

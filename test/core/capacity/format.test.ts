@@ -58,6 +58,12 @@ describe('capacityLines', () => {
     expect(capacityLines({ ...unsure, capacity: 16 })[0]).toContain(
       '(c=32 uncertain, the interval straddles the limit: TTFT p95 490 ms [470, 520])',
     );
+    // Too few samples for an interval: uncertain, and no interval is said to straddle anything.
+    const few: SloJudgement = { target: ttft, valueMs: 490, ci: null, verdict: 'uncertain', note: 'too few samples' };
+    const sparse = { ...base, probes: [base.probes[0]!, probe(32, [few], 20)] };
+    expect(capacityLines({ ...sparse, capacity: 16 })[0]).toContain(
+      '(c=32 uncertain: TTFT p95 490 ms (too few samples))',
+    );
     expect(capacityLines({ ...base, outcome: 'max-reached', above: null })[0]).toMatch(
       /^capacity: at least c=24, the search bound, meets .* \(raise --capacity-max to look further\)/,
     );

@@ -77,6 +77,13 @@ describe('capacity settings', () => {
     );
   });
 
+  it('grows a fixed --requests-per-round to whole conversations at every probed concurrency (--turns)', () => {
+    const slo = { targets: 'ttft_p95=500' };
+    const plan = capacityPlan(config({ findCapacity: true, slo, turns: 3, requestsPerRound: 12, capacityMax: 64 }));
+    expect(plan.planAt(2)).toMatchObject({ concurrency: 2, requestsPerRound: 12, turns: 3 });
+    expect(plan.planAt(64)).toMatchObject({ concurrency: 64, requestsPerRound: 192, turns: 3 });
+  });
+
   it('refuses a search it cannot run, naming the fix', () => {
     expect(() => capacityPlan(config({ findCapacity: true }))).toThrow(/needs SLOs to meet: add --slo ttft_p95=500/);
     const slo = { targets: 'ttft_p95=500' };

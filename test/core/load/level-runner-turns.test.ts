@@ -3,12 +3,12 @@ import type { RequestExecutor } from '../../../src/core/load/executor.js';
 import { runLevel } from '../../../src/core/load/level-runner.js';
 import type { LevelRunInput } from '../../../src/core/load/level-runner.js';
 import type { Prompt } from '../../../src/core/load/prompts.js';
-import { FULL_COMPAT } from '../../../src/core/load/request-body.js';
 import { StreamAccumulator } from '../../../src/core/load/stream-accumulator.js';
 import type { RequestSpec } from '../../../src/core/load/stream-client.js';
 import type { RunEvent } from '../../../src/shared/events.js';
 import { createManualClock } from './manual-clock.js';
 import type { ManualClock } from './manual-clock.js';
+import { levelRunInput } from './level-run-input.js';
 
 /** Answers at once with `answer-<id>` (kept only when asked) and a prompt count of 100 + 10 x id. */
 function answeringExecutor(specs: RequestSpec[]): RequestExecutor {
@@ -30,26 +30,8 @@ function answeringExecutor(specs: RequestSpec[]): RequestExecutor {
 }
 
 function input(specs: RequestSpec[], prompts: Prompt[], over: Partial<LevelRunInput> = {}): LevelRunInput {
-  return {
-    plan: { concurrency: 1, inputLen: 100, outputLen: 2, rounds: 1, requestsPerRound: 2, warmup: 2, turns: 2 },
-    levelIndex: 0,
-    prompts,
-    executor: answeringExecutor(specs),
-    clock: { nowMs: () => 0, originMonoNs: 0n },
-    model: 'm',
-    api: 'chat',
-    compat: FULL_COMPAT,
-    ignoreEos: true,
-    temperature: 0,
-    timeoutMs: 1000,
-    seed: 1,
-    firstId: 0,
-    tagPrefix: 't',
-    signal: new AbortController().signal,
-    onEvent: () => {},
-    onRecords: () => {},
-    ...over,
-  };
+  const plan = { concurrency: 1, inputLen: 100, outputLen: 2, rounds: 1, requestsPerRound: 2, warmup: 2, turns: 2 };
+  return levelRunInput(plan, prompts, answeringExecutor(specs), over);
 }
 
 const prompts = (n: number): Prompt[] => Array.from({ length: n }, (_, i) => ({ text: `user-${i}`, tokens: 100 }));

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { RequestExecutor } from '../../../src/core/load/executor.js';
 import { runLevel } from '../../../src/core/load/level-runner.js';
 import type { Prompt } from '../../../src/core/load/prompts.js';
-import { FULL_COMPAT } from '../../../src/core/load/request-body.js';
 import type { RequestSpec } from '../../../src/core/load/stream-client.js';
+import { levelRunInput } from './level-run-input.js';
 
 /** Answers every request at once with the output length it asked for; keeps the bodies it was sent. */
 function recordingExecutor(bodies: Array<Record<string, unknown>>): RequestExecutor {
@@ -64,25 +64,8 @@ describe('level runner with workload prompts', () => {
         meta: { group: 2, sourceIndex: 5 },
       },
     ];
-    const out = await runLevel({
-      plan: { concurrency: 1, inputLen: 512, outputLen: 24, rounds: 1, requestsPerRound: 2, warmup: 0 },
-      levelIndex: 0,
-      prompts,
-      executor: recordingExecutor(bodies),
-      clock: { nowMs: () => 0, originMonoNs: 0n },
-      model: 'm',
-      api: 'chat',
-      compat: FULL_COMPAT,
-      ignoreEos: true,
-      temperature: 0,
-      timeoutMs: 1000,
-      seed: 1,
-      firstId: 0,
-      tagPrefix: 't',
-      signal: new AbortController().signal,
-      onEvent: () => {},
-      onRecords: () => {},
-    });
+    const plan = { concurrency: 1, inputLen: 512, outputLen: 24, rounds: 1, requestsPerRound: 2, warmup: 0 };
+    const out = await runLevel(levelRunInput(plan, prompts, recordingExecutor(bodies)));
     expect(bodies[0]).toMatchObject({ messages: [{ role: 'user', content: 'plain' }], max_tokens: 24 });
     expect(bodies[1]).toMatchObject({ messages: prompts[1]!.messages, max_tokens: 7, min_tokens: 7 });
     const [plain, workload] = out.measured;

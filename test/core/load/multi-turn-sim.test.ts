@@ -7,7 +7,7 @@ import { loadRunFolder } from '../../../src/core/report/load-run-folder.js';
 import { htmlReport } from '../../../src/core/report/html.js';
 import { markdownReport } from '../../../src/core/report/markdown.js';
 import { DEFAULT_SIM_MODEL } from '../../../src/core/sim/index.js';
-import type { RunningServer, StartServer } from '../../../src/core/servers/types.js';
+import { attachTo } from '../../fakes/attached-server.js';
 import { BenchConfigSchema } from '../../../src/shared/config.js';
 import type { RunEvent } from '../../../src/shared/events.js';
 import type { RequestRecord } from '../../../src/shared/request-record.js';
@@ -17,19 +17,7 @@ import { closeAll, startSim, testProfile } from '../sim/helpers.js';
 afterAll(closeAll);
 
 /** Attaches the benchmark to an already running simulator. */
-function attach(url: string): StartServer {
-  return async () => {
-    const server: RunningServer = {
-      info: { engine: 'attach', baseUrl: url, model: DEFAULT_SIM_MODEL, simulated: false },
-      died: new Promise(() => undefined),
-      exited: false,
-      hasDied: () => null,
-      stop: async () => undefined,
-      logTail: () => [],
-    };
-    return server;
-  };
-}
+const attach = (url: string) => attachTo(url, { model: DEFAULT_SIM_MODEL, simulated: false });
 
 /** The simulator's prefix-cache hit counter (prompt tokens served from the cache), from its /metrics. */
 async function prefixHits(url: string): Promise<number> {

@@ -5,24 +5,14 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ActiveRuns, runBenchmark } from '../../../src/core/benchmark.js';
 import { loadProfile } from '../../../src/core/sim/index.js';
-import type { RunningServer, StartServer } from '../../../src/core/servers/types.js';
+import { attachTo } from '../../fakes/attached-server.js';
 import { BenchConfigSchema } from '../../../src/shared/config.js';
 import type { RunRecord } from '../../../src/shared/run-record.js';
 import { closeAll, startSim } from '../sim/helpers.js';
 
 afterAll(closeAll);
 
-const attach =
-  (url: string): StartServer =>
-  async () =>
-    ({
-      info: { engine: 'attach', baseUrl: url, model: 'sim-model', simulated: true },
-      died: new Promise(() => undefined),
-      exited: false,
-      hasDied: () => null,
-      stop: async () => undefined,
-      logTail: () => [],
-    }) satisfies RunningServer;
+const attach = (url: string) => attachTo(url);
 
 describe('ActiveRuns: the runs a host has in progress, for a forced exit', () => {
   it("marks its own run cancelled on disk at once, leaves other hosts' runs alone, and forgets a finished run", async () => {

@@ -117,6 +117,10 @@ describe('prompt file reader', () => {
     expect(await refusal(read('open.json', '[{"prompt": "a"},'))).toMatch(/never closes/);
     expect(await refusal(read('gpt.json', JSON.stringify([{ conversations: [] }])))).toMatch(/no usable prompt/);
     expect(await refusal(async () => readPromptFile(dir, 10))).toMatch(/not a regular file/);
+    // Leading blank lines past the first read chunk (1 MiB): the records after them, with their line numbers.
+    const blank = '\n'.repeat(1_500_000);
+    const padded = await file('padded.jsonl', `${blank}{"prompt": "a"}\n{"prompt": "b"\n`);
+    expect(await refusal(async () => readPromptFile(padded, 10))).toMatch(/line 1500002 is not valid JSON/);
   });
 });
 
@@ -181,7 +185,9 @@ describe('workload settings', () => {
       /must be shorter than --input-len 512/,
     );
     expect(problem({ trace: 't', rate: [2] })).toMatch(/drop --rate/);
-    expect(problem({ trace: 't', findCapacity: true })).toMatch(/--find-capacity/);
+    expect(problem({ thinkTimeMs: 500 })).toMatch(/--think-time-ms .*add --turns K/);
+    expect(problem({ thinkTimeMs: 500, turns: 2 })).toBeNull();
+    expect(problem({ trace: 't', findCapacity: true })).toMatch(/--find-capacity chooses the loads: drop one/);
     expect(problem({ trace: 't', inputLen: [64, 128] })).toMatch(/lists/);
     expect(problem({ prompts: 'p', uniquePrefix: false })).toMatch(/--no-unique-prefix/);
     expect(problem({ turns: 3, prompts: 'p' })).toMatch(/drop --turns, or drop --prompts/);

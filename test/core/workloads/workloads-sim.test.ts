@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runBenchmark } from '../../../src/core/benchmark.js';
-import type { RunningServer, StartServer } from '../../../src/core/servers/types.js';
+import { attachTo } from '../../fakes/attached-server.js';
 import { createTelemetryRecorder } from '../../../src/core/telemetry/recorder.js';
 import { BenchConfigSchema, type BenchConfigInput } from '../../../src/shared/config.js';
 import type { RequestRecord } from '../../../src/shared/request-record.js';
@@ -21,17 +21,7 @@ afterEach(async () => {
 });
 
 /** Attaches the run to a simulator already listening, with its /metrics for the engine telemetry. */
-function attach(url: string): StartServer {
-  return async () =>
-    ({
-      info: { engine: 'attach', baseUrl: url, model: 'sim-model', simulated: true, metricsUrl: `${url}/metrics` },
-      died: new Promise(() => undefined),
-      exited: false,
-      hasDied: () => null,
-      stop: async () => undefined,
-      logTail: () => [],
-    }) satisfies RunningServer;
-}
+const attach = (url: string) => attachTo(url, { metricsUrl: `${url}/metrics` });
 
 /** The sim's prefix-cache counters (vLLM names), read straight from its /metrics. */
 async function cacheCounters(url: string): Promise<{ hits: number; queries: number }> {

@@ -58,6 +58,8 @@ export async function readCompareInput(path: string): Promise<CompareSeries[]> {
   if (info.isDirectory()) return seriesFromRunFolder(await loadRunFolder(full), full);
   const text = await readFile(full, 'utf8');
   if (looksLikeRunRecord(parseWhole(text))) return seriesFromRecordFile(text, full);
+  // A folder's own run.json that is damaged: the folder's reader says so and how to restore it.
+  if (basename(full) === RUN_FILES.record) return seriesFromRunFolder(await loadRunFolder(dirname(full)), full);
   const label = basename(full).replace(/\.(jsonl?|json)$/i, '');
   return [seriesFromResultObjects(parseResultObjects(text, full), full, label)];
 }

@@ -18,9 +18,7 @@ import { TURN_TABLE_HEAD, turnTableRows } from '../../../shared/turn-table.js';
 
 /** Multi-turn runs: TTFT per conversation turn, one row per level and turn; nothing for other runs. */
 function turnsSection(record: RunRecord): string {
-  const name = (l: RunRecord['levels'][number]): string =>
-    `${l.rate !== undefined ? `${l.rate} req/s` : `c=${l.concurrency}`} ${l.inputLen}/${l.outputLen}`;
-  const rows = turnTableRows(record, name);
+  const rows = turnTableRows(record);
   if (rows.length === 0) return '';
   const head = TURN_TABLE_HEAD.map((h) => `<th>${esc(h)}</th>`).join('');
   const body = rows.map((r) => `<tr>${r.map((v) => `<td class="nw">${esc(v)}</td>`).join('')}</tr>`).join('');

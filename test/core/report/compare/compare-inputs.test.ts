@@ -169,6 +169,9 @@ describe('compare: files of other tools', () => {
     record.levels[0].ttftMs = 'fast';
     await writeFile(bad, JSON.stringify(record));
     await expect(readCompareInput(bad)).rejects.toThrow(/bad\.json is a servebench run record that is damaged/);
+    // A folder's run.json cut short (not JSON at all) is still named a damaged run.json, with the fix.
+    await writeFile(join(dir, 'run.json'), '{"schemaVersion":1,"levels":[');
+    await expect(readCompareInput(join(dir, 'run.json'))).rejects.toThrow(/run\.json in .* is damaged .*restore it/);
   });
 
   it("reads vLLM's --save-detailed --append-result file: per-request figures equal vLLM's own summaries", async () => {
