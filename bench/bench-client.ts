@@ -15,8 +15,9 @@ import { percentile } from '../src/core/metrics/index.js';
 import { BenchConfigSchema } from '../src/shared/config.js';
 import { startSimProcess } from './sim-process.js';
 import type { SimProcess } from './sim-process.js';
-import { CPU_WAIT_MS, readTruth, recordGcPauses, splitTtft, waitedForCpu, watchCpuWaits } from './ttft-split.js';
-import type { CpuWait, TtftSplit } from './ttft-split.js';
+import { readTruth, recordGcPauses, splitTtft, watchCpu } from './ttft-split.js';
+import type { CpuUse } from './ttft-split.js';
+import { showSplit } from './ttft-split-report.js';
 
 const clock = createMonoClock();
 const MODEL = 'servebench/sim-llama-8b';
@@ -109,7 +110,7 @@ const selfTtft = (outcomes: ScheduledOutcome[]): number[] =>
 /** The c=1 level's measured requests with what the bench watched during them. */
 interface WatchedLevel {
   outcomes: ScheduledOutcome[];
-  waits: Map<string, CpuWait>;
+  cpu: Map<string, CpuUse>;
   gcPauses: Array<[number, number]>;
 }
 
@@ -132,7 +133,7 @@ async function runLikeLevels(
     const plan = planLevels(BenchConfigSchema.parse({ concurrency: [concurrency], warmup: warmupOverride }))[0]!;
     const executor = createInThreadExecutor({ baseUrl: sim.url, clock });
     await runClosedLoop(specs(plan.warmup, outputLen, `rw${concurrency}`), concurrency, executor, () => undefined);
-    const watched = watchCpuWaits(executor, sim.child.pid ?? 0);
+    const watched = watchCpu(executor, sim.child.pid ?? 0);
     const gc = recordGcPauses(clock);
     const outcomes = await runClosedLoop(
       specs(measured, outputLen, `rm${concurrency}`),
@@ -141,8 +142,9 @@ async function runLikeLevels(
       () => undefined,
     );
     gc.stop();
+    watched.close();
     await executor.close();
-    if (concurrency === 1) c1 = { outcomes, waits: watched.waits, gcPauses: gc.pauses };
+    if (concurrency === 1) c1 = { outcomes, cpu: watched.use, gcPauses: gc.pauses };
     const all = selfTtft(outcomes);
     const wave = all.slice(0, concurrency);
     const rest = all.slice(concurrency);
@@ -155,76 +157,6 @@ async function runLikeLevels(
     figures.push(concurrency > 1 ? p(wave, 50) : p(all, 99));
   }
   return { figures, c1: c1! };
-}
-
-const AIM_MS = 1;
-const ms = (x: number): string => `${x.toFixed(2)} ms`;
-const pp = (xs: number[]): string => `p50 ${ms(p(xs, 50))}  p99 ${ms(p(xs, 99))}`;
-
-/** Prints the c=1 level's self-TTFT split at the truth log's timestamps, the aim's verdict, and why when missed. */
-function showSplit(splits: TtftSplit[], requests: number): Record<string, number> {
-  const own = splits.map((s) => s.ownMs);
-  const self = splits.map((s) => s.selfMs);
-  const ownP99 = p(own, 99);
-  const selfP99 = p(self, 99);
-  console.log(
-    `  c=1 self-TTFT split at the simulator's truth-log timestamps (${splits.length} of ${requests} matched):`,
-  );
-  console.log(`    self-TTFT                                                   ${pp(self)}`);
-  console.log(`    server's share  (request received → first token written)   ${pp(splits.map((s) => s.serverMs))}`);
-  console.log(
-    `    client's own    (self-TTFT − server's share, both legs)     ${pp(own)}   aim p99 ≤ ${AIM_MS} ms: ${ownP99 <= AIM_MS ? 'met' : 'MISSED'}`,
-  );
-  console.log(
-    `      send → received (client sends, loopback, sim wakes)      ${pp(splits.map((s) => s.requestLegMs))}`,
-  );
-  console.log(
-    `      written → read  (loopback, client wakes and reads)       ${pp(splits.map((s) => s.responseLegMs))}`,
-  );
-  if (selfP99 > AIM_MS) {
-    console.log(
-      `    self-TTFT p99 ${ms(selfP99)} is over ${AIM_MS} ms; the aim is the client's own share (the server's share is the simulator's work)`,
-    );
-  }
-  const waited = splits.map(waitedForCpu);
-  const known = waited.every((w) => w !== null);
-  const quiet = splits.filter((_, i) => waited[i] === false).map((s) => s.ownMs);
-  const slow = splits.filter((s) => s.ownMs > AIM_MS);
-  if (slow.length > 0) {
-    const cpu = slow.filter((s) => waitedForCpu(s) === true).length;
-    const gcOnly = slow.filter((s) => waitedForCpu(s) !== true && s.gcMs >= CPU_WAIT_MS).length;
-    console.log(
-      `    why: ${slow.length} requests have an own share over ${AIM_MS} ms: ` +
-        (known
-          ? `${cpu} had the client or the simulator waiting for a CPU (run-queue wait ≥ ${CPU_WAIT_MS} ms: other work on this machine), `
-          : 'CPU waits unknown (no /proc schedstat here), ') +
-        `${gcOnly} ${known ? 'else ' : ''}a client GC pause, ${slow.length - cpu - gcOnly} neither`,
-    );
-    const worst = [...slow].sort((a, b) => b.ownMs - a.ownMs).slice(0, 5);
-    console.log(
-      `    worst: ${worst
-        .map(
-          (s) =>
-            `${s.ownMs.toFixed(2)} (legs ${s.requestLegMs.toFixed(2)}+${s.responseLegMs.toFixed(2)}; CPU wait client ${s.cpuWait?.client?.toFixed(2) ?? '?'} sim ${s.cpuWait?.sim?.toFixed(2) ?? '?'}; GC ${s.gcMs.toFixed(2)})`,
-        )
-        .join(', ')} ms`,
-    );
-  }
-  if (known) {
-    console.log(
-      `    requests in which neither process waited for a CPU: ${quiet.length} of ${splits.length}, client's own p50 ${ms(p(quiet, 50))} p99 ${ms(p(quiet, 99))}`,
-    );
-  }
-  return {
-    runC1ServerShareP99Ms: Number(
-      p(
-        splits.map((s) => s.serverMs),
-        99,
-      ).toFixed(2),
-    ),
-    runC1ClientOwnP99Ms: Number(ownP99.toFixed(2)),
-    runC1ClientOwnP99NoCpuWaitMs: Number(p(quiet, 99).toFixed(2)),
-  };
 }
 
 /** Cores, load average and CPU pressure now: the tail figures below depend on them. */
@@ -258,7 +190,7 @@ async function main(): Promise<void> {
   const [runC1SelfTtftP99Ms, runC256FirstWaveP50Ms] = figures;
   await cold.stop();
   const c1Split = showSplit(
-    splitTtft(c1.outcomes, readTruth(coldTruth), clock, c1.waits, c1.gcPauses),
+    splitTtft(c1.outcomes, readTruth(coldTruth), clock, c1.cpu, c1.gcPauses),
     c1.outcomes.length,
   );
   if (process.argv.includes('--levels-only')) {

@@ -1,5 +1,5 @@
 // bench:client's split of self-TTFT against the simulator's truth log, and what else ran meanwhile (CPU waits, GC).
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, readdirSync } from 'node:fs';
 import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { monoNsToMs } from '../src/core/clock.js';
 import type { Clock } from '../src/core/clock.js';
@@ -7,43 +7,85 @@ import type { RequestExecutor } from '../src/core/load/executor.js';
 import type { ScheduledOutcome } from '../src/core/load/scheduler.js';
 import type { TruthRecord } from '../src/core/sim/truth-log.js';
 
-/** ms the main thread of `pid` has waited on a CPU run queue so far (Linux schedstat); null where unreadable. */
-export function runQueueWaitMs(pid: number): number | null {
-  try {
-    const field = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[1];
-    const ns = Number(field);
-    return Number.isFinite(ns) ? ns / 1e6 : null;
-  } catch {
-    return null;
+/** One process's threads as Linux schedstat counts them (fds kept open: a read is one pread of ~2 µs). */
+class ProcessCpu {
+  private readonly fds: Array<{ fd: number; main: boolean }> = [];
+  private readonly buf = Buffer.alloc(128);
+
+  constructor(pid: number) {
+    try {
+      for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        this.fds.push({ fd: openSync(`/proc/${pid}/task/${tid}/schedstat`, 'r'), main: Number(tid) === pid });
+      }
+    } catch {
+      this.close();
+    }
+  }
+
+  /** [main thread's run-queue wait, other threads' CPU time] in ms so far; null where unreadable. */
+  read(): [number, number] | null {
+    if (this.fds.length === 0) return null;
+    let wait = 0;
+    let others = 0;
+    for (const { fd, main } of this.fds) {
+      let fields: string[];
+      try {
+        fields = this.buf.toString('latin1', 0, readSync(fd, this.buf, 0, this.buf.length, 0)).split(' ');
+      } catch {
+        continue; // a thread that ended
+      }
+      if (main) wait = Number(fields[1]) / 1e6;
+      else others += Number(fields[0]) / 1e6;
+    }
+    return [wait, others];
+  }
+
+  close(): void {
+    for (const { fd } of this.fds.splice(0)) closeSync(fd);
   }
 }
 
-/** Run-queue wait (ms) of the client's and the simulator's main threads during one request, send to end. */
-export interface CpuWait {
-  client: number | null;
-  sim: number | null;
+/**
+ * What else used the CPUs during one request, send to end (ms): how long each main thread waited on a run queue
+ * (runnable, no CPU free), and the CPU time of each process's other threads (V8's JIT compiler and GC helpers).
+ */
+export interface CpuUse {
+  clientWait: number;
+  simWait: number;
+  clientBackground: number;
+  simBackground: number;
 }
 
-/** Wraps an executor so that each request's CPU waits are recorded by request tag. */
-export function watchCpuWaits(
+/** Wraps an executor so that each request's CPU use is recorded by request tag (Linux only; none elsewhere). */
+export function watchCpu(
   executor: RequestExecutor,
   simPid: number,
-): { executor: RequestExecutor; waits: Map<string, CpuWait> } {
-  const waits = new Map<string, CpuWait>();
-  const sub = (a: number | null, b: number | null): number | null => (a === null || b === null ? null : a - b);
+): { executor: RequestExecutor; use: Map<string, CpuUse>; close(): void } {
+  const use = new Map<string, CpuUse>();
+  const client = new ProcessCpu(process.pid);
+  const sim = new ProcessCpu(simPid);
   return {
-    waits,
+    use,
+    close: () => {
+      client.close();
+      sim.close();
+    },
     executor: {
       ...executor,
-      threads: executor.threads,
       execute: async (spec) => {
-        const c0 = runQueueWaitMs(process.pid);
-        const s0 = runQueueWaitMs(simPid);
+        const c0 = client.read();
+        const s0 = sim.read();
         const outcome = await executor.execute(spec);
-        waits.set(spec.requestTag, {
-          client: sub(runQueueWaitMs(process.pid), c0),
-          sim: sub(runQueueWaitMs(simPid), s0),
-        });
+        const c1 = client.read();
+        const s1 = sim.read();
+        if (c0 && s0 && c1 && s1) {
+          use.set(spec.requestTag, {
+            clientWait: c1[0] - c0[0],
+            simWait: s1[0] - s0[0],
+            clientBackground: c1[1] - c0[1],
+            simBackground: s1[1] - s0[1],
+          });
+        }
         return outcome;
       },
     },
@@ -83,7 +125,7 @@ export interface TtftSplit {
   responseLegMs: number;
   /** The client's own share: self-TTFT minus the server's share (both legs). */
   ownMs: number;
-  cpuWait: CpuWait | null;
+  cpu: CpuUse | null;
   /** Client GC pause time inside send → first token. */
   gcMs: number;
 }
@@ -93,7 +135,7 @@ export function splitTtft(
   outcomes: ScheduledOutcome[],
   truth: Map<string, TruthRecord>,
   clock: Clock,
-  waits: Map<string, CpuWait>,
+  cpu: Map<string, CpuUse>,
   gcPauses: Array<[number, number]>,
 ): TtftSplit[] {
   const splits: TtftSplit[] = [];
@@ -111,7 +153,7 @@ export function splitTtft(
       serverMs: writtenMs - receivedMs,
       responseLegMs: first - writtenMs,
       ownMs: first - o.sendMs - (writtenMs - receivedMs),
-      cpuWait: waits.get(o.requestTag) ?? null,
+      cpu: cpu.get(o.requestTag) ?? null,
       gcMs,
     });
   }
@@ -123,7 +165,10 @@ export const CPU_WAIT_MS = 0.1;
 
 /** Whether the client or the simulator waited for a CPU during this request; null where schedstat is unreadable. */
 export function waitedForCpu(s: TtftSplit): boolean | null {
-  const w = s.cpuWait;
-  if (!w || w.client === null || w.sim === null) return null;
-  return w.client >= CPU_WAIT_MS || w.sim >= CPU_WAIT_MS;
+  return s.cpu ? s.cpu.clientWait >= CPU_WAIT_MS || s.cpu.simWait >= CPU_WAIT_MS : null;
+}
+
+/** Whether the two processes' own background threads ran at least half as long as their main threads waited. */
+export function behindOwnThreads(s: TtftSplit): boolean {
+  return s.cpu !== null && s.cpu.clientBackground + s.cpu.simBackground >= (s.cpu.clientWait + s.cpu.simWait) / 2;
 }
