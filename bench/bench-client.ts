@@ -133,18 +133,18 @@ async function runLikeLevels(
     const plan = planLevels(BenchConfigSchema.parse({ concurrency: [concurrency], warmup: warmupOverride }))[0]!;
     const executor = createInThreadExecutor({ baseUrl: sim.url, clock });
     await runClosedLoop(specs(plan.warmup, outputLen, `rw${concurrency}`), concurrency, executor, () => undefined);
-    const watched = watchCpu(executor, sim.child.pid ?? 0);
+    const watched = concurrency === 1 ? watchCpu(executor, sim.child.pid ?? 0) : null;
     const gc = recordGcPauses(clock);
     const outcomes = await runClosedLoop(
       specs(measured, outputLen, `rm${concurrency}`),
       concurrency,
-      concurrency === 1 ? watched.executor : executor,
+      watched?.executor ?? executor,
       () => undefined,
     );
     gc.stop();
-    watched.close();
+    watched?.close();
     await executor.close();
-    if (concurrency === 1) c1 = { outcomes, cpu: watched.use, gcPauses: gc.pauses };
+    if (watched) c1 = { outcomes, cpu: watched.use, gcPauses: gc.pauses };
     const all = selfTtft(outcomes);
     const wave = all.slice(0, concurrency);
     const rest = all.slice(concurrency);
