@@ -1,9 +1,8 @@
 // npm run bench:client — servebench's own overhead as a load generator. Prints figures; asserts nothing.
-import { readFileSync } from 'node:fs';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createMonoClock } from '../src/core/clock.js';
+import { createMonoClock, monoNsToMs } from '../src/core/clock.js';
 import { createInThreadExecutor } from '../src/core/load/executor.js';
 import type { RequestExecutor } from '../src/core/load/executor.js';
 import { FULL_COMPAT, apiPath, buildRequestBody } from '../src/core/load/request-body.js';
@@ -15,6 +14,10 @@ import { planLevels } from '../src/core/load/level-plan.js';
 import { percentile } from '../src/core/metrics/index.js';
 import { BenchConfigSchema } from '../src/shared/config.js';
 import { startSimProcess } from './sim-process.js';
+import type { SimProcess } from './sim-process.js';
+import { readTruth, recordGcPauses, splitTtft, watchCpu } from './ttft-split.js';
+import type { CpuUse } from './ttft-split.js';
+import { showSplit } from './ttft-split-report.js';
 
 const clock = createMonoClock();
 const MODEL = 'servebench/sim-llama-8b';
@@ -104,27 +107,44 @@ const selfTtft = (outcomes: ScheduledOutcome[]): number[] =>
     .filter((o) => o.result.error === null && o.result.firstTokenMs !== null)
     .map((o) => (o.result.firstTokenMs as number) - o.sendMs);
 
+/** The c=1 level's measured requests with what the bench watched during them. */
+interface WatchedLevel {
+  outcomes: ScheduledOutcome[];
+  cpu: Map<string, CpuUse>;
+  gcPauses: Array<[number, number]>;
+}
+
 /**
  * A level as `servebench run` runs it, from a cold client (this runs first in the process, as a run's first level
  * does): a new connection pool, the default warm-up for that concurrency (or `--warmup N`), then the measured
- * requests, of which the first wave is reported on its own.
+ * requests, of which the first wave is reported on its own. The c=1 level's requests are returned for the split.
  */
-async function runLikeLevels(url: string, outputLen: number, warmupOverride: number | undefined): Promise<number[]> {
+async function runLikeLevels(
+  sim: SimProcess,
+  outputLen: number,
+  warmupOverride: number | undefined,
+): Promise<{ figures: number[]; c1: WatchedLevel }> {
   const figures: number[] = [];
+  let c1: WatchedLevel | null = null;
   for (const [concurrency, measured] of [
     [1, 300],
     [256, 1024],
   ] as const) {
     const plan = planLevels(BenchConfigSchema.parse({ concurrency: [concurrency], warmup: warmupOverride }))[0]!;
-    const executor = createInThreadExecutor({ baseUrl: url, clock });
+    const executor = createInThreadExecutor({ baseUrl: sim.url, clock });
     await runClosedLoop(specs(plan.warmup, outputLen, `rw${concurrency}`), concurrency, executor, () => undefined);
+    const watched = concurrency === 1 ? watchCpu(executor, sim.child.pid ?? 0) : null;
+    const gc = recordGcPauses(clock);
     const outcomes = await runClosedLoop(
       specs(measured, outputLen, `rm${concurrency}`),
       concurrency,
-      executor,
+      watched?.executor ?? executor,
       () => undefined,
     );
+    gc.stop();
+    watched?.close();
     await executor.close();
+    if (watched) c1 = { outcomes, cpu: watched.use, gcPauses: gc.pauses };
     const all = selfTtft(outcomes);
     const wave = all.slice(0, concurrency);
     const rest = all.slice(concurrency);
@@ -136,7 +156,21 @@ async function runLikeLevels(url: string, outputLen: number, warmupOverride: num
     );
     figures.push(concurrency > 1 ? p(wave, 50) : p(all, 99));
   }
-  return figures;
+  return { figures, c1: c1! };
+}
+
+/** Cores, load average and CPU pressure now: the tail figures below depend on them. */
+function machineLoad(): string {
+  let pressure = '';
+  try {
+    const avg10 = /some avg10=([\d.]+)/.exec(readFileSync('/proc/pressure/cpu', 'utf8'))?.[1];
+    if (avg10) pressure = `, CPU pressure ${avg10} % (share of the last 10 s in which some task waited for a CPU)`;
+  } catch {
+    // No pressure stall information on this system.
+  }
+  return `${cpus().length} cores, load average ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}${pressure}`;
 }
 
 async function main(): Promise<void> {
@@ -146,13 +180,23 @@ async function main(): Promise<void> {
   console.log(
     `bench:client — node ${process.version}, ${outputLen} tokens per request, chat API, simulator in its own process`,
   );
+  console.log(`machine: ${machineLoad()}`);
 
   // 0. Levels as a run has them, cold client first: does the warm-up warm the client as well as the server?
-  const cold = await startSimProcess(['--profile', 'instant']);
+  const coldTruth = join(mkdtempSync(join(tmpdir(), 'sb-truth-')), 'truth.jsonl');
+  const cold = await startSimProcess(['--profile', 'instant', '--truth', coldTruth]);
   console.log(`levels as servebench run plays them (zero-delay simulator, warm-up ${warmupOverride ?? 'default'}):`);
-  const [runC1SelfTtftP99Ms, runC256FirstWaveP50Ms] = await runLikeLevels(cold.url, outputLen, warmupOverride);
+  const { figures, c1 } = await runLikeLevels(cold, outputLen, warmupOverride);
+  const [runC1SelfTtftP99Ms, runC256FirstWaveP50Ms] = figures;
   await cold.stop();
-  if (process.argv.includes('--levels-only')) return;
+  const c1Split = showSplit(
+    splitTtft(c1.outcomes, readTruth(coldTruth), clock, c1.cpu, c1.gcPauses),
+    c1.outcomes.length,
+  );
+  if (process.argv.includes('--levels-only')) {
+    console.log(JSON.stringify({ runC1SelfTtftP99Ms: Number(runC1SelfTtftP99Ms!.toFixed(2)), ...c1Split }));
+    return;
+  }
 
   // 1. Against a server that answers at once: every millisecond of TTFT is the client's own.
   const instant = await startSimProcess(['--profile', 'instant']);
@@ -216,13 +260,10 @@ async function main(): Promise<void> {
   }
   await truthExec.close();
   await truthSim.stop();
-  for (const line of readFileSync(truthFile, 'utf8').split('\n')) {
-    if (!line) continue;
-    const t = JSON.parse(line) as { requestId: string | null; firstTokenNs: string | null };
-    const o = t.requestId ? byTag.get(t.requestId) : undefined;
+  for (const [tag, t] of readTruth(truthFile)) {
+    const o = byTag.get(tag);
     if (!o || t.firstTokenNs === null || o.result.firstTokenMs === null) continue;
-    const truthMs = Number(BigInt(t.firstTokenNs) - clock.originMonoNs) / 1e6;
-    errors.push(Math.abs(o.result.firstTokenMs - truthMs));
+    errors.push(Math.abs(o.result.firstTokenMs - monoNsToMs(clock, BigInt(t.firstTokenNs))));
   }
   const ttftErrorP99 = p(errors, 99);
   console.log(
@@ -233,6 +274,7 @@ async function main(): Promise<void> {
   const best256 = at256.reduce((a, b) => (b.selfTtftP50Ms < a.selfTtftP50Ms ? b : a));
   const summary = {
     runC1SelfTtftP99Ms: Number(runC1SelfTtftP99Ms!.toFixed(2)),
+    ...c1Split,
     runC256FirstWaveP50Ms: Number(runC256FirstWaveP50Ms!.toFixed(2)),
     streams,
     chunkEventsPerSec: Math.round(Math.max(...results.map((r) => r.chunkEventsPerSec))),

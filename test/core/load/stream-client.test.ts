@@ -105,6 +105,33 @@ describe('streaming client against servers that differ', () => {
     expect(o.result.errorKind).toBe('connection-refused');
   });
 
+  it('reads its send time one event-loop turn after send(), once the work already queued has run', async () => {
+    server = await startFakeOpenAi({});
+    // A hand-moved clock: only the order of events decides what it reads.
+    let now = 0;
+    const client = createStreamClient({ baseUrl: server.url, clock: { originMonoNs: 0n, nowMs: () => now } });
+    // Stands in for a task queued before the send (V8 posts its minor GC so), which must not fall inside TTFT.
+    setImmediate(() => (now = 5));
+    const o = await client.send(spec('chat', 3));
+    await client.close();
+    expect(o.sendMs).toBe(5);
+    expect(o.result.error).toBeNull();
+    expect(o.result.completionTokens).toBe(3);
+  });
+
+  it('never writes a request aborted before its turn to send came', async () => {
+    server = await startFakeOpenAi({});
+    const client = createStreamClient({ baseUrl: server.url, clock: createMonoClock() });
+    const controller = new AbortController();
+    const sent = client.send(spec('chat', 3), controller.signal);
+    controller.abort();
+    const o = await sent;
+    await client.close();
+    expect(o.result.errorKind).toBe('cancelled');
+    expect(o.httpStatus).toBeNull();
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('ends an in-flight request at once when aborted', async () => {
     const { createServer } = await import('node:http');
     const controller = new AbortController();
