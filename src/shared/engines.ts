@@ -38,7 +38,7 @@ export const ENGINE_DESCRIPTIONS = [
   {
     kind: 'sim',
     name: 'Simulator',
-    hint: 'built-in, no GPU needed; numbers are simulated',
+    hint: 'its numbers come from a simulated engine and GPU, and are marked SIMULATED wherever they appear',
     requiresModel: false,
     modelHint: 'a name for the simulated model',
     install: 'built in',

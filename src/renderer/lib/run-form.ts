@@ -86,9 +86,10 @@ export const WORKLOADS: readonly WorkloadChoice[] = [
     id: 'multi-turn',
     name: 'Multi-turn',
     hint:
-      'Conversations of K turns on the chat API, each turn sending the whole history back. Closed loop (no Rate): ' +
-      'Concurrency counts conversations in flight, each user message has Input tokens and each answer Output tokens. ' +
-      'Requests per round and warm-up count turns, rounded up to whole conversations (at least concurrency × turns).',
+      'Conversations of K turns on the chat API, each turn sending the whole history back; each user message has ' +
+      'Input tokens and each answer Output tokens. Concurrency counts conversations in flight; a Rate counts ' +
+      'requests (turns), so conversations arrive at Rate / K per second. Requests per round and warm-up count ' +
+      'turns, rounded up to whole conversations.',
     fields: ['turns', 'thinkTimeMs'],
     required: ['turns'],
   },
