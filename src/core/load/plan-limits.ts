@@ -2,6 +2,7 @@ import { LIMITS } from '../../shared/config.js';
 import type { BenchConfig } from '../../shared/config.js';
 import { UserError } from '../errors.js';
 import type { LevelPlan } from './level-plan.js';
+import { loadText } from '../../shared/level-load.js';
 
 const n = (v: number): string => v.toLocaleString('en-US');
 
@@ -25,7 +26,7 @@ export function checkPlanLimits(config: BenchConfig, plans: LevelPlan[]): void {
     const tokens = levelRequests(plan) * plan.inputLen;
     if (tokens > LIMITS.promptTokensPerLevel.max) {
       throw new UserError(
-        `the level at ${plan.rate !== undefined ? `${plan.rate} req/s` : `concurrency ${plan.concurrency}`} would build ${n(levelRequests(plan))} prompts of ${n(plan.inputLen)} tokens (${n(tokens)} tokens, more than ${n(LIMITS.promptTokensPerLevel.max)}: ${LIMITS.promptTokensPerLevel.why}): lower --input-len, --rounds or --requests-per-round`,
+        `the level at ${plan.rate !== undefined || plan.burst !== undefined ? loadText(plan) : `concurrency ${plan.concurrency}`} would build ${n(levelRequests(plan))} prompts of ${n(plan.inputLen)} tokens (${n(tokens)} tokens, more than ${n(LIMITS.promptTokensPerLevel.max)}: ${LIMITS.promptTokensPerLevel.why}): lower --input-len, --rounds or --requests-per-round`,
       );
     }
   }

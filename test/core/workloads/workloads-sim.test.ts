@@ -263,6 +263,19 @@ describe('workload refusals at run time', () => {
     }
   });
 
+  it('replays a trace whose arrivals share one time as a burst, with no rate in the record', async () => {
+    const file = join(out, 'burst.jsonl');
+    const lines = [0, 1, 2].map(() => ({ timestamp: 50, input_length: 40, output_length: 2 }));
+    await writeFile(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    const r = await run({ trace: file, warmup: 0, rounds: 1, requestsPerRound: undefined, concurrency: undefined });
+    expect(r.failure).toBeUndefined();
+    const level = r.record.levels[0]!;
+    expect(level.rate).toBeUndefined();
+    expect(level.burst).toBe(3);
+    expect(r.requests.filter((q) => q.ok)).toHaveLength(3);
+    expect(new Set(r.requests.map((q) => q.scheduledMs)).size).toBe(1);
+  });
+
   it('refuses a trace record longer than the server context', async () => {
     const file = join(out, 'long.jsonl');
     await writeFile(file, JSON.stringify({ timestamp: 0, input_length: 5000, output_length: 8 }) + '\n');
