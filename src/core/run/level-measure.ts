@@ -60,6 +60,8 @@ export interface LevelMeasureInput {
   tagPrefix: string;
   firstId: number;
   firstPromptIndex: number;
+  /** The level's first prompt-file record, counted within its server configuration (each replays the same ones). */
+  firstRecord?: number;
   signal: AbortSignal;
   emit: (event: RunEvent) => void;
   writer: RunWriter;
@@ -92,6 +94,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     count: plan.warmup + plan.rounds * plan.requestsPerRound,
     runNonce: input.runNonce,
     firstIndex: input.firstPromptIndex,
+    firstRecord: input.firstRecord,
     uniquePrefix: config.uniquePrefix,
     counter: input.counter,
     viaTokenize: input.viaTokenize,

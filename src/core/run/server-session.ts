@@ -68,6 +68,8 @@ export class ServerSession {
   /** True once the server refused every request as sent: the run stops with the server's words and the fix. */
   clientStopped = false;
   private readonly levelAbort = new AbortController();
+  /** Prompt-file records this server configuration has taken: each configuration starts from the file's first. */
+  private nextRecord = 0;
   private server: RunningServer | null = null;
   private telemetry: TelemetryRecorder | null = null;
   private executor: RequestExecutor | null = null;
@@ -228,6 +230,8 @@ export class ServerSession {
     if (!ready) throw new Error('runLevel before start');
     if (this.stopped) return null;
     const slot = run.takeSlot(plan);
+    const firstRecord = this.nextRecord;
+    this.nextRecord += plan.warmup + plan.rounds * plan.requestsPerRound;
     const level = await measureLevel({
       plan,
       levelIndex: slot.levelIndex,
@@ -248,6 +252,7 @@ export class ServerSession {
       tagPrefix: run.tagPrefix,
       firstId: slot.firstId,
       firstPromptIndex: slot.firstPromptIndex,
+      firstRecord,
       signal: this.levelAbort.signal,
       emit: (event) => run.emit(event),
       writer: run.writer,
