@@ -8,7 +8,7 @@ import type { RequestExecutor } from '../load/executor.js';
 import { maxPlannedConcurrency } from '../load/level-plan.js';
 import type { LevelPlan } from '../load/level-plan.js';
 import { readContextLimit } from '../load/context-limit.js';
-import { contextProblem, longestRequestTokens } from '../load/plan-limits.js';
+import { contextProblem, fileLengths, longestRequestTokens } from '../load/plan-limits.js';
 import type { MessagesCounter } from '../load/conversations.js';
 import type { TokenCounter } from '../load/prompts.js';
 import type { BodyCompat } from '../load/request-body.js';
@@ -137,7 +137,9 @@ export class ServerSession {
       apiKey: config.apiKey,
       signal: this.levelAbort.signal,
     });
-    const tooLong = contextProblem(plans, limit);
+    // A prompt file's own lengths are held to the context record by record, as its prompts are built.
+    const workload = options.workload;
+    const tooLong = contextProblem(plans, limit, workload.kind === 'file' && fileLengths(workload));
     if (tooLong) throw new UserError(tooLong);
     const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey, timeoutMs: config.timeoutMs });
     const { compat, note } = await api.probeCompat(config.api, info.model);
