@@ -70,6 +70,8 @@ export class ServerSession {
   private readonly levelAbort = new AbortController();
   /** Prompt-file records this server configuration has taken: each configuration starts from the file's first. */
   private nextRecord = 0;
+  /** Levels this server configuration has started. */
+  private levelsRun = 0;
   private server: RunningServer | null = null;
   private telemetry: TelemetryRecorder | null = null;
   private executor: RequestExecutor | null = null;
@@ -233,6 +235,8 @@ export class ServerSession {
     if (this.stopped) return null;
     const slot = run.takeSlot(plan);
     const firstRecord = this.nextRecord;
+    // Each configuration (a server sweep restarts the server with new settings) may refuse every request anew.
+    const firstOfServer = this.levelsRun++ === 0;
     this.nextRecord += plan.warmup + plan.rounds * plan.requestsPerRound;
     const level = await measureLevel({
       plan,
@@ -255,6 +259,7 @@ export class ServerSession {
       firstId: slot.firstId,
       firstPromptIndex: slot.firstPromptIndex,
       firstRecord,
+      firstOfServer,
       signal: this.levelAbort.signal,
       emit: (event) => run.emit(event),
       writer: run.writer,

@@ -7,9 +7,14 @@ import type { StartServer } from '../../../src/core/servers/types.js';
 import { BenchConfigSchema, type BenchConfigInput } from '../../../src/shared/config.js';
 import type { RequestRecord } from '../../../src/shared/request-record.js';
 import { attachedServer } from '../../fakes/attached-server.js';
+import { startFakeOpenAi } from '../../fakes/fake-openai-server.js';
 import { closeAll, startSim, testProfile } from '../sim/helpers.js';
 
-afterAll(closeAll);
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  await closeAll();
+  await Promise.all(cleanups.map((c) => c()));
+});
 
 let out: string;
 beforeEach(async () => {
@@ -26,7 +31,7 @@ const simPerConfig: StartServer = async () => {
 };
 
 /** A server sweep of two configurations; its requests, in send order. */
-async function sweep(config: BenchConfigInput) {
+async function sweep(config: BenchConfigInput, startServer: StartServer = simPerConfig) {
   const result = await runBenchmark(
     BenchConfigSchema.parse({
       out,
@@ -40,7 +45,7 @@ async function sweep(config: BenchConfigInput) {
       serverVariants: [{ simArgs: ['--step-base-ms', '1'] }, { simArgs: ['--step-base-ms', '2'] }],
       ...config,
     }),
-    { startServer: simPerConfig },
+    { startServer },
   );
   const requests = (await readFile(join(result.dir, 'requests.jsonl'), 'utf8'))
     .trim()
@@ -77,5 +82,29 @@ describe('a server sweep with a prompt file', () => {
       requests.filter((r) => r.levelIndex === level).map((r) => [r.expectedIn, r.expectedOut]);
     expect(lengths(2)).toEqual(lengths(0));
     expect(lengths(3)).toEqual(lengths(1));
+  });
+});
+
+describe('a server sweep whose later configuration refuses every request', () => {
+  it('stops at that configuration’s first batch, as it would at the run’s first', async () => {
+    const good = await startFakeOpenAi({ tokenize: true });
+    // Passes the connection probe, then answers every request 400 (a setting this configuration cannot serve).
+    const refusing = await startFakeOpenAi({ tokenize: true, status: 400, statusAfter: 1 });
+    cleanups.push(good.close, refusing.close);
+    let started = 0;
+    const startServer: StartServer = async () => {
+      const fake = started++ === 0 ? good : refusing;
+      return attachedServer({ engine: 'attach', baseUrl: fake.url, model: 'fake-model', simulated: false });
+    };
+    const { result, requests } = await sweep(
+      { concurrency: [1, 2], inputLen: [20], requestsPerRound: 2, warmup: 2 },
+      startServer,
+    );
+    expect(result.record.status).toBe('failed');
+    expect(result.exitCode).toBe(2);
+    expect(result.failure).toMatch(/HTTP 400/);
+    // The refusing configuration's second level (level 3) never sent a request.
+    expect(requests.filter((r) => r.levelIndex === 3)).toEqual([]);
+    expect(requests.filter((r) => r.levelIndex === 2).every((r) => !r.ok)).toBe(true);
   });
 });
