@@ -3,6 +3,7 @@ import { ARTICLE_COLUMNS, cellText, levelRows, visibleColumns } from '../shared/
 import type { Column } from '../shared/report-columns.js';
 import type { LevelResult, RunRecord } from '../shared/run-record.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../shared/turn-table.js';
+import { loadText } from '../shared/level-load.js';
 
 function pad(cells: string[][]): string {
   const widths = cells[0]!.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
@@ -29,7 +30,7 @@ export function formatTurnTable(record: RunRecord): string | null {
 
 /** How a level is named in the last lines: its load, and its lengths or server setup when those vary. */
 function levelName(record: RunRecord, l: LevelResult): string {
-  const load = l.rate !== undefined ? `${l.rate} req/s` : `c=${l.concurrency}`;
+  const load = loadText(l);
   const many = new Set(record.levels.map((x) => `${x.serverConfigIndex}|${x.inputLen}|${x.outputLen}`)).size > 1;
   return many
     ? `${load} ${l.inputLen}/${l.outputLen}${l.serverConfigIndex > 0 ? ` #${l.serverConfigIndex}` : ''}`

@@ -1,5 +1,6 @@
 import cliProgress from 'cli-progress';
 import type { RunEvent } from '../shared/events.js';
+import { loadText } from '../shared/level-load.js';
 
 /** Renders run events: a bar per level on a TTY, plain lines otherwise (logs, CI). */
 export function createProgressRenderer(stream: NodeJS.WriteStream, verbose: boolean): (event: RunEvent) => void {
@@ -34,7 +35,7 @@ export function createProgressRenderer(stream: NodeJS.WriteStream, verbose: bool
         line(`${event.severity === 'info' ? 'note' : event.severity}: ${event.text}`);
         break;
       case 'level-started':
-        label = `${event.rate !== undefined ? `rate ${event.rate}/s` : `c=${event.concurrency}`} in=${event.inputLen} out=${event.outputLen}`;
+        label = `${event.rate !== undefined ? `rate ${event.rate}/s` : loadText(event)} in=${event.inputLen} out=${event.outputLen}`;
         lastPlainPct = -1;
         if (tty) {
           if (bar) bar.stop();

@@ -111,6 +111,8 @@ export interface EngineDetection {
   message?: string;
   /** Not found: the one fix to try. */
   fix?: string;
+  /** Nothing was looked up: other look-ups filled the service; ask again shortly. */
+  busy?: boolean;
 }
 
 /** The largest path a probe request may name (PATH_MAX on Linux). */

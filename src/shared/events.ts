@@ -15,6 +15,8 @@ export type RunEvent =
       levelIndex: number;
       concurrency: number;
       rate?: number;
+      /** A trace whose arrivals span 0 ms: requests sent at once (no rate). */
+      burst?: number;
       inputLen: number;
       outputLen: number;
       warmupRequests: number;

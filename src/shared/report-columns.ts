@@ -1,4 +1,5 @@
 import type { LevelResult, RunRecord, Summary } from './run-record.js';
+import { loadText } from './level-load.js';
 
 /** One level of one run: what a table row is made from. */
 export interface LevelRow {
@@ -62,7 +63,7 @@ export function variantLabel(level: LevelResult, short = false): string {
 
 /** A level in one phrase: its load and lengths, and its server settings in a server sweep (levels differ by them). */
 export function levelTitle(l: LevelResult): string {
-  const load = l.rate !== undefined ? `${l.rate} req/s` : `c=${l.concurrency}`;
+  const load = loadText(l);
   return `${load} ${l.inputLen}/${l.outputLen}${l.serverVariant ? ` ${variantLabel(l, true)}` : ''}`;
 }
 
@@ -81,6 +82,7 @@ const manyVariants = (rows: readonly LevelRow[]): boolean =>
 const manyLengths = (rows: readonly LevelRow[]): boolean =>
   new Set(rows.map((r) => `${r.level.inputLen}/${r.level.outputLen}`)).size > 1;
 const openLoop = (rows: readonly LevelRow[]): boolean => rows.some((r) => r.level.rate !== undefined);
+const bursts = (rows: readonly LevelRow[]): boolean => rows.some((r) => r.level.burst !== undefined);
 const priced = (rows: readonly LevelRow[]): boolean => rows.some((r) => r.level.costPerMOutputTokUsd !== undefined);
 const atUtil = (rows: readonly LevelRow[]): boolean =>
   rows.some((r) => r.level.costPerMOutputTokAtUtilizationUsd !== undefined);
@@ -116,7 +118,19 @@ export const ARTICLE_COLUMNS: readonly Column[] = [
     value: ({ level }) => `${level.inputLen}/${level.outputLen}`,
     when: manyLengths,
   },
-  { key: 'concurrency', header: 'conc', value: ({ level }) => level.concurrency, when: (rows) => !openLoop(rows) },
+  {
+    key: 'concurrency',
+    header: 'conc',
+    value: ({ level }) => level.concurrency,
+    when: (rows) => !openLoop(rows) && !bursts(rows),
+  },
+  // A trace whose arrivals share one time has no rate: the table says so rather than divide by zero.
+  {
+    key: 'arrivals',
+    header: 'arrivals',
+    value: ({ level }) => (level.burst !== undefined ? loadText(level) : null),
+    when: bursts,
+  },
   {
     key: 'rate',
     header: 'rate',
@@ -221,7 +235,8 @@ export const TELEMETRY_COLUMNS: readonly Column[] = [
     key: 'load',
     header: 'load',
     value: ({ level }) => level.rate ?? level.concurrency,
-    text: ({ level }) => (level.rate !== undefined ? `${level.rate}/s` : String(level.concurrency)),
+    text: ({ level }) =>
+      level.rate !== undefined || level.burst !== undefined ? loadText(level, true) : String(level.concurrency),
   },
   { key: 'source', header: 'source', value: (r) => tel(r)?.source ?? 'none' },
   {

@@ -72,6 +72,7 @@ const LevelSchema = z.looseObject({
   serverVariant: z.record(z.string(), z.union([z.string(), num, z.boolean()])).optional(),
   concurrency: num,
   rate: num.optional(),
+  burst: num.optional(),
   inputLen: num,
   outputLen: num,
   startMs: num,

@@ -141,8 +141,10 @@ export interface LevelResult {
   serverConfigIndex: number;
   serverVariant?: ServerVariant;
   concurrency: number;
-  /** Request rate (req/s) in open-loop mode; absent in closed loop. */
+  /** Request rate (req/s) in open-loop mode; absent in closed loop and for a burst. */
   rate?: number;
+  /** Trace replay whose arrivals span 0 ms: requests per round sent at once (it has no rate). */
+  burst?: number;
   inputLen: number;
   outputLen: number;
   startMs: number;

@@ -2,7 +2,14 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatLevelTable, formatTurnTable } from '../../src/cli/format-table.js';
-import { ARTICLE_COLUMNS, cellText, columnHeads, levelRows, visibleColumns } from '../../src/shared/report-columns.js';
+import {
+  ARTICLE_COLUMNS,
+  cellText,
+  columnHeads,
+  levelRows,
+  levelTitle,
+  visibleColumns,
+} from '../../src/shared/report-columns.js';
 import type { RunRecord } from '../../src/shared/run-record.js';
 
 const fixture = async (name: string): Promise<RunRecord> =>
@@ -50,6 +57,17 @@ describe('the CLI table (the shared column definitions)', () => {
     const head = formatLevelTable(await fixture('open')).split('\n')[0]!;
     expect(head).toMatch(/^rate \(req\/s\) {2}out tok\/s/);
     expect(head).not.toContain('conc');
+  });
+
+  it('a trace whose arrivals share one time shows a burst, never a rate', async () => {
+    const record = await fixture('open');
+    const { rate: _rate, ...level } = record.levels[0]!;
+    const burst: RunRecord = { ...record, levels: [{ ...level, concurrency: 0, burst: 3 }] };
+    const [head, row] = formatLevelTable(burst).split('\n');
+    expect(cells(head!)[0]).toBe('arrivals');
+    expect(cells(row!)[0]).toBe('burst of 3 at once');
+    expect(head).not.toMatch(/rate|conc/);
+    expect(levelTitle(burst.levels[0]!)).toMatch(/^burst of 3 at once /);
   });
 });
 

@@ -15,6 +15,8 @@ export interface FakeOpenAiOptions {
   closeAfter?: boolean;
   /** HTTP status to answer every completion with (errors). */
   status?: number;
+  /** With `status`: completions answered normally before it applies (the connection probe passes). */
+  statusAfter?: number;
   /** Answer every Nth completion with HTTP 500. */
   failEvery?: number;
   /** Put an error object in the stream after this many chunks. */
@@ -80,7 +82,9 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
     }
     requests.push(body);
     const failNow = options.failEvery !== undefined && requests.length % options.failEvery === 0;
-    if ((options.status && options.status !== 200) || failNow) {
+    const completions = requests.filter((b) => 'max_tokens' in b || 'messages' in b || 'prompt' in b).length;
+    const injected = options.status && options.status !== 200 && completions > (options.statusAfter ?? 0);
+    if (injected || failNow) {
       res.statusCode = failNow ? 500 : (options.status as number);
       res.end(JSON.stringify({ error: { message: 'injected failure', code: options.status } }));
       return;

@@ -117,6 +117,35 @@ describe('the debounced engine look-up', () => {
     expect(detectionLine(states.at(-1)!, 'x')).toBeNull();
   });
 
+  it('asks again after a short wait when the service was busy with other look-ups', async () => {
+    const timers = manualTimers();
+    const p = manualProbe();
+    const states: DetectionState[] = [];
+    const prober = createEngineProber(p.probe, (s) => states.push(s), timers);
+    prober.update({ engine: 'vllm', python: '/venv' });
+    timers.fire();
+    p.answer(0, { probed: false, found: false, busy: true, message: '4 engine look-ups are running: try again' });
+    await flush();
+    // Still looking, with a retry pending: the busy answer is not the form's last word.
+    expect(detectionLine(states.at(-1)!, 'vLLM')).toEqual({ tone: 'busy', text: 'looking for vLLM…' });
+    expect(timers.pending()).toBe(1);
+    timers.fire();
+    expect(p.asked).toEqual([
+      { engine: 'vllm', python: '/venv' },
+      { engine: 'vllm', python: '/venv' },
+    ]);
+    p.answer(1, { version: '0.11.0' });
+    await flush();
+    expect(detectionLine(states.at(-1)!, 'vLLM')?.text).toBe('vLLM 0.11.0');
+    // A retry pending when the field changes is dropped with it.
+    prober.update({ engine: 'sglang' });
+    timers.fire();
+    p.answer(2, { probed: false, found: false, busy: true });
+    await flush();
+    prober.update(null);
+    expect(timers.pending()).toBe(0);
+  });
+
   it('a failed call says so in one line; a disposed prober reports nothing', async () => {
     const timers = manualTimers();
     const p = manualProbe();

@@ -5,8 +5,8 @@ import { waitUntil } from './scheduler.js';
 import type { ScheduledOutcome, WaitUntil } from './scheduler.js';
 import type { RequestSpec } from './stream-client.js';
 
-/** Counts a chat prompt's tokens with the server's tokenizer, template included (null when it cannot say). */
-export type MessagesCounter = (messages: readonly PromptMessage[]) => Promise<number | null>;
+/** Counts a chat prompt's tokens with the server's tokenizer, template included (null when it cannot say); `signal` gives up. */
+export type MessagesCounter = (messages: readonly PromptMessage[], signal?: AbortSignal) => Promise<number | null>;
 
 /** Open loop: when each conversation arrives, and the cap on turns in flight. */
 export interface ConversationArrivals {
@@ -117,7 +117,8 @@ export async function runConversations(options: ConversationOptions): Promise<Sc
       if (turn > 0 && options.countMessages) {
         // Counted alongside the request, so the count never delays the turn.
         counts.push(
-          options.countMessages(messages).then(
+          // The level's signal stops the count too: a hung server must not hold a cancelled level up to --timeout.
+          options.countMessages(messages, signal).then(
             (n) => {
               if (n !== null) prompt.inputLen = n;
             },

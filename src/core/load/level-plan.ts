@@ -23,6 +23,8 @@ export interface LevelPlan {
   thinkTimeMs?: number;
   /** Trace replay: the arrivals of one round (ms, trace time); every round replays them from the first. */
   schedule?: number[];
+  /** Trace replay whose arrivals span 0 ms: requests per round sent at once; `rate` is then absent (there is none). */
+  burst?: number;
 }
 
 /**

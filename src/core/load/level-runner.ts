@@ -203,10 +203,10 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
               }
             : undefined,
         )
-      : plan.rate !== undefined
+      : plan.rate !== undefined || plan.schedule
         ? await runOpenLoop(
             specs,
-            plan.schedule ? traceSchedule(plan.schedule) : poissonSchedule(specs.length, plan.rate, rng),
+            plan.schedule ? traceSchedule(plan.schedule) : poissonSchedule(specs.length, plan.rate ?? 0, rng),
             plan.maxInFlight,
             executor,
             clock,

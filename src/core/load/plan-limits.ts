@@ -2,6 +2,7 @@ import { LIMITS } from '../../shared/config.js';
 import type { BenchConfig } from '../../shared/config.js';
 import { UserError } from '../errors.js';
 import type { LevelPlan } from './level-plan.js';
+import { loadText } from '../../shared/level-load.js';
 
 const n = (v: number): string => v.toLocaleString('en-US');
 
@@ -25,7 +26,7 @@ export function checkPlanLimits(config: BenchConfig, plans: LevelPlan[]): void {
     const tokens = levelRequests(plan) * plan.inputLen;
     if (tokens > LIMITS.promptTokensPerLevel.max) {
       throw new UserError(
-        `the level at ${plan.rate !== undefined ? `${plan.rate} req/s` : `concurrency ${plan.concurrency}`} would build ${n(levelRequests(plan))} prompts of ${n(plan.inputLen)} tokens (${n(tokens)} tokens, more than ${n(LIMITS.promptTokensPerLevel.max)}: ${LIMITS.promptTokensPerLevel.why}): lower --input-len, --rounds or --requests-per-round`,
+        `the level at ${plan.rate !== undefined || plan.burst !== undefined ? loadText(plan) : `concurrency ${plan.concurrency}`} would build ${n(levelRequests(plan))} prompts of ${n(plan.inputLen)} tokens (${n(tokens)} tokens, more than ${n(LIMITS.promptTokensPerLevel.max)}: ${LIMITS.promptTokensPerLevel.why}): lower --input-len, --rounds or --requests-per-round`,
       );
     }
   }
@@ -33,9 +34,15 @@ export function checkPlanLimits(config: BenchConfig, plans: LevelPlan[]): void {
   const maxLens = [config.server.maxModelLen, ...(config.serverVariants ?? []).map((v) => v.maxModelLen)];
   const known = maxLens.filter((v): v is number => typeof v === 'number' && v > 0);
   if (launched && known.length > 0) {
-    const problem = contextProblem(plans, { tokens: Math.min(...known), source: '--max-model-len' });
+    const ownLengths = config.prompts !== undefined && fileLengths(config);
+    const problem = contextProblem(plans, { tokens: Math.min(...known), source: '--max-model-len' }, ownLengths);
     if (problem) throw new UserError(problem);
   }
+}
+
+/** A prompt file's requests take their prompt or output lengths from the file (--prompt-lengths/--output-lengths file). */
+export function fileLengths(lengths: { promptLengths?: 'fixed' | 'file'; outputLengths?: 'fixed' | 'file' }): boolean {
+  return lengths.promptLengths === 'file' || lengths.outputLengths === 'file';
 }
 
 /** The longest request a server accepts (prompt plus output tokens), and where that figure came from. */
@@ -49,9 +56,13 @@ export function longestRequestTokens(plan: LevelPlan): number {
   return (plan.turns ?? 1) * (plan.inputLen + plan.outputLen);
 }
 
-/** One line when some level asks for more prompt + output tokens than the server's context holds; else null. */
-export function contextProblem(plans: LevelPlan[], limit: ContextLimit | undefined): string | null {
-  if (!limit) return null;
+/**
+ * One line when some level asks for more prompt + output tokens than the server's context holds; else null.
+ * `ownLengths`: the requests take their lengths from a prompt file, not the level's (each record is held to the
+ * context when its prompt is built), so there is no level length to check.
+ */
+export function contextProblem(plans: LevelPlan[], limit: ContextLimit | undefined, ownLengths = false): string | null {
+  if (!limit || ownLengths) return null;
   // A trace's lengths are its records' own: each is held to the context when its prompt is built.
   const worst = plans
     .filter((p) => !p.schedule)

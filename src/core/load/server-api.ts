@@ -53,11 +53,13 @@ export class ServerApi {
 
   /**
    * GET or POST JSON. The whole exchange, body included, is bounded by the time-out and the body by 16 MiB;
-   * every failure becomes a one-line UserError naming the URL and the fix.
+   * every failure becomes a one-line UserError naming the URL and the fix; `signal` (a cancel) gives up at once.
    */
-  async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<JsonResponse> {
+  async call(method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal): Promise<JsonResponse> {
     const where = `${method} ${this.base}${path}`;
     const timeout = AbortSignal.timeout(this.timeoutMs);
+    const cancelled = (): UserError => new UserError(`${where} was cancelled`);
+    if (signal?.aborted) throw cancelled();
     const timedOut = (): UserError =>
       new UserError(
         `${where} gave no complete answer within ${seconds(this.timeoutMs)} (--timeout): the server is hung or busy; check it, or raise --timeout`,
@@ -70,11 +72,12 @@ export class ServerApi {
         body: body === undefined ? undefined : JSON.stringify(body),
         headersTimeout: this.timeoutMs,
         bodyTimeout: this.timeoutMs,
-        signal: timeout,
+        signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
         // A connection per call: llama.cpp closes its socket after a stream, and a reused one races that close.
         reset: true,
       });
     } catch (error) {
+      if (signal?.aborted) throw cancelled();
       if (timeout.aborted) throw timedOut();
       const code = (error as { code?: string }).code ?? (error as Error).name;
       throw new UserError(
@@ -96,6 +99,7 @@ export class ServerApi {
       }
     } catch (error) {
       if (error instanceof UserError) throw error;
+      if (signal?.aborted) throw cancelled();
       if (timeout.aborted) throw timedOut();
       const code = (error as { code?: string }).code ?? (error as Error).name;
       throw new UserError(`${where}: the server dropped the connection mid-answer (${code}); check the server's log`);
@@ -130,8 +134,8 @@ export class ServerApi {
     countMessages?: MessagesCounter;
     completionsExact?: boolean;
   }> {
-    const countOf = async (body: Record<string, unknown>): Promise<number | null> => {
-      const res = await this.call('POST', '/tokenize', body);
+    const countOf = async (body: Record<string, unknown>, signal?: AbortSignal): Promise<number | null> => {
+      const res = await this.call('POST', '/tokenize', body, signal);
       const n = (res.json as { count?: unknown } | null)?.count;
       return res.status === 200 && typeof n === 'number' ? n : null;
     };
@@ -150,7 +154,7 @@ export class ServerApi {
     } else {
       for (const chatBody of chatBodies) {
         if ((await countOf(chatBody(hello))) === null) continue;
-        const countMessages: MessagesCounter = (messages) => countOf(chatBody(messages));
+        const countMessages: MessagesCounter = (messages, signal) => countOf(chatBody(messages), signal);
         return {
           viaTokenize: true,
           counter: (text) => countMessages([{ role: 'user', content: text }]),
@@ -197,24 +201,24 @@ export class ServerApi {
   private async llamaCppCounter(
     api: 'chat' | 'completions',
   ): Promise<{ counter: TokenCounter; countMessages?: MessagesCounter } | null> {
-    const tokens = async (content: string): Promise<number | null> => {
-      const res = await this.call('POST', '/tokenize', { content, add_special: true, parse_special: true });
+    const tokens = async (content: string, signal?: AbortSignal): Promise<number | null> => {
+      const res = await this.call('POST', '/tokenize', { content, add_special: true, parse_special: true }, signal);
       const list = (res.json as { tokens?: unknown } | null)?.tokens;
       return res.status === 200 && Array.isArray(list) ? list.length : null;
     };
     const probe = await tokens('hello');
     if (probe === null || probe === 0) return null;
-    if (api === 'completions') return { counter: tokens };
-    const template = async (messages: readonly PromptMessage[]): Promise<string | null> => {
-      const res = await this.call('POST', '/apply-template', { messages });
+    if (api === 'completions') return { counter: (text) => tokens(text) };
+    const template = async (messages: readonly PromptMessage[], signal?: AbortSignal): Promise<string | null> => {
+      const res = await this.call('POST', '/apply-template', { messages }, signal);
       const prompt = (res.json as { prompt?: unknown } | null)?.prompt;
       return res.status === 200 && typeof prompt === 'string' ? prompt : null;
     };
     // Without the chat template the count would miss its tokens: fall back to counting by usage.
     if ((await template([{ role: 'user', content: 'hello' }])) === null) return null;
-    const countMessages = async (messages: readonly PromptMessage[]): Promise<number | null> => {
-      const prompt = await template(messages);
-      return prompt === null ? null : tokens(prompt);
+    const countMessages: MessagesCounter = async (messages, signal) => {
+      const prompt = await template(messages, signal);
+      return prompt === null ? null : tokens(prompt, signal);
     };
     return { counter: (text) => countMessages([{ role: 'user', content: text }]), countMessages };
   }

@@ -28,6 +28,7 @@ export interface LevelSummaryInput {
   records: RequestRecord[];
   concurrency: number;
   rate?: number;
+  burst?: number;
   inputLen: number;
   outputLen: number;
   /**
@@ -198,6 +199,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   if (turns !== null) result.byTurn = turns;
   if (input.serverVariant !== undefined) result.serverVariant = input.serverVariant;
   if (input.rate !== undefined) result.rate = input.rate;
+  if (input.burst !== undefined) result.burst = input.burst;
   if (scheduleLagMs !== undefined) result.scheduleLagMs = scheduleLagMs;
   if (cancelled > 0) result.cancelled = cancelled;
   if ((input.skippedTurns ?? 0) > 0) result.skippedTurns = input.skippedTurns;

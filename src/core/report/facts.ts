@@ -1,5 +1,6 @@
 import type { Check, RunRecord } from '../../shared/run-record.js';
 import { fmtFixed } from '../../shared/report-columns.js';
+import { loadText } from '../../shared/level-load.js';
 
 /** A labelled fact of the headline or the environment section. */
 export interface Fact {
@@ -138,7 +139,7 @@ export function costLines(record: RunRecord): string[] {
     undefined,
   );
   if (best && best.outputTokPerSec !== null) {
-    const at = best.rate !== undefined ? `${best.rate} req/s` : `concurrency ${best.concurrency}`;
+    const at = best.rate !== undefined || best.burst !== undefined ? loadText(best) : `concurrency ${best.concurrency}`;
     lines.push(
       `Cheapest level: ${at} at ${best.outputTokPerSec.toFixed(1)} output tok/s: $${fmtFixed(best.costPerMOutputTokUsd, 3)} per 1M output tokens at full use` +
         (best.costPerMOutputTokAtUtilizationUsd !== undefined

@@ -13,6 +13,7 @@ import type { RunFolder } from './load-run-folder.js';
 import { capacitySearches } from '../../shared/capacity.js';
 import { capacityLines, capacityTable, capacityTitle } from '../../shared/capacity-format.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../../shared/turn-table.js';
+import { loadText } from '../../shared/level-load.js';
 
 const esc = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
@@ -64,7 +65,7 @@ export function markdownReport(folder: RunFolder): string {
       .filter((c) => c.status !== 'pass')
       .map(
         (c) =>
-          `- ${l.rate !== undefined ? `${l.rate}/s` : `c=${l.concurrency}`}${l.serverVariant ? ` (${variantLabel(l)})` : ''}: **${c.status.toUpperCase()}** ${c.id}: ${esc(c.detail)}`,
+          `- ${loadText(l, true)}${l.serverVariant ? ` (${variantLabel(l)})` : ''}: **${c.status.toUpperCase()}** ${c.id}: ${esc(c.detail)}`,
       ),
   );
   if (levelProblems.length) out.push('', '### Per level', '', ...levelProblems);

@@ -20,9 +20,9 @@ import { levelEnergyFromRecorder } from '../telemetry/level-energy.js';
 import type { TelemetryChecks, TelemetryRecorder } from '../telemetry/types.js';
 
 /**
- * When every request of the first level's first batch (its warm-up, or its first round when warm-up is off) got the
- * same client error (4xx, not 408/429, which pass with time), no measurement can succeed: the reason to stop, quoting
- * the server and naming the fix. Null otherwise.
+ * When every request of a server configuration's first level's first batch (its warm-up, or its first round when
+ * warm-up is off) got the same client error (4xx, not 408/429, which pass with time), no measurement can succeed:
+ * the reason to stop, quoting the server and naming the fix. Null otherwise.
  */
 export function firstBatchClientError(batch: readonly RequestRecord[], plan: LevelPlan): string | null {
   if (batch.length === 0 || batch.some((r) => r.ok || r.round !== batch[0]!.round)) return null;
@@ -60,6 +60,10 @@ export interface LevelMeasureInput {
   tagPrefix: string;
   firstId: number;
   firstPromptIndex: number;
+  /** The first level of its server configuration: a first batch all refused with one 4xx stops the run. */
+  firstOfServer: boolean;
+  /** The level's first prompt-file record, counted within its server configuration (each replays the same ones). */
+  firstRecord?: number;
   signal: AbortSignal;
   emit: (event: RunEvent) => void;
   writer: RunWriter;
@@ -78,6 +82,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     levelIndex,
     concurrency: plan.concurrency,
     rate: plan.rate,
+    burst: plan.burst,
     inputLen: plan.inputLen,
     outputLen: plan.outputLen,
     warmupRequests: plan.warmup,
@@ -91,6 +96,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     count: plan.warmup + plan.rounds * plan.requestsPerRound,
     runNonce: input.runNonce,
     firstIndex: input.firstPromptIndex,
+    firstRecord: input.firstRecord,
     uniquePrefix: config.uniquePrefix,
     counter: input.counter,
     viaTokenize: input.viaTokenize,
@@ -143,7 +149,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
       void input.writer.appendRequests(records);
       // Called before the next round starts, so an abort here sends no further request.
       const first = records[0]?.warmup === true || (plan.warmup === 0 && records[0]?.round === 0);
-      const stop = levelIndex === 0 && first ? firstBatchClientError(records, plan) : null;
+      const stop = input.firstOfServer && first ? firstBatchClientError(records, plan) : null;
       if (stop) input.stopRun(stop);
     },
   });
@@ -168,6 +174,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     records: [...run.warmup, ...run.measured],
     concurrency: plan.concurrency,
     rate: plan.rate,
+    burst: plan.burst,
     inputLen: plan.inputLen,
     outputLen: plan.outputLen,
     rounds: run.roundsCompleted,

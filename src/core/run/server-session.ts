@@ -8,7 +8,7 @@ import type { RequestExecutor } from '../load/executor.js';
 import { maxPlannedConcurrency } from '../load/level-plan.js';
 import type { LevelPlan } from '../load/level-plan.js';
 import { readContextLimit } from '../load/context-limit.js';
-import { contextProblem, longestRequestTokens } from '../load/plan-limits.js';
+import { contextProblem, fileLengths, longestRequestTokens } from '../load/plan-limits.js';
 import type { MessagesCounter } from '../load/conversations.js';
 import type { TokenCounter } from '../load/prompts.js';
 import type { BodyCompat } from '../load/request-body.js';
@@ -68,6 +68,10 @@ export class ServerSession {
   /** True once the server refused every request as sent: the run stops with the server's words and the fix. */
   clientStopped = false;
   private readonly levelAbort = new AbortController();
+  /** Prompt-file records this server configuration has taken: each configuration starts from the file's first. */
+  private nextRecord = 0;
+  /** Levels this server configuration has started. */
+  private levelsRun = 0;
   private server: RunningServer | null = null;
   private telemetry: TelemetryRecorder | null = null;
   private executor: RequestExecutor | null = null;
@@ -135,7 +139,9 @@ export class ServerSession {
       apiKey: config.apiKey,
       signal: this.levelAbort.signal,
     });
-    const tooLong = contextProblem(plans, limit);
+    // A prompt file's own lengths are held to the context record by record, as its prompts are built.
+    const workload = options.workload;
+    const tooLong = contextProblem(plans, limit, workload.kind === 'file' && fileLengths(workload));
     if (tooLong) throw new UserError(tooLong);
     const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey, timeoutMs: config.timeoutMs });
     const { compat, note } = await api.probeCompat(config.api, info.model);
@@ -228,6 +234,10 @@ export class ServerSession {
     if (!ready) throw new Error('runLevel before start');
     if (this.stopped) return null;
     const slot = run.takeSlot(plan);
+    const firstRecord = this.nextRecord;
+    // Each configuration (a server sweep restarts the server with new settings) may refuse every request anew.
+    const firstOfServer = this.levelsRun++ === 0;
+    this.nextRecord += plan.warmup + plan.rounds * plan.requestsPerRound;
     const level = await measureLevel({
       plan,
       levelIndex: slot.levelIndex,
@@ -248,6 +258,8 @@ export class ServerSession {
       tagPrefix: run.tagPrefix,
       firstId: slot.firstId,
       firstPromptIndex: slot.firstPromptIndex,
+      firstRecord,
+      firstOfServer,
       signal: this.levelAbort.signal,
       emit: (event) => run.emit(event),
       writer: run.writer,

@@ -116,6 +116,7 @@ export function createEngineDetector(options: EngineDetectorOptions = {}): Engin
           name,
           probed: false,
           found: false,
+          busy: true,
           message: `${maxInFlight} engine look-ups are running: try again once they have answered`,
         };
       }

@@ -22,7 +22,7 @@ function withLastUser(messages: readonly PromptMessage[], text: string): PromptM
 }
 
 /**
- * A level's prompts from a prompt file, taken in file order from the level's first global index (wrapping round
+ * A level's prompts from a prompt file, taken in file order from the level's first record (wrapping round
  * when the run needs more than the file holds). Fixed lengths: each prompt (a message list's last user message) is
  * cut or padded to the level's input length by the server's count; file lengths: counted as they are. Output
  * lengths: the level's, or the file's (output_len, or the ShareGPT reply's token count). A server that cannot count
@@ -43,7 +43,7 @@ export async function filePrompts(workload: FileWorkload, input: LevelPromptsInp
   const overhead = workload.outputLengths === 'file' && entries.some((e) => e.reply) ? ((await counter('')) ?? 0) : 0;
   const where = (e: FileEntry): string => `--prompts ${path}: record ${e.sourceIndex + 1}`;
   return mapParallel(input, async (i) => {
-    const e = entries[(input.firstIndex + i) % entries.length] as FileEntry;
+    const e = entries[((input.firstRecord ?? input.firstIndex) + i) % entries.length] as FileEntry;
     const seed = input.runNonce * 7919 + input.firstIndex + i;
     const count: TextCount = e.messages ? lastUserCount(e.messages, countMessages!) : counter;
     const source = e.messages ? (e.messages.findLast((m) => m.role === 'user')?.content ?? '') : (e.text ?? '');

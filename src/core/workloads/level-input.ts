@@ -10,8 +10,13 @@ export interface LevelPromptsInput {
   /** Warm-up plus every round. */
   count: number;
   runNonce: number;
-  /** Global index of the level's first prompt (prompts are unique across the run; a file is read from here on). */
+  /** Global index of the level's first prompt (synthetic prompts are unique across the run). */
   firstIndex: number;
+  /**
+   * The level's first prompt-file record: counted from 0 in each server configuration, so every configuration of a
+   * server sweep replays the same records; absent: firstIndex.
+   */
+  firstRecord?: number;
   uniquePrefix: boolean;
   counter: TokenCounter;
   /** The server counts exactly (/tokenize); false: only usage.prompt_tokens after the fact. */

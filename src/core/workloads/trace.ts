@@ -74,7 +74,7 @@ export async function readTrace(path: string): Promise<TraceEntry[]> {
  * The one open-loop level of a trace replay: an optional warm-up (closed loop, the trace's first entries), then
  * --rounds replays of the trace (its first --requests-per-round arrivals when given), each at the trace's own gaps
  * divided by --trace-speed, so the round spread says how repeatable a replay is. Its rate is the trace's mean
- * arrival rate; its lengths the trace's mean (each request carries its own).
+ * arrival rate (none when its arrivals span 0 ms: a burst); its lengths the trace's mean (each request carries its own).
  */
 export function tracePlan(config: BenchConfig, entries: readonly TraceEntry[]): LevelPlan {
   const speed = config.traceSpeed ?? 1;
@@ -89,7 +89,6 @@ export function tracePlan(config: BenchConfig, entries: readonly TraceEntry[]): 
     Math.max(1, Math.round(measured.reduce((s, e) => s + f(e), 0) / Math.max(1, measured.length)));
   const plan: LevelPlan = {
     concurrency: config.maxConcurrency ?? 0,
-    rate: Math.round((measured.length / Math.max(spanS, 0.001)) * 1000) / 1000,
     maxInFlight: config.maxConcurrency,
     inputLen: mean((e) => e.inputLen),
     outputLen: mean((e) => e.outputLen),
@@ -98,6 +97,9 @@ export function tracePlan(config: BenchConfig, entries: readonly TraceEntry[]): 
     warmup,
     schedule,
   };
+  // Arrivals at one instant (or a single one) have no rate: n / 0 s is no number to show.
+  if (spanS > 0) plan.rate = Math.round((measured.length / spanS) * 1000) / 1000;
+  else plan.burst = measured.length;
   checkPlanLimits(config, [plan]);
   return plan;
 }

@@ -64,11 +64,10 @@ export function workloadProblem(config: BenchConfig): string | null {
   return null;
 }
 
+/** Prompt-file records one server configuration takes: every configuration of a sweep replays the same ones. */
 function requestsNeeded(config: BenchConfig): number {
   if (config.findCapacity) return OPEN_COUNT;
-  return (
-    planLevels(config).reduce((sum, p) => sum + levelRequests(p), 0) * Math.max(1, config.serverVariants?.length ?? 1)
-  );
+  return planLevels(config).reduce((sum, p) => sum + levelRequests(p), 0);
 }
 
 /**

@@ -4,6 +4,7 @@ import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
 import { sloTargetText } from '../../shared/capacity.js';
 import type { SloVerdict } from '../../shared/capacity.js';
 import { levelSloStatus } from '../../shared/slo-judge.js';
+import { loadText } from '../../shared/level-load.js';
 
 /**
  * Plain chart data, independent of the app: the chart components (and the HTML report) draw these.
@@ -204,7 +205,7 @@ export function measuredWindows(levels: LevelResult[]): TimeBand[] {
     const from = Math.min(...level.rounds.map((r) => r.startMs)) / 1000;
     const to = Math.max(...level.rounds.map((r) => r.endMs)) / 1000;
     if (!Number.isFinite(from) || !Number.isFinite(to) || to <= from) continue;
-    out.push({ from, to, label: level.rate !== undefined ? `${level.rate}/s` : `c=${level.concurrency}` });
+    out.push({ from, to, label: loadText(level, true) });
   }
   return out;
 }
@@ -238,7 +239,7 @@ const SLO_MARKS: ReadonlyArray<{ verdict: SloVerdict; label: string; color: stri
   { verdict: 'uncertain', label: 'uncertain', color: COLORS.amber, hollow: true },
 ];
 
-const levelName = (l: LevelResult): string => (l.rate !== undefined ? `${l.rate}/s` : `c=${l.concurrency}`);
+const levelName = (l: LevelResult): string => loadText(l, true);
 
 /**
  * Per-user tok/s (1000 / TPOT p50) against output tok/s of all users, a line per setup. With percentile SLOs

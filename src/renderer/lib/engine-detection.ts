@@ -25,6 +25,8 @@ export interface EngineProber {
 export interface EngineProberOptions {
   /** Quiet time after the last keystroke before asking, ms (default 400). */
   delayMs?: number;
+  /** Wait before asking again when the service was busy with other look-ups, ms (default 1000). */
+  retryMs?: number;
   setTimer?: (fn: () => void, ms: number) => unknown;
   clearTimer?: (handle: unknown) => void;
 }
@@ -38,6 +40,7 @@ export function createEngineProber(
   options: EngineProberOptions = {},
 ): EngineProber {
   const delayMs = options.delayMs ?? 400;
+  const retryMs = options.retryMs ?? 1000;
   const setTimer = options.setTimer ?? ((fn: () => void, ms: number) => setTimeout(fn, ms));
   const clearTimer = options.clearTimer ?? ((h: unknown) => clearTimeout(h as ReturnType<typeof setTimeout>));
   let current = '\u0000none';
@@ -48,7 +51,16 @@ export function createEngineProber(
   const ask = (request: EngineProbeRequest, mine: number): void => {
     probe(request).then(
       (detection) => {
-        if (mine === seq && !disposed) onState({ state: 'done', request, detection });
+        if (mine !== seq || disposed) return;
+        if (detection.busy) {
+          // Nothing was looked up: keep "looking for…" and ask again, rather than show the busy answer for good.
+          timer = setTimer(() => {
+            timer = undefined;
+            ask(request, mine);
+          }, retryMs);
+          return;
+        }
+        onState({ state: 'done', request, detection });
       },
       (error: unknown) => {
         if (mine === seq && !disposed)

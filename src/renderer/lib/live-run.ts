@@ -7,6 +7,7 @@ export interface LiveLevel {
   index: number;
   concurrency: number;
   rate?: number;
+  burst?: number;
   inputLen: number;
   outputLen: number;
   phase: 'waiting' | 'prompts' | 'cooldown' | 'warmup' | 'measure' | 'done';
@@ -101,6 +102,7 @@ export function applyEvent(run: LiveRun, event: RunEvent): void {
         index: event.levelIndex,
         concurrency: event.concurrency,
         rate: event.rate,
+        burst: event.burst,
         inputLen: event.inputLen,
         outputLen: event.outputLen,
         phase: 'waiting',

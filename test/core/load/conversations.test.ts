@@ -249,6 +249,34 @@ describe('runConversations', () => {
     );
     expect(skipped).toEqual([0]);
   });
+
+  it('gives up a history count that hangs once the signal fires (a cancel does not wait for the server)', async () => {
+    const clock = createManualClock();
+    const abort = new AbortController();
+    const h = harness(clock, () => 10);
+    const asked: Array<AbortSignal | undefined> = [];
+    // A hung /tokenize: the count ends only when its signal fires.
+    const hungCount = (_: readonly PromptMessage[], signal?: AbortSignal): Promise<number | null> => {
+      asked.push(signal);
+      return new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(new Error('cancelled'))));
+    };
+    void clock.sleepUntil(15).then(() => abort.abort());
+    const outcomes = await clock.run(
+      runConversations({
+        userPrompts: users(3),
+        turns: 3,
+        concurrency: 1,
+        firstConversation: 0,
+        makeSpec: h.makeSpec,
+        executor: h.executor,
+        onOutcome: () => undefined,
+        countMessages: hungCount,
+        signal: abort.signal,
+      }),
+    );
+    expect(outcomes).toHaveLength(2);
+    expect(asked).toEqual([abort.signal]);
+  });
 });
 
 /** The turn of the request with this id. */

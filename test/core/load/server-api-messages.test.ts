@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FULL_COMPAT } from '../../../src/core/load/request-body.js';
 import { ServerApi } from '../../../src/core/load/server-api.js';
@@ -41,5 +43,28 @@ describe('ServerApi history counter (multi-turn)', () => {
     const chat = await new ServerApi({ baseUrl: fake.url }).tokenCounter('chat', 'fake-model', FULL_COMPAT);
     expect(chat.viaTokenize).toBe(false);
     expect(chat.countMessages).toBeUndefined();
+  });
+
+  it('gives up a hung history count when its signal fires, long before --timeout', async () => {
+    let calls = 0;
+    // Answers the calibration probe, then hangs every later /tokenize (a server stuck mid-run).
+    const hung = createServer((req, res) => {
+      req.resume();
+      if (++calls === 1) res.end(JSON.stringify({ count: 5 }));
+    });
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+    cleanups.push(async () => {
+      hung.closeAllConnections();
+      await new Promise((resolve) => hung.close(resolve));
+    });
+    const url = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+    const api = new ServerApi({ baseUrl: url, timeoutMs: 3_600_000 });
+    const chat = await api.tokenCounter('chat', 'm', FULL_COMPAT);
+    const abort = new AbortController();
+    const count = chat.countMessages!(history, abort.signal);
+    // Aborts once the hung request has reached the server.
+    while (calls < 2) await new Promise((resolve) => setImmediate(resolve));
+    abort.abort();
+    await expect(count).rejects.toThrow(/cancelled/);
   });
 });

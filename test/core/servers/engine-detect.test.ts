@@ -129,7 +129,7 @@ describe('the form engine look-up (fake python and llama-server executables)', (
     const detector = createEngineDetector({ env, run, maxInFlight: 1 });
     const first = detector.detect({ engine: 'vllm', python: '/a/python' });
     const busy = await detector.detect({ engine: 'vllm', python: '/b/python' });
-    expect(busy).toMatchObject({ found: false, probed: false });
+    expect(busy).toMatchObject({ found: false, probed: false, busy: true });
     expect(busy.message).toMatch(/look-ups are running: try again/);
     for (const resolve of pending.splice(0))
       resolve({ code: 0, signal: null, stdout: '0.9.0\n', stderr: '', timedOut: false });

@@ -152,6 +152,19 @@ describe('trace reader', () => {
     expect(plan.rate).toBeCloseTo(4 / 1.5, 3);
   });
 
+  it('gives a trace whose arrivals span 0 ms no rate (a burst of N at once), never n / 1 ms', async () => {
+    const same = await readTrace(
+      await file('same.jsonl', jsonl([1, 2, 3].map(() => ({ timestamp: 500, input_length: 10, output_length: 2 })))),
+    );
+    const plan = tracePlan(config({ rounds: 1 }), same);
+    expect(plan.rate).toBeUndefined();
+    expect(plan).toMatchObject({ burst: 3, schedule: [500, 500, 500] });
+    const one = await readTrace(await file('one.jsonl', jsonl([{ timestamp: 0, input_length: 10, output_length: 2 }])));
+    const single = tracePlan(config({ rounds: 1 }), one);
+    expect(single.rate).toBeUndefined();
+    expect(single.burst).toBe(1);
+  });
+
   it('refuses bad trace lines in one line', async () => {
     const read = (name: string, lines: unknown[]) => async () => readTrace(await file(name, jsonl(lines)));
     expect(await refusal(read('a.jsonl', [{ input_length: 5, output_length: 5 }]))).toMatch(

@@ -106,6 +106,28 @@ describe('prompt files against the simulator', () => {
     expect(check(r, 'output-length')).toBe('pass');
   });
 
+  it('with file lengths holds each record to the context, not --input-len (which those prompts do not use)', async () => {
+    const file = join(out, 'fl.jsonl');
+    await writeFile(file, JSON.stringify({ prompt: 'What is the capital of France?', output_len: 3 }) + '\n');
+    // --input-len 5000 with --output-len 8 is past the 4096 context, but no prompt of this run has that length.
+    const r = await run({
+      prompts: file,
+      promptLengths: 'file',
+      outputLengths: 'file',
+      inputLen: [5000],
+      outputLen: [8],
+    });
+    expect(r.failure).toBeUndefined();
+    expect(r.requests.every((q) => q.ok)).toBe(true);
+    const long = join(out, 'fl-long.jsonl');
+    const words = Array.from({ length: 5000 }, (_, i) => `w${i}`).join(' ');
+    await writeFile(long, JSON.stringify({ prompt: words, output_len: 3 }) + '\n');
+    const refused = await run({ prompts: long, promptLengths: 'file', outputLengths: 'file' });
+    expect(refused.failure).toMatch(
+      /record 1 has \d+ prompt \+ 3 output tokens, more than the server's context of 4096/,
+    );
+  });
+
   it('fits a message list to --input-len through its last user message, the others kept', async () => {
     const file = join(out, 'mf.jsonl');
     const lines = [
@@ -261,6 +283,19 @@ describe('workload refusals at run time', () => {
     } finally {
       await fake.close();
     }
+  });
+
+  it('replays a trace whose arrivals share one time as a burst, with no rate in the record', async () => {
+    const file = join(out, 'burst.jsonl');
+    const lines = [0, 1, 2].map(() => ({ timestamp: 50, input_length: 40, output_length: 2 }));
+    await writeFile(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    const r = await run({ trace: file, warmup: 0, rounds: 1, requestsPerRound: undefined, concurrency: undefined });
+    expect(r.failure).toBeUndefined();
+    const level = r.record.levels[0]!;
+    expect(level.rate).toBeUndefined();
+    expect(level.burst).toBe(3);
+    expect(r.requests.filter((q) => q.ok)).toHaveLength(3);
+    expect(new Set(r.requests.map((q) => q.scheduledMs)).size).toBe(1);
   });
 
   it('refuses a trace record longer than the server context', async () => {

@@ -4,6 +4,7 @@ import { sloTargetText } from '../../../shared/capacity.js';
 import { levelSloStatus } from '../../../shared/slo-judge.js';
 import { variantLabel } from '../../../shared/report-columns.js';
 import type { XyChart, XySeries } from './xy-chart.js';
+import { loadText } from '../../../shared/level-load.js';
 
 function groups(record: RunRecord): LevelResult[][] {
   const byConfig = new Map<number, LevelResult[]>();
@@ -124,7 +125,7 @@ export function paretoChart(record: RunRecord): XyChart {
         return {
           x: l.outputTokPerSec as number,
           y: 1000 / (l.tpotMs.p50 as number),
-          label: l.rate !== undefined ? `${l.rate}/s` : `c=${l.concurrency}`,
+          label: loadText(l, true),
           ...(status ? { slo: status.verdicts[at], capacity: status.capacityLevel === at } : {}),
         };
       }),

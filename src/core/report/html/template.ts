@@ -15,6 +15,7 @@ import { REPORT_CSS } from './styles.js';
 import { capacitySearches, type CapacityResult } from '../../../shared/capacity.js';
 import { capacityLines, capacityTable, capacityTitle } from '../../../shared/capacity-format.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../../../shared/turn-table.js';
+import { loadText } from '../../../shared/level-load.js';
 
 /** Multi-turn runs: TTFT per conversation turn, one row per level and turn; nothing for other runs. */
 function turnsSection(record: RunRecord): string {
@@ -97,12 +98,7 @@ export function renderPage(page: ReportPage): string {
   const levelChecks = record.levels.flatMap((l) =>
     l.checks
       .filter((c) => c.status !== 'pass')
-      .map((c) =>
-        checkItem(
-          c,
-          `${l.rate !== undefined ? `${l.rate}/s` : `c=${l.concurrency}`}${l.serverVariant ? ` ${variantLabel(l)}` : ''}`,
-        ),
-      ),
+      .map((c) => checkItem(c, `${loadText(l, true)}${l.serverVariant ? ` ${variantLabel(l)}` : ''}`)),
   );
   const parts = [
     '<!doctype html><html lang="en"><head><meta charset="utf-8">',

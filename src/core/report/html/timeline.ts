@@ -3,6 +3,7 @@ import type { RunRecord } from '../../../shared/run-record.js';
 import type { GpuSample } from '../../../shared/telemetry.js';
 import { esc } from './escape.js';
 import { makeScale } from './scale.js';
+import { loadText } from '../../../shared/level-load.js';
 
 const W = 900;
 const M = { l: 50, r: 12 };
@@ -120,9 +121,7 @@ export function renderTimeline(
   for (const l of record.levels) {
     const x = X(l.startMs);
     out.push(`<line class="level" x1="${x}" x2="${x}" y1="14" y2="${bottom}"/>`);
-    out.push(
-      `<text class="tick" x="${Number(x) + 3}" y="${top + 8}">${l.rate !== undefined ? `${l.rate}/s` : `c=${l.concurrency}`}</text>`,
-    );
+    out.push(`<text class="tick" x="${Number(x) + 3}" y="${top + 8}">${loadText(l, true)}</text>`);
   }
   // GPU panels.
   if (hasGpu) {
