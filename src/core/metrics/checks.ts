@@ -424,6 +424,10 @@ export interface PrefixCacheInput {
   prefixCacheHitsDelta?: number | null;
   /** Multi-turn level: later turns resend the history, so hits on it are the point, not a flaw. */
   multiTurn?: boolean;
+  /** Prompts from a file, sent as written: they share what real prompts share, so some hits are the workload's. */
+  promptsFromFile?: boolean;
+  /** File prompts: measured requests whose record was already sent on this server configuration. */
+  repeatedRecords?: number;
 }
 
 /** prefix-cache: prompts were unique, so no request rode on another's cache; warns on the cached case or on reported hits. */
@@ -437,6 +441,23 @@ export function prefixCacheCheck(input: PrefixCacheInput): Check {
         (hits === null
           ? ' (engine hit counter unavailable)'
           : `; the engine reports ${fmtNum(hits)} prefix-cache hits`),
+    );
+  }
+  if (input.promptsFromFile) {
+    const seen =
+      hits === null ? 'engine hit counter unavailable' : `the engine reports ${fmtNum(hits)} prefix-cache hits`;
+    const repeats = input.repeatedRecords ?? 0;
+    if (repeats > 0) {
+      return check(
+        'prefix-cache',
+        'warn',
+        `${repeats} requests resent a record of the prompt file already sent in this run (the file holds fewer records than the run sends): those may be served from the prefix cache (${seen}); use a longer file or fewer requests`,
+      );
+    }
+    return check(
+      'prefix-cache',
+      'pass',
+      `prompts come from the file as written, each record once: they share only what real prompts share (chat template, common openings); ${seen}`,
     );
   }
   if (!input.uniquePrefix) {

@@ -46,6 +46,10 @@ export interface LevelSummaryInput {
   uniquePrefix: boolean;
   /** The workload shares prompt prefixes on purpose (shared-prefix groups, a trace's hash ids). */
   sharedPrefixes?: boolean;
+  /** Prompts came from a file as written (see PrefixCacheInput). */
+  promptsFromFile?: boolean;
+  /** File prompts: measured requests whose record this server configuration had already sent. */
+  repeatedRecords?: number;
   prefixCacheHitsDelta?: number | null;
   loopLagP99Ms?: number | null;
   /** Checks computed elsewhere (telemetry: throttling, preemptions, server), appended after ours. */
@@ -155,6 +159,8 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     prefixCacheCheck({
       uniquePrefix: input.uniquePrefix,
       sharedPrefixes: input.sharedPrefixes,
+      promptsFromFile: input.promptsFromFile,
+      repeatedRecords: input.repeatedRecords,
       prefixCacheHitsDelta: input.prefixCacheHitsDelta ?? null,
       multiTurn: turns !== null,
     }),

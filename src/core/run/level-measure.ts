@@ -8,7 +8,7 @@ import type { RequestExecutor } from '../load/executor.js';
 import type { LevelPlan } from '../load/level-plan.js';
 import { runLevel } from '../load/level-runner.js';
 import { buildLevelPrompts } from '../workloads/level-prompts.js';
-import { sharesPrefixes, type Workload } from '../workloads/workload.js';
+import { ownLengths, promptsFromFile, sharesPrefixes, type Workload } from '../workloads/workload.js';
 import type { MessagesCounter } from '../load/conversations.js';
 import type { TokenCounter } from '../load/prompts.js';
 import type { BodyCompat } from '../load/request-body.js';
@@ -34,6 +34,17 @@ export function firstBatchClientError(batch: readonly RequestRecord[], plan: Lev
   const fix = clientErrorFix(status, message, plan.inputLen, plan.outputLen);
   const which = batch[0]!.warmup ? 'warm-up requests' : 'requests of the first round';
   return `the server rejected all ${batch.length} ${which}: "${message}" — ${fix}`;
+}
+
+/**
+ * A prompt file read round again: how many of the level's measured requests resend a record this server configuration
+ * already sent (records are used in order from `first`, wrapping at the end of the file).
+ */
+function repeatedRecords(workload: Workload, first: number, plan: LevelPlan): number {
+  if (workload.kind !== 'file') return 0;
+  const measuredFirst = first + plan.warmup;
+  const end = measuredFirst + plan.rounds * plan.requestsPerRound;
+  return Math.max(0, end - Math.max(workload.entries.length, measuredFirst));
 }
 
 /** What measuring one level needs: its plan, the server session's collaborators and the run's counters. */
@@ -170,13 +181,17 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
         byServer: abortReason?.kind === 'server-died',
       }
     : undefined;
+  // File lengths: the level is named by the mean of its requests' own lengths, as a trace's is.
+  const own = ownLengths(input.workload);
+  const mean = (pick: (r: RequestRecord) => number): number =>
+    Math.round(run.measured.reduce((s, r) => s + pick(r), 0) / run.measured.length);
   const level = summarizeLevel({
     records: [...run.warmup, ...run.measured],
     concurrency: plan.concurrency,
     rate: plan.rate,
     burst: plan.burst,
-    inputLen: plan.inputLen,
-    outputLen: plan.outputLen,
+    inputLen: own.input ? mean((r) => r.expectedIn) : plan.inputLen,
+    outputLen: own.output ? mean((r) => r.expectedOut) : plan.outputLen,
     rounds: run.roundsCompleted,
     warmupRequests: run.warmup.length,
     serverConfigIndex: input.serverConfigIndex,
@@ -186,6 +201,8 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     slo: goodputSlo(config),
     uniquePrefix: config.uniquePrefix,
     sharedPrefixes: sharesPrefixes(input.workload),
+    promptsFromFile: promptsFromFile(input.workload),
+    repeatedRecords: repeatedRecords(input.workload, input.firstRecord ?? input.firstPromptIndex, plan),
     prefixCacheHitsDelta: telemetry?.prefixCacheHits ?? null,
     loopLagP99Ms,
     extraChecks,

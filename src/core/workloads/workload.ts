@@ -105,6 +105,18 @@ export async function loadWorkload(config: BenchConfig): Promise<Workload> {
   return { kind: 'synthetic' };
 }
 
+/** Prompts taken from a file as they are written: they share what real prompts share (chat template, openings). */
+export function promptsFromFile(workload: Workload): boolean {
+  return workload.kind === 'file';
+}
+
+/** A level's lengths are each request's own (a prompt file read with file lengths): the level shows their mean. */
+export function ownLengths(workload: Workload): { input: boolean; output: boolean } {
+  return workload.kind === 'file'
+    ? { input: workload.promptLengths === 'file', output: workload.outputLengths === 'file' }
+    : { input: false, output: false };
+}
+
 /** Whether requests share prompt prefixes on purpose (shared-prefix groups, a trace's hash ids). */
 export function sharesPrefixes(workload: Workload): boolean {
   return workload.kind === 'shared-prefix' || workload.kind === 'trace';

@@ -282,6 +282,22 @@ describe('prefix-cache', () => {
     expect(hits.status).toBe('warn');
     expect(hits.detail).toContain('1200 prefix-cache hits despite unique prompts');
   });
+
+  it('takes a prompt file’s natural hits as the workload’s, and warns when the file was read round again', () => {
+    const once = prefixCacheCheck({ uniquePrefix: true, promptsFromFile: true, prefixCacheHitsDelta: 416 });
+    expect(once.status).toBe('pass');
+    expect(once.detail).toMatch(/each record once.*416 prefix-cache hits/);
+    const again = prefixCacheCheck({
+      uniquePrefix: true,
+      promptsFromFile: true,
+      repeatedRecords: 12,
+      prefixCacheHitsDelta: 9000,
+    });
+    expect(again.status).toBe('warn');
+    expect(again.detail).toMatch(
+      /^12 requests resent a record of the prompt file .* use a longer file or fewer requests$/,
+    );
+  });
 });
 
 describe('client', () => {

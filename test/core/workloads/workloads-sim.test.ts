@@ -81,6 +81,10 @@ describe('prompt files against the simulator', () => {
     expect(r.requests.map((q) => q.workload?.sourceIndex)).toEqual([0, 1, 2, 0, 1, 2, 0, 1, 2, 0]);
     expect(check(r, 'input-length')).toBe('pass');
     expect(check(r, 'output-length')).toBe('pass');
+    // Three records for ten requests: 7 of the 8 measured ones resend a record, which the prefix cache may serve.
+    const cache = r.record.levels[0]!.checks.find((c) => c.id === 'prefix-cache')!;
+    expect(cache.status).toBe('warn');
+    expect(cache.detail).toMatch(/^7 requests resent a record of the prompt file/);
   });
 
   it('keeps message lists and file lengths as they are, each request checked against its own', async () => {
@@ -102,6 +106,10 @@ describe('prompt files against the simulator', () => {
     expect(measured.every((q) => q.ok && q.nIn === q.expectedIn)).toBe(true);
     expect(new Set(measured.map((q) => q.expectedIn)).size).toBe(2);
     expect(measured.map((q) => q.nOut)).toEqual(measured.map((q) => (q.workload?.sourceIndex === 0 ? 3 : 7)));
+    // The level is named by the mean of its requests' own lengths, not by --input-len/--output-len.
+    const mean = (pick: (q: RequestRecord) => number): number =>
+      Math.round(measured.reduce((s, q) => s + pick(q), 0) / measured.length);
+    expect(r.record.levels[0]).toMatchObject({ inputLen: mean((q) => q.expectedIn), outputLen: 5 });
     expect(check(r, 'input-length')).toBe('pass');
     expect(check(r, 'output-length')).toBe('pass');
   });
