@@ -16,3 +16,31 @@ export function loadText(l: LevelLoad, short = false): string {
   if (l.rate !== undefined) return short ? `${l.rate}/s` : `${l.rate} req/s`;
   return `c=${l.concurrency}`;
 }
+
+/** What kind of load a level ran: a fixed number in flight, an arrival rate, or one burst of requests at once. */
+export type LoadKind = 'concurrency' | 'rate' | 'burst';
+
+/** The level's kind of load (a burst first: its concurrency is only the in-flight cap, often 0). */
+export function loadKind(l: LevelLoad): LoadKind {
+  if (l.burst !== undefined) return 'burst';
+  return l.rate !== undefined ? 'rate' : 'concurrency';
+}
+
+/** The level's load as a number on its kind's axis: the burst size, the rate (req/s) or the concurrency. */
+export function loadValue(l: LevelLoad): number {
+  return l.burst ?? l.rate ?? l.concurrency;
+}
+
+const AXIS: Record<LoadKind, string> = {
+  concurrency: 'concurrency (requests in flight)',
+  rate: 'request rate (req/s)',
+  burst: 'burst size (requests at once)',
+};
+
+/** An axis label for the kinds of load present, in a fixed order (several kinds share one axis only when mixed). */
+export function loadAxisLabel(kinds: Iterable<LoadKind>): string {
+  const present = new Set(kinds);
+  const order: LoadKind[] = ['burst', 'rate', 'concurrency'];
+  const labels = order.filter((k) => present.has(k)).map((k) => AXIS[k]);
+  return labels.length > 0 ? labels.join(' / ') : AXIS.concurrency;
+}

@@ -10,6 +10,7 @@ import {
   pixelPoints,
   requestLatencyChart,
   sharedRange,
+  sweepXLabel,
   throughputChart,
 } from '../../src/renderer/lib/chart-data.js';
 import { fmtMs, fmtPct, fmtRate, fmtUsd } from '../../src/renderer/lib/format.js';
@@ -74,6 +75,36 @@ describe('chart data (plain, shared with the HTML report)', () => {
       [20, 80],
     ]);
     expect(ttft.series.map((s) => s.label)).toEqual(['TTFT p50', 'TTFT p95']);
+  });
+
+  it('plots a trace burst at its size, on an axis that says "burst size", never at concurrency 0', () => {
+    // A trace whose arrivals span 0 ms: no rate, and concurrency is only the (absent) in-flight cap.
+    const r = record([level(0, 900, { burst: 64 })]);
+    expect(sweepXLabel(r)).toBe('burst size (requests at once)');
+    expect(throughputChart(r)).toMatchObject({ x: [64], ys: [[900]] });
+    expect(percentileChart(r, (l) => l.ttftMs, 'TTFT').x).toEqual([64]);
+  });
+
+  it('plots a trace level with a rate as an open-loop rate level', () => {
+    const r = record([level(0, 500, { rate: 12.5 })]);
+    expect(sweepXLabel(r)).toBe('request rate (req/s)');
+    expect(throughputChart(r).x).toEqual([12.5]);
+    expect(sweepXLabel(record([level(1, 100), level(4, 350)]))).toBe('concurrency (requests in flight)');
+  });
+
+  it('never joins a burst and a concurrency level in one line: each kind is its own series, the axis names both', () => {
+    const r = record([level(2, 100), level(4, 180), level(0, 300, { burst: 8 })]);
+    expect(sweepXLabel(r)).toBe('burst size (requests at once) / concurrency (requests in flight)');
+    const t = throughputChart(r);
+    expect(t.series.map((s) => s.label)).toEqual([
+      'output tok/s (in 32/out 16 concurrency)',
+      'output tok/s (in 32/out 16 burst)',
+    ]);
+    expect(t.x).toEqual([2, 4, 8]);
+    expect(t.ys).toEqual([
+      [100, 180, null],
+      [null, null, 300],
+    ]);
   });
 
   it('draws one series per setup when input/output lengths vary', () => {

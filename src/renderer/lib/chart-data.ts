@@ -4,7 +4,7 @@ import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
 import { sloTargetText } from '../../shared/capacity.js';
 import type { SloVerdict } from '../../shared/capacity.js';
 import { levelSloStatus } from '../../shared/slo-judge.js';
-import { loadText } from '../../shared/level-load.js';
+import { loadAxisLabel, loadKind, loadText, loadValue } from '../../shared/level-load.js';
 
 /**
  * Plain chart data, independent of the app: the chart components (and the HTML report) draw these.
@@ -56,23 +56,26 @@ export function alignPoints(series: Array<Array<[number, number | null]>>): {
   return { x: xs, ys };
 }
 
-/** The x of a level in sweep charts: request rate in open-loop runs, else concurrency. */
+/** The x of a level in sweep charts: its burst size, request rate (open loop) or concurrency. */
 export function levelX(level: LevelResult): number {
-  return level.rate ?? level.concurrency;
+  return loadValue(level);
 }
 
+/** The sweep charts' x-axis label, naming the kind of load the levels ran ("burst size" for a one-instant trace). */
 export function sweepXLabel(record: RunRecord): string {
-  return record.levels.some((l) => l.rate !== undefined) ? 'request rate (req/s)' : 'concurrency';
+  return loadAxisLabel(record.levels.map(loadKind));
 }
 
-/** Levels grouped by what else varies (server configuration, input and output length), in sweep order. */
+/** Levels grouped by what else varies (server configuration, lengths, kind of load), in sweep order. */
 export function levelGroups(record: RunRecord): Array<{ label: string; levels: LevelResult[] }> {
   const groups = new Map<string, LevelResult[]>();
   for (const level of record.levels) {
-    const key = `${level.serverConfigIndex}|${level.inputLen}|${level.outputLen}`;
+    // A burst, a rate and a concurrency are different x scales: never one line through them.
+    const key = `${level.serverConfigIndex}|${level.inputLen}|${level.outputLen}|${loadKind(level)}`;
     groups.set(key, [...(groups.get(key) ?? []), level]);
   }
   const many = groups.size > 1;
+  const mixed = new Set(record.levels.map(loadKind)).size > 1;
   return [...groups.values()].map((levels) => {
     const l = levels[0] as LevelResult;
     const variant = l.serverVariant
@@ -80,14 +83,16 @@ export function levelGroups(record: RunRecord): Array<{ label: string; levels: L
           .map(([k, v]) => `${k}=${String(v)}`)
           .join(' ')
       : '';
-    const label = many ? [variant, `in ${l.inputLen}/out ${l.outputLen}`].filter(Boolean).join(' ') : '';
+    const label = many
+      ? [variant, `in ${l.inputLen}/out ${l.outputLen}`, mixed ? loadKind(l) : ''].filter(Boolean).join(' ')
+      : '';
     return { label, levels };
   });
 }
 
 const withGroup = (name: string, group: string): string => (group ? `${name} (${group})` : name);
 
-/** Output throughput against concurrency (or rate). */
+/** Output throughput against the load (concurrency, rate or burst size). */
 export function throughputChart(record: RunRecord): ChartData {
   const groups = levelGroups(record);
   const series: SeriesSpec[] = [];
@@ -103,7 +108,7 @@ export function throughputChart(record: RunRecord): ChartData {
   return { ...alignPoints(pts), series };
 }
 
-/** p50 and p95 of one latency summary against concurrency (or rate). */
+/** p50 and p95 of one latency summary against the load (concurrency, rate or burst size). */
 export function percentileChart(record: RunRecord, pick: (l: LevelResult) => Summary, name: string): ChartData {
   const groups = levelGroups(record);
   const series: SeriesSpec[] = [];

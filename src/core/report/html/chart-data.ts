@@ -4,37 +4,44 @@ import { sloTargetText } from '../../../shared/capacity.js';
 import { levelSloStatus } from '../../../shared/slo-judge.js';
 import { variantLabel } from '../../../shared/report-columns.js';
 import type { XyChart, XySeries } from './xy-chart.js';
-import { loadText } from '../../../shared/level-load.js';
+import { loadAxisLabel, loadKind, loadText, loadValue } from '../../../shared/level-load.js';
 
+/** Levels per server configuration and kind of load: a burst, a rate and a concurrency are never one line. */
 function groups(record: RunRecord): LevelResult[][] {
-  const byConfig = new Map<number, LevelResult[]>();
+  const byConfig = new Map<string, LevelResult[]>();
   for (const l of record.levels) {
-    const g = byConfig.get(l.serverConfigIndex) ?? [];
+    const key = `${l.serverConfigIndex}|${loadKind(l)}`;
+    const g = byConfig.get(key) ?? [];
     g.push(l);
-    byConfig.set(l.serverConfigIndex, g);
+    byConfig.set(key, g);
   }
   return [...byConfig.values()];
 }
 
-const loadOf = (l: LevelResult): number => l.rate ?? l.concurrency;
+/** A level's x: its burst size, rate or concurrency (a burst's concurrency is only its in-flight cap). */
+const loadOf = (l: LevelResult): number => loadValue(l);
 
 function xAxis(record: RunRecord): { label: string; log: boolean; ticks?: number[] } {
-  const open = record.levels.some((l) => l.rate !== undefined);
+  const kinds = new Set(record.levels.map(loadKind));
+  const closed = kinds.size === 1 && kinds.has('concurrency');
   const xs = record.levels.map(loadOf);
   const lo = Math.min(...xs);
   const hi = Math.max(...xs);
   const distinct = [...new Set(xs)].sort((a, b) => a - b);
   return {
-    label: open ? 'request rate (req/s)' : 'concurrency (requests in flight)',
-    log: !open && lo > 0 && hi / lo >= 4,
+    label: loadAxisLabel(kinds),
+    log: closed && lo > 0 && hi / lo >= 4,
     // The levels' own loads as ticks: no fractional concurrency on the axis.
     ticks: distinct.length <= 12 ? distinct : undefined,
   };
 }
 
-function seriesName(g: LevelResult[], many: boolean, what: string): string {
+function seriesName(g: LevelResult[], gs: readonly LevelResult[][], what: string): string {
   const first = g[0];
-  return many && first ? `${what} ${variantLabel(first, true)}` : what;
+  if (!first || gs.length <= 1) return what;
+  const configs = new Set(gs.map((x) => x[0]?.serverConfigIndex)).size > 1;
+  const kinds = new Set(gs.map((x) => (x[0] ? loadKind(x[0]) : ''))).size > 1;
+  return [what, configs ? variantLabel(first, true) : '', kinds ? loadKind(first) : ''].filter(Boolean).join(' ');
 }
 
 /** Output tok/s against load, whiskers = lowest..highest complete round. */
@@ -42,7 +49,7 @@ export function throughputChart(record: RunRecord): XyChart {
   const gs = groups(record);
   const x = xAxis(record);
   const series: XySeries[] = gs.map((g, i) => ({
-    name: seriesName(g, gs.length > 1, 'output tok/s'),
+    name: seriesName(g, gs, 'output tok/s'),
     color: i,
     // A level cut short has no throughput: no point, rather than a made-up one.
     points: g.flatMap((l) => {
@@ -82,7 +89,7 @@ export function latencyChart(record: RunRecord, id: string, title: string, pick:
   gs.forEach((g, gi) => {
     pcts.forEach((p, pi) => {
       series.push({
-        name: seriesName(g, many, p.key),
+        name: seriesName(g, gs, p.key),
         color: many ? gi : pi,
         // p99 dashed: with few samples it often equals p95, and a dashed line lets both show.
         dashed: many ? pi > 0 : p.key === 'p99',
@@ -116,7 +123,7 @@ export function paretoChart(record: RunRecord): XyChart {
   const gs = groups(record);
   const status = levelSloStatus(record);
   const series: XySeries[] = gs.map((g, i) => ({
-    name: seriesName(g, gs.length > 1, 'per-user tok/s'),
+    name: seriesName(g, gs, 'per-user tok/s'),
     color: i,
     points: g
       .filter((l) => typeof l.tpotMs.p50 === 'number' && l.tpotMs.p50 > 0 && l.outputTokPerSec !== null)
