@@ -1,12 +1,13 @@
 import type { XyChart, XySeries } from '../html/xy-chart.js';
 import type { CompareSeries, FigureKey, LevelLoad } from './types.js';
+import { loadAxisLabel } from '../../../shared/level-load.js';
 
 function axis(kind: LevelLoad['kind'], xs: number[]): { label: string; log: boolean; ticks?: number[] } {
   const lo = Math.min(...xs);
   const hi = Math.max(...xs);
   const distinct = [...new Set(xs)].sort((a, b) => a - b);
   return {
-    label: kind === 'rate' ? 'request rate (req/s)' : 'concurrency (requests in flight)',
+    label: loadAxisLabel([kind]),
     log: kind === 'concurrency' && lo > 0 && hi / lo >= 4,
     ticks: distinct.length <= 12 ? distinct : undefined,
   };

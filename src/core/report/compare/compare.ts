@@ -133,6 +133,13 @@ function likeForLike(base: CompareSeries, s: CompareSeries): LikeForLike {
   return { differs, unknown, likeForLike: differs.length <= 1 };
 }
 
+/** Each kind of load in words: a level's load, one such level, and such levels. */
+const KIND_TEXT: Record<LevelLoad['kind'], { at: (v: number) => string; a: string; levels: string }> = {
+  concurrency: { at: (v) => `concurrency ${v}`, a: 'a concurrency level', levels: 'concurrency levels' },
+  rate: { at: (v) => `${v} req/s`, a: 'a request-rate level', levels: 'request-rate levels' },
+  burst: { at: (v) => `burst of ${v} at once`, a: 'a burst', levels: 'bursts' },
+};
+
 const sameLoad = (a: LevelLoad, b: LevelLoad): boolean => a.kind === b.kind && Math.abs(a.value - b.value) < 1e-9;
 
 /** Same load, and the same requested lengths where both sides know them (a length sweep repeats loads). */
@@ -224,17 +231,22 @@ export function compareSeries(
         });
       });
     });
-    const where = (l: CompareLevel): string =>
-      l.load.kind === 'rate'
-        ? `${l.load.value} req/s${l.lengths ? ` (${l.lengths[0]} in / ${l.lengths[1]} out)` : ''}`
-        : `concurrency ${l.load.value}${l.lengths ? ` (${l.lengths[0]} in / ${l.lengths[1]} out)` : ''}`;
+    const lengthsText = (l: CompareLevel): string => (l.lengths ? ` (${l.lengths[0]} in / ${l.lengths[1]} out)` : '');
+    const where = (l: CompareLevel): string => `${KIND_TEXT[l.load.kind].at(l.load.value)}${lengthsText(l)}`;
+    // A level with no match of its kind on the other side, where that side ran other kinds: say why it is not compared.
+    const why = (l: CompareLevel, other: CompareSeries): string => {
+      const kinds = [...new Set(other.levels.map((o) => o.load.kind))].filter((k) => k !== l.load.kind);
+      if (kinds.length === 0 || other.levels.some((o) => o.load.kind === l.load.kind)) return '';
+      return ` (${KIND_TEXT[l.load.kind].a} against ${kinds.map((k) => KIND_TEXT[k].levels).join(' and ')} is not like for like)`;
+    };
     series.forEach((s, si) => {
       if (si === 0) return;
       for (const l of s.levels)
         if (!base.levels.some((la) => sameLevel(la, l)))
-          unmatched.push(`${where(l)}: in ${s.label}, not in the baseline`);
+          unmatched.push(`${where(l)}: in ${s.label}, not in the baseline${why(l, base)}`);
       for (const l of base.levels)
-        if (!s.levels.some((lb) => sameLevel(l, lb))) unmatched.push(`${where(l)}: in the baseline, not in ${s.label}`);
+        if (!s.levels.some((lb) => sameLevel(l, lb)))
+          unmatched.push(`${where(l)}: in the baseline, not in ${s.label}${why(l, s)}`);
     });
   }
   return {

@@ -1,6 +1,7 @@
 import type { RequestRecord } from '../../../shared/request-record.js';
 import type { LevelResult } from '../../../shared/run-record.js';
 import { isCancelled, isMeasured, requestMetrics } from '../../metrics/request-metrics.js';
+import { loadKind, loadValue } from '../../../shared/level-load.js';
 import { variantLabel } from '../../../shared/report-columns.js';
 import { diffusionText } from '../facts.js';
 import { requestsByLevel } from '../load-run-folder.js';
@@ -141,10 +142,8 @@ export function seriesFromRunFolder(folder: RunFolder, path: string, recordOnly?
     const levels: CompareLevel[] = [];
     folder.record.levels.forEach((level, i) => {
       if (level.serverConfigIndex !== config) return;
-      const load: CompareLevel['load'] =
-        level.rate !== undefined
-          ? { kind: 'rate', value: level.rate }
-          : { kind: 'concurrency', value: level.concurrency };
+      // A burst's concurrency is only its in-flight cap: it is keyed by its size, as its own kind of load.
+      const load: CompareLevel['load'] = { kind: loadKind(level), value: loadValue(level) };
       const common = { load, partial: level.partial, lengths: [level.inputLen, level.outputLen] as [number, number] };
       if (recordOnly) {
         levels.push({ ...common, ...summaryLevel(level, recordOnly.why) });

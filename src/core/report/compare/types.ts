@@ -24,7 +24,8 @@ export type LevelFigures = Record<FigureKey, number | null>;
 
 /** The load a level ran at: the matching key between series. */
 export interface LevelLoad {
-  kind: 'concurrency' | 'rate';
+  /** A trace whose arrivals span 0 ms is a burst: `value` requests at once, matched only with another burst. */
+  kind: 'concurrency' | 'rate' | 'burst';
   value: number;
 }
 
@@ -86,8 +87,9 @@ export function noFigures(): LevelFigures {
   return { throughput: null, ttftP50: null, ttftP95: null, tpotP50: null, tpotP95: null, e2eP50: null, e2eP95: null };
 }
 
-/** "c=4" or "4 req/s", with the lengths where a series sweeps them. */
+/** "c=4", "4 req/s" or "burst ×8", with the lengths where a series sweeps them. */
 export function loadText(load: LevelLoad, lengths?: [number, number]): string {
-  const at = load.kind === 'rate' ? `${load.value} req/s` : `c=${load.value}`;
+  const at =
+    load.kind === 'rate' ? `${load.value} req/s` : load.kind === 'burst' ? `burst ×${load.value}` : `c=${load.value}`;
   return lengths ? `${at}, ${lengths[0]} in / ${lengths[1]} out` : at;
 }
