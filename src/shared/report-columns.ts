@@ -1,5 +1,5 @@
 import type { LevelResult, RunRecord, Summary } from './run-record.js';
-import { loadText } from './level-load.js';
+import { loadText, loadValue } from './level-load.js';
 
 /** One level of one run: what a table row is made from. */
 export interface LevelRow {
@@ -182,7 +182,10 @@ export const ARTICLE_COLUMNS: readonly Column[] = [
   { key: 'checks', header: 'checks', value: ({ level }) => checksText(level) },
 ];
 
-/** summary.csv, one row per level: the article's table plus conditions (names are a contract: add, never rename). */
+/**
+ * summary.csv, one row per level: the article's table plus conditions (names are a contract: add, never rename).
+ * A column with `when` appears only in runs that need it, so the header of runs without it stays as it was.
+ */
 export const SUMMARY_CSV_COLUMNS: readonly Column[] = [
   {
     key: 'server_config',
@@ -191,6 +194,8 @@ export const SUMMARY_CSV_COLUMNS: readonly Column[] = [
   },
   { key: 'concurrency', header: 'concurrency', value: ({ level }) => level.concurrency },
   { key: 'rate', header: 'rate', unit: 'req/s', value: ({ level }) => level.rate ?? null, digits: 3 },
+  // Only in runs with a trace burst: files of runs without one keep their header.
+  { key: 'burst', header: 'burst', unit: 'requests at once', value: ({ level }) => level.burst ?? null, when: bursts },
   { key: 'input_len', header: 'input tokens', value: ({ level }) => level.inputLen },
   { key: 'output_len', header: 'output tokens', value: ({ level }) => level.outputLen },
   { key: 'completed', header: 'completed', value: ({ level }) => level.completed },
@@ -234,7 +239,7 @@ export const TELEMETRY_COLUMNS: readonly Column[] = [
   {
     key: 'load',
     header: 'load',
-    value: ({ level }) => level.rate ?? level.concurrency,
+    value: ({ level }) => loadValue(level),
     text: ({ level }) =>
       level.rate !== undefined || level.burst !== undefined ? loadText(level, true) : String(level.concurrency),
   },

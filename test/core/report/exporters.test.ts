@@ -31,6 +31,30 @@ describe('csv', () => {
     const folder = await loadRunFolder(fixtureDir(name));
     expect(summaryCsv(folder.record)).toBe(await readFile(join(fixtureDir(name), 'summary.csv'), 'utf8'));
   });
+
+  it('has a burst column only in runs with a trace burst, after rate; other runs keep their header', async () => {
+    const closed = (await loadRunFolder(fixtureDir('closed'))).record;
+    const header = (csv: string): string[] => csv.split('\n')[0]!.split(',');
+    expect(header(summaryCsv(closed))).not.toContain('burst');
+    const trace = structuredClone(closed);
+    trace.levels[0]!.concurrency = 0;
+    trace.levels[0]!.burst = 32;
+    trace.levels[1]!.rate = 2.5;
+    const csv = summaryCsv(trace);
+    const cols = header(csv);
+    expect(cols.slice(0, 5)).toEqual(['server_config', 'concurrency', 'rate', 'burst', 'input_len']);
+    expect(cols).toHaveLength(header(summaryCsv(closed)).length + 1);
+    const rows = csv
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split(','));
+    // A burst has no rate; a level with a rate has no burst.
+    expect(rows.map((r) => r.slice(1, 4))).toEqual([
+      ['0', '', '32'],
+      ['4', '2.5', ''],
+    ]);
+  });
 });
 
 describe('markdown', () => {
