@@ -132,6 +132,28 @@ describe.skipIf(!haveChromium)('New-run form: the Workload section in headless C
     await section().getByTestId('path-note').waitFor();
   });
 
+  it('trace replay disables the Sweep fields the trace does not use, each noted "from the trace"; the rest stay', async () => {
+    const unused = ['concurrency', 'rate', 'input-len', 'output-len'];
+    const used = ['rounds', 'requests-per-round', 'warmup'];
+    const sweep = page.locator('fieldset', { has: page.getByTestId('concurrency') });
+    // Rate and Warm-up sit under "More load settings".
+    await sweep.locator('details.more > summary').click();
+    await pick('trace');
+    for (const flag of unused) expect(await page.getByTestId(flag).isDisabled(), flag).toBe(true);
+    for (const flag of used) expect(await page.getByTestId(flag).isEditable(), flag).toBe(true);
+    const notes = sweep.getByTestId('from-workload');
+    expect(await notes.allTextContents()).toEqual(unused.map(() => 'from the trace'));
+    expect(await page.getByTestId('concurrency').locator('..').getByTestId('from-workload').count()).toBe(1);
+    await sweep.scrollIntoViewIfNeeded();
+    await sweep.screenshot({ path: join(shots, 'workload-trace-sweep.png') });
+    // Another workload: every Sweep field editable again, no note.
+    await pick('synthetic');
+    for (const flag of [...unused, ...used]) expect(await page.getByTestId(flag).isEditable(), flag).toBe(true);
+    expect(await notes.count()).toBe(0);
+    await sweep.locator('details.more > summary').click();
+    expect(consoleErrors).toEqual([]);
+  });
+
   it('switching clears the other workloads: a prompt file typed, then shared prefix, then back: empty', async () => {
     await pick('file');
     await page.getByTestId('prompts').fill('/data/prompts.jsonl');

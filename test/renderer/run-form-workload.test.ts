@@ -5,6 +5,7 @@ import {
   buildConfig,
   chooseWorkload,
   defaultForm,
+  unusedSweepFields,
   workloadErrorField,
   workloadOf,
   type RunForm,
@@ -101,6 +102,23 @@ describe('new-run form: the Workload choice', () => {
     const built = buildConfig(form);
     expect(built.ok).toBe(true);
     if (built.ok) expect(workloadProblem(BenchConfigSchema.parse(built.config))).toBeNull();
+  });
+
+  it('a trace leaves the Sweep fields it does not use unread: disabled in the form, even an invalid value stops nothing', () => {
+    expect(unusedSweepFields('trace')).toEqual({
+      fields: ['concurrency', 'rate', 'inputLen', 'outputLen'],
+      note: 'from the trace',
+    });
+    for (const mode of ['synthetic', 'file', 'shared-prefix', 'multi-turn'] as const)
+      expect(unusedSweepFields(mode).fields).toEqual([]);
+    const form = { ...chooseWorkload(defaultForm(), 'trace'), trace: '/data/t.jsonl', concurrency: '1,x', rounds: '2' };
+    const built = buildConfig(form);
+    expect(built).toMatchObject({ ok: true, config: { trace: '/data/t.jsonl', rounds: 2 } });
+    // The same value with fixed lengths is the form's own refusal, on the field.
+    expect(buildConfig({ ...form, workload: 'synthetic', trace: '' })).toMatchObject({
+      ok: false,
+      field: 'concurrency',
+    });
   });
 
   it.each([

@@ -105,6 +105,16 @@ export const WORKLOADS: readonly WorkloadChoice[] = [
   },
 ];
 
+/** The Sweep fields a workload takes from elsewhere (a trace: arrivals and lengths), shown disabled and never sent. */
+const FROM_WORKLOAD: Partial<Record<WorkloadMode, { fields: readonly FormFieldName[]; note: string }>> = {
+  trace: { fields: ['concurrency', 'rate', 'inputLen', 'outputLen'], note: 'from the trace' },
+};
+
+/** The Sweep fields the workload does not use, and the note that says where their values come from. */
+export function unusedSweepFields(mode: WorkloadMode): { fields: readonly FormFieldName[]; note: string } {
+  return FROM_WORKLOAD[mode] ?? { fields: [], note: '' };
+}
+
 /** Every field that belongs to one workload (shown only in the Workload section, sent only for its workload). */
 export const WORKLOAD_FIELDS: readonly FormFieldName[] = WORKLOADS.flatMap((w) => w.fields);
 
@@ -318,12 +328,15 @@ export function buildConfig(form: RunForm, presetServer: PresetServer = {}): Bui
   delete server.env;
   delete server.simArgs;
   const workload = WORKLOADS.find((w) => w.id === workloadOf(form)) as WorkloadChoice;
+  const unused = unusedSweepFields(workload.id).fields;
 
   for (const f of FORM_FIELDS) {
     if (!shows(form, f)) continue;
     // Only the chosen workload's fields are sent: the core refuses two workloads in one run.
     const name = f.name as FormFieldName;
     if (WORKLOAD_FIELDS.includes(name) && !workload.fields.includes(name)) continue;
+    // The trace brings its arrival times and lengths: the sweep's (disabled, maybe left invalid) are not read.
+    if (unused.includes(name)) continue;
     const read = readField(f, form[f.name as FormFieldName]);
     if (!read.ok) return { ok: false, field: f.name as FormKey, error: read.error };
     if (read.value === undefined) continue;
@@ -342,10 +355,6 @@ export function buildConfig(form: RunForm, presetServer: PresetServer = {}): Bui
   }
   if (workload.id === 'multi-turn' && config.turns === 1)
     return { ok: false, field: 'turns', error: WORKLOAD_MISSING.turns ?? '' };
-  if (workload.id === 'trace') {
-    // The trace brings its arrival times and lengths: the sweep's are not used.
-    for (const key of ['concurrency', 'rate', 'inputLen', 'outputLen']) delete config[key];
-  }
 
   const rateGiven = config.rate !== undefined;
   if (workload.id !== 'trace' && !rateGiven && config.concurrency === undefined)
