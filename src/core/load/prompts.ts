@@ -35,8 +35,8 @@ export interface Prompt {
   meta?: PromptMeta;
 }
 
-/** Counts the prompt tokens the server will see for a text (null when the server cannot say). */
-export type TokenCounter = (text: string) => Promise<number | null>;
+/** Counts the prompt tokens the server will see for a text (null when the server cannot say); `signal` gives up. */
+export type TokenCounter = (text: string, signal?: AbortSignal) => Promise<number | null>;
 
 /** Encodes n as `digits` words: a prefix that differs from every other request's at the first tokens. */
 export function prefixWords(n: number, digits: number): string[] {

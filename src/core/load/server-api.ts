@@ -149,7 +149,7 @@ export class ServerApi {
     const hello: PromptMessage[] = [{ role: 'user', content: 'hello' }];
     if (api === 'completions') {
       if ((await countOf(promptBody('hello'))) !== null) {
-        return { viaTokenize: true, counter: (text) => countOf(promptBody(text)) };
+        return { viaTokenize: true, counter: (text, signal) => countOf(promptBody(text), signal) };
       }
     } else {
       for (const chatBody of chatBodies) {
@@ -157,7 +157,7 @@ export class ServerApi {
         const countMessages: MessagesCounter = (messages, signal) => countOf(chatBody(messages), signal);
         return {
           viaTokenize: true,
-          counter: (text) => countMessages([{ role: 'user', content: text }]),
+          counter: (text, signal) => countMessages([{ role: 'user', content: text }], signal),
           countMessages,
         };
       }
@@ -170,7 +170,7 @@ export class ServerApi {
     return {
       viaTokenize: false,
       completionsExact,
-      counter: async (text) => {
+      counter: async (text, signal) => {
         const body = JSON.parse(
           buildRequestBody({
             api,
@@ -184,7 +184,7 @@ export class ServerApi {
           }),
         ) as Record<string, unknown>;
         delete body.min_tokens;
-        const res = await this.call('POST', apiPath(api), body);
+        const res = await this.call('POST', apiPath(api), body, signal);
         const n = (res.json as { usage?: { prompt_tokens?: unknown } } | null)?.usage?.prompt_tokens;
         if (res.status === 200) return typeof n === 'number' ? n : null;
         if (res.status >= 400 && res.status < 500) {
@@ -208,7 +208,7 @@ export class ServerApi {
     };
     const probe = await tokens('hello');
     if (probe === null || probe === 0) return null;
-    if (api === 'completions') return { counter: (text) => tokens(text) };
+    if (api === 'completions') return { counter: (text, signal) => tokens(text, signal) };
     const template = async (messages: readonly PromptMessage[], signal?: AbortSignal): Promise<string | null> => {
       const res = await this.call('POST', '/apply-template', { messages }, signal);
       const prompt = (res.json as { prompt?: unknown } | null)?.prompt;
@@ -220,7 +220,7 @@ export class ServerApi {
       const prompt = await template(messages, signal);
       return prompt === null ? null : tokens(prompt, signal);
     };
-    return { counter: (text) => countMessages([{ role: 'user', content: text }]), countMessages };
+    return { counter: (text, signal) => countMessages([{ role: 'user', content: text }], signal), countMessages };
   }
 
   /**

@@ -230,7 +230,9 @@ export class Responder {
 
   /** The final usage chunk (stream_options.include_usage): no choices, the whole request's usage. */
   private usageChunk(): string {
-    return `${this.head}],"usage":${this.o.wire.usage(this.counts(this.generated))}}\n\n`;
+    const { wire, api } = this.o;
+    const counts = this.counts(this.generated);
+    return `${this.head}],"usage":${api === 'completions' ? wire.completionsStreamUsage(counts) : wire.usage(counts)}}\n\n`;
   }
 
   /** Per-chunk usage (continuous_usage_stats) after `completion` tokens; empty when not asked for. */
@@ -269,16 +271,22 @@ export class Responder {
       return `data: {"text":"${this.text}","meta_info":{"id":"${o.id}","finish_reason":${fr},"prompt_tokens":${o.promptTokens},"completion_tokens":${this.generated},"cached_tokens":${o.cachedTokens}},"index":0}\n\n`;
     }
     const usage = this.chunkUsage(this.generated);
-    const fr = o.wire.finish(last ? o.finishReason : null);
     if (o.api === 'chat') {
-      // vLLM sends a role-only chunk before the first content.
+      // Both engines send a role-only chunk before the first content; SGLang ends with a finish-only chunk.
+      const ownFinish = o.wire.chatFinishChunk;
+      const fr = o.wire.finish(last && !ownFinish ? o.finishReason : null);
+      const roleUsage = o.wire.roleChunkUsage ? this.chunkUsage(0) : '';
       const role = first
-        ? `${this.head}{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,${o.wire.finish(null)}}]${this.chunkUsage(0)}}\n\n`
+        ? `${this.head}{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,${o.wire.finish(null)}}]${roleUsage}}\n\n`
         : '';
+      const end =
+        last && ownFinish
+          ? `${this.head}{"index":0,"delta":{},"logprobs":null,${o.wire.finish(o.finishReason)}}]}\n\n`
+          : '';
       const before = this.generated - n;
       const thinking = Math.max(0, Math.min(n, o.reasoningTokens - before));
       if (thinking === 0) {
-        return `${role}${this.head}{"index":0,"delta":{"content":"${piece}"},"logprobs":null,${fr}}]${usage}}\n\n`;
+        return `${role}${this.head}{"index":0,"delta":{"content":"${piece}"},"logprobs":null,${fr}}]${usage}}\n\n${end}`;
       }
       // Reasoning tokens go out as reasoning_content; a chunk that crosses into the answer is sent as two events.
       const cut = this.pieceLength(n, thinking);
@@ -288,8 +296,9 @@ export class Responder {
       if (thinking < n) {
         events += `${this.head}{"index":0,"delta":{"content":"${piece.slice(cut)}"},"logprobs":null,${fr}}]${usage}}\n\n`;
       }
-      return events;
+      return events + end;
     }
+    const fr = o.wire.finish(last ? o.finishReason : null);
     return `${this.head}{"index":0,"text":"${piece}","logprobs":null,${fr}}]${usage}}\n\n`;
   }
 

@@ -25,6 +25,12 @@ export interface WireFormat {
   chunkUsage(counts: UsageCounts): string;
   /** `"finish_reason":...` and its sibling field, in a choice; `reason` null while the stream goes on. */
   finish(reason: 'length' | 'stop' | null): string;
+  /** Usage of a completions stream's final usage chunk (SGLang dumps that one without its null fields). */
+  completionsStreamUsage(counts: UsageCounts): string;
+  /** Chat streams: the finish_reason comes in a chunk of its own, with an empty delta, after the last content. */
+  chatFinishChunk: boolean;
+  /** Chat streams: the role chunk carries continuous usage too. */
+  roleChunkUsage: boolean;
 }
 
 const counts = (c: UsageCounts): string =>
@@ -38,12 +44,19 @@ const VLLM_WIRE: WireFormat = {
   // vLLM's per-chunk usage carries the three counts only.
   chunkUsage: (c) => `{${counts(c)}}`,
   finish: (reason) => (reason === null ? '"finish_reason":null' : `"finish_reason":"${reason}","stop_reason":null`),
+  completionsStreamUsage: (c) => VLLM_WIRE.usage(c),
+  chatFinishChunk: false,
+  roleChunkUsage: true,
 };
 
 /**
  * SGLang's UsageInfo as pydantic dumps it (python/sglang/srt/entrypoints/openai/protocol.py): every field, so
  * prompt_tokens_details is null without --enable-cache-report and reasoning_tokens sits at the top level (0 when
  * none), in continuous usage too; matched_stop beside finish_reason (the EOS id, or null at the length limit).
+ * Its chat stream (serving_chat.py _generate_chat_stream, sse_utils.py build_sse_content): a role chunk and content
+ * chunks with finish_reason null and no usage on the role chunk, then one chunk per choice with an empty delta,
+ * finish_reason and matched_stop, then the usage chunk (choices []). Its completions stream
+ * (serving_completions.py) puts finish_reason on the last text chunk and dumps the usage chunk with exclude_none.
  */
 const SGLANG_WIRE: WireFormat = {
   name: 'sglang',
@@ -53,6 +66,9 @@ const SGLANG_WIRE: WireFormat = {
     reason === null
       ? '"finish_reason":null,"matched_stop":null'
       : `"finish_reason":"${reason}","matched_stop":${reason === 'stop' ? EOS_TOKEN_ID : 'null'}`,
+  completionsStreamUsage: (c) => `{${counts(c)},"reasoning_tokens":${c.reasoningTokens ?? 0}}`,
+  chatFinishChunk: true,
+  roleChunkUsage: false,
 };
 
 /** The wire format a mimic writes. */

@@ -36,8 +36,8 @@ export interface LevelPromptsInput {
 
 /**
  * Runs `make` for each of the level's `count` indices, `parallel` (default 16) at once, in index order of results.
- * Once the level's signal fires no index starts (each may ask the server): the list comes back with holes, for a
- * caller that drops it.
+ * Once the level's signal fires no index starts (each may ask the server), and one whose count the signal cut fails
+ * quietly: the list comes back with holes, for a caller that drops it.
  */
 export async function mapParallel<T>(
   level: Pick<LevelPromptsInput, 'count' | 'parallel' | 'signal'>,
@@ -50,7 +50,11 @@ export async function mapParallel<T>(
   const worker = async (): Promise<void> => {
     while (next < count && !signal?.aborted) {
       const i = next++;
-      out[i] = await make(i);
+      try {
+        out[i] = await make(i);
+      } catch (error) {
+        if (!signal?.aborted) throw error;
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(parallel, count) }, worker));

@@ -18,7 +18,9 @@ export function groupSystemText(runNonce: number, group: number, filler: number)
  * that the whole prompt has exactly the level's input length by the server's count.
  */
 export async function sharedPrefixPrompts(workload: SharedPrefixWorkload, input: LevelPromptsInput): Promise<Prompt[]> {
-  const { plan, counter, runNonce } = input;
+  const { plan, runNonce, signal } = input;
+  // Every count takes the level's signal: a cancel must not wait for a hung /tokenize up to --timeout.
+  const counter = (text: string): Promise<number | null> => input.counter(text, signal);
   const chat = input.api === 'chat';
   const countMessages = input.countMessages;
   if (chat && !countMessages) {
@@ -27,14 +29,18 @@ export async function sharedPrefixPrompts(workload: SharedPrefixWorkload, input:
     );
   }
   // The counter wraps a text in the chat template: its own tokens are not the system prompt's.
-  const overhead = (await counter('')) ?? 0;
+  const overhead = await counter('').catch((error: unknown) => {
+    if (signal?.aborted) return null;
+    throw error;
+  });
+  if (signal?.aborted) return [];
   const systems = new Map<number, Promise<string>>();
   const systemOf = (g: number): Promise<string> => {
     let s = systems.get(g);
     if (!s) {
       s = fit(
         (f) => groupSystemText(runNonce, g, f),
-        workload.prefixLen + overhead,
+        workload.prefixLen + (overhead ?? 0),
         workload.prefixLen - 8,
         counter,
       ).then((r) => r.text);
@@ -52,10 +58,13 @@ export async function sharedPrefixPrompts(workload: SharedPrefixWorkload, input:
     const make = (f: number): string => composePrompt(unique, f, seed);
     const count = chat
       ? (text: string) =>
-          countMessages!([
-            { role: 'system', content: system },
-            { role: 'user', content: text },
-          ])
+          countMessages!(
+            [
+              { role: 'system', content: system },
+              { role: 'user', content: text },
+            ],
+            signal,
+          )
       : (text: string) => counter(`${system}\n\n${text}`);
     const fitted = await fit(make, plan.inputLen, plan.inputLen - workload.prefixLen - 12, count);
     const prompt: Prompt = {

@@ -9,6 +9,7 @@ import { requestMetrics } from '../../../src/core/metrics/request-metrics.js';
 import { summarizeLevel } from '../../../src/core/metrics/level-summary.js';
 import { closeAll, readTruth, startSim, tempDir, testProfile, waitFor } from '../sim/helpers.js';
 import { VirtualClock } from '../sim/virtual-clock.js';
+import type { Mimic } from '../../../src/core/sim/index.js';
 import { makeRecord } from '../metrics/make-record.js';
 
 afterAll(closeAll);
@@ -26,11 +27,18 @@ async function reasoningRequest(
   profileOverrides: Record<string, unknown>,
   outputLen: number,
   name: string,
+  mimic: Mimic = 'vllm',
 ): Promise<{ outcome: RequestOutcome; truthFile: string }> {
   const truthFile = join(dir, `${name}.jsonl`);
   const vclock = new VirtualClock();
   // No GPU ticks: every timer left is an engine step, and every step writes to this one stream.
-  const s = await startSim({ profile: testProfile(profileOverrides), truthFile, clock: vclock, gpuTickMs: 1e12 });
+  const s = await startSim({
+    profile: testProfile(profileOverrides),
+    mimic,
+    truthFile,
+    clock: vclock,
+    gpuTickMs: 1e12,
+  });
   let reads = 0;
   const clock: Clock = {
     originMonoNs: 0n,
@@ -67,46 +75,49 @@ async function reasoningRequest(
 }
 
 describe('reasoning streams', () => {
-  it('from the simulator: TTFT < TTFO, reasoning and answer tokens as its truth says (virtual time)', async () => {
-    const { outcome, truthFile } = await reasoningRequest({ 'reasoning-tokens': 4 }, 10, 'reasoning');
-    const record = outcomeToRecord(outcome, { levelIndex: 0, round: 0, expectedIn: 0, expectedOut: 10 });
-    const [truth] = readTruth(truthFile);
-    expect(record.ok).toBe(true);
-    expect(record.firstTokenMs).not.toBeNull();
-    expect(record.firstContentMs).not.toBeNull();
-    const m = requestMetrics(record);
-    expect(m.ttftMs!).toBeLessThan(m.ttfoMs!);
-    // the answer starts 4 steps after the first reasoning token, as the truth log wrote it
-    const ns = (v: string): number => Number(BigInt(v)) / 1e6;
-    expect(record.firstContentMs! - record.firstTokenMs!).toBeCloseTo(
-      ns(truth!.firstContentNs!) - ns(truth!.firstTokenNs!),
-      6,
-    );
-    expect(truth).toMatchObject({ completionTokens: 10, reasoningTokens: 4 });
-    // The energy truth: 10 decode steps of 5.5 ms alone on the GPU at its load power, plus the prompt's prefill.
-    const p = testProfile();
-    const loadW = p.gpuFullPowerW - p.gpuIdlePowerW;
-    expect(truth!.energyJ! - truth!.prefillEnergyJ!).toBeCloseTo((loadW * 10 * 5.5) / 1000, 4);
-    expect(truth!.prefillEnergyJ!).toBeCloseTo((loadW * truth!.promptTokens) / p.prefillTokPerS, 4);
-    expect(record).toMatchObject({ nOut: 10, nReasoning: 4, nContent: 6, nReasoningSource: 'server' });
+  it.each(['vllm', 'sglang'] as const)(
+    'from the %s mimic: TTFT < TTFO, reasoning and answer tokens as its truth says (virtual time)',
+    async (mimic) => {
+      const { outcome, truthFile } = await reasoningRequest({ 'reasoning-tokens': 4 }, 10, `reasoning-${mimic}`, mimic);
+      const record = outcomeToRecord(outcome, { levelIndex: 0, round: 0, expectedIn: 0, expectedOut: 10 });
+      const [truth] = readTruth(truthFile);
+      expect(record.ok).toBe(true);
+      expect(record.firstTokenMs).not.toBeNull();
+      expect(record.firstContentMs).not.toBeNull();
+      const m = requestMetrics(record);
+      expect(m.ttftMs!).toBeLessThan(m.ttfoMs!);
+      // the answer starts 4 steps after the first reasoning token, as the truth log wrote it
+      const ns = (v: string): number => Number(BigInt(v)) / 1e6;
+      expect(record.firstContentMs! - record.firstTokenMs!).toBeCloseTo(
+        ns(truth!.firstContentNs!) - ns(truth!.firstTokenNs!),
+        6,
+      );
+      expect(truth).toMatchObject({ completionTokens: 10, reasoningTokens: 4 });
+      // The energy truth: 10 decode steps of 5.5 ms alone on the GPU at its load power, plus the prompt's prefill.
+      const p = testProfile();
+      const loadW = p.gpuFullPowerW - p.gpuIdlePowerW;
+      expect(truth!.energyJ! - truth!.prefillEnergyJ!).toBeCloseTo((loadW * 10 * 5.5) / 1000, 4);
+      expect(truth!.prefillEnergyJ!).toBeCloseTo((loadW * truth!.promptTokens) / p.prefillTokPerS, 4);
+      expect(record).toMatchObject({ nOut: 10, nReasoning: 4, nContent: 6, nReasoningSource: 'server' });
 
-    const level = summarizeLevel({
-      records: [record],
-      concurrency: 1,
-      inputLen: 0,
-      outputLen: 10,
-      rounds: 1,
-      warmupRequests: 0,
-      serverConfigIndex: 0,
-      uniquePrefix: true,
-    });
-    expect(level.ttfoMs!.p50!).toBeGreaterThan(level.ttftMs.p50!);
-    expect(level.reasoningTokens!.p50).toBe(4);
-    expect(level.contentTokens!.p50).toBe(6);
-    expect(level.reasoningTokensSource).toBe('server');
-    // fixed output length still holds for the total
-    expect(level.checks.find((c) => c.id === 'output-length')!.status).toBe('pass');
-  });
+      const level = summarizeLevel({
+        records: [record],
+        concurrency: 1,
+        inputLen: 0,
+        outputLen: 10,
+        rounds: 1,
+        warmupRequests: 0,
+        serverConfigIndex: 0,
+        uniquePrefix: true,
+      });
+      expect(level.ttfoMs!.p50!).toBeGreaterThan(level.ttftMs.p50!);
+      expect(level.reasoningTokens!.p50).toBe(4);
+      expect(level.contentTokens!.p50).toBe(6);
+      expect(level.reasoningTokensSource).toBe('server');
+      // fixed output length still holds for the total
+      expect(level.checks.find((c) => c.id === 'output-length')!.status).toBe('pass');
+    },
+  );
 
   it('a diffusion block that crosses into the answer is split; reasoning past max_tokens leaves no answer', async () => {
     const block = await reasoningRequest({ 'reasoning-tokens': 6, 'block-size': 4 }, 12, 'block');

@@ -256,8 +256,8 @@ describe('sim, SGLang mimic', () => {
     // The final usage chunk: no choices, SGLang's UsageInfo with every field.
     expect(json.at(-1)).toMatchObject({ object: 'chat.completion.chunk', choices: [], usage: usage(3) });
     expect(Object.keys(json.at(-1)!.usage as Obj)).toEqual(Object.keys(usage(3)));
-    // Continuous usage has the same shape; the last content chunk names matched_stop, not vLLM's stop_reason.
-    expect(json.at(-2)!.usage).toEqual(usage(3));
+    // Continuous usage has the same shape; the finish chunk names matched_stop, not vLLM's stop_reason.
+    expect(json.at(-3)!.usage).toEqual(usage(3));
     expect(choice(json.at(-2))).toMatchObject({ finish_reason: 'length', matched_stop: null });
     expect(choice(json.at(-2))).not.toHaveProperty('stop_reason');
     // Non-streaming: the same usage; an early EOS stops on the EOS id.
@@ -278,6 +278,89 @@ describe('sim, SGLang mimic', () => {
       ).text(),
     );
     expect((reasoned.at(-2)!.json as Obj).usage).toEqual(usage(4, 2));
+  });
+
+  it("streams chat in SGLang's order: role, content, a finish-only chunk, usage with no choices, [DONE]", async () => {
+    const s = await startSim({ profile: instant, mimic: 'sglang' });
+    const stream = async (base: string, path: string, body: Obj, withUsage: boolean): Promise<Obj[]> => {
+      const options = withUsage ? { stream_options: { include_usage: true, continuous_usage_stats: true } } : {};
+      const events = sseEvents(await (await postJson(`${base}${path}`, { ...body, ...options })).text());
+      expect(events.at(-1)!.raw).toBe('[DONE]');
+      return events.slice(0, -1).map((e) => e.json as Obj);
+    };
+    const prompt = countChatTokens([{ role: 'user', content: 'Hi there' }]);
+    const usage = (completion: number): Obj => ({
+      prompt_tokens: prompt,
+      total_tokens: prompt + completion,
+      completion_tokens: completion,
+      prompt_tokens_details: null,
+      reasoning_tokens: 0,
+    });
+    // Zero-delay mode writes a whole prebuilt body and a timed one writes per step: both in the same order.
+    const timed = applyOverrides(instant, { 'step-base-ms': 1 }, 'test');
+    const t = await startSim({ profile: timed, mimic: 'sglang' });
+    for (const base of [s.url, t.url]) {
+      const chat = CHAT('Hi there', { max_tokens: 4, ignore_eos: true, stream: true });
+      const json = await stream(base, '/v1/chat/completions', chat, true);
+      expect(json).toHaveLength(1 + 4 + 1 + 1);
+      // The role chunk: no usage (build_sse_content is called without it).
+      expect(choice(json[0])).toEqual({
+        index: 0,
+        delta: { role: 'assistant', content: '' },
+        logprobs: null,
+        finish_reason: null,
+        matched_stop: null,
+      });
+      expect(json[0]).not.toHaveProperty('usage');
+      // Content chunks: one token each, continuous usage, never a finish_reason.
+      json.slice(1, 5).forEach((e, i) => {
+        expect(countTokens((choice(e).delta as Obj).content as string)).toBe(1);
+        expect(choice(e)).toMatchObject({ finish_reason: null, matched_stop: null });
+        expect(e.usage).toEqual(usage(i + 1));
+      });
+      // The finish chunk: an empty delta, finish_reason and matched_stop, no usage.
+      expect(choice(json[5])).toEqual({
+        index: 0,
+        delta: {},
+        logprobs: null,
+        finish_reason: 'length',
+        matched_stop: null,
+      });
+      expect(json[5]).not.toHaveProperty('usage');
+      expect(json[6]).toMatchObject({ object: 'chat.completion.chunk', choices: [], usage: usage(4) });
+    }
+    // Without include_usage: role, content, finish, [DONE].
+    const plain = await stream(
+      s.url,
+      '/v1/chat/completions',
+      CHAT('Hi there', { max_tokens: 2, ignore_eos: true, stream: true }),
+      false,
+    );
+    expect(plain.map((e) => Object.keys(choice(e).delta as Obj))).toEqual([
+      ['role', 'content'],
+      ['content'],
+      ['content'],
+      [],
+    ]);
+    expect(plain.every((e) => !('usage' in e))).toBe(true);
+    // Completions: the finish_reason rides on the last text chunk; the usage chunk drops its null fields.
+    const text = await stream(
+      s.url,
+      '/v1/completions',
+      { prompt: 'Once', max_tokens: 3, ignore_eos: true, stream: true },
+      true,
+    );
+    expect(text).toHaveLength(4);
+    expect(text.slice(0, 3).map((e) => choice(e).finish_reason)).toEqual([null, null, 'length']);
+    expect(choice(text[2])).toMatchObject({ matched_stop: null });
+    const once = countTokens('Once') + 1;
+    expect(text[3]).toMatchObject({ object: 'text_completion', choices: [] });
+    expect(text[3]!.usage).toEqual({
+      prompt_tokens: once,
+      total_tokens: once + 3,
+      completion_tokens: 3,
+      reasoning_tokens: 0,
+    });
   });
 
   it('exposes SGLang metric names', async () => {
