@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 /**
  * A stand-in for llama.cpp's llama-server, written from its tools/server source (server.cpp / server-context.cpp /
@@ -15,6 +15,8 @@ import type { AddressInfo } from 'node:net';
  *   choice chunk;
  * - /tokenize {content, add_special, parse_special, with_pieces} -> {tokens}, /detokenize {tokens} -> {content},
  *   /apply-template {messages} -> {prompt}, /health -> {status: ok}, /props (n_ctx, total_slots), /slots;
+ * - /metrics: HTTP 501 not_supported_error unless started with --metrics (`metrics`), then its llamacpp:* page, which
+ *   has no prefix-cache counter (the slot's reused prompt shows only per response, in timings.cache_n);
  * - announces `Connection: keep-alive` yet closes the socket just after each streamed response.
  * Its tokenizer is one token per whitespace-separated word (BOS with add_special), so counts are exact.
  */
@@ -29,6 +31,21 @@ export interface LlamaCppLikeOptions {
   /** Keep sockets open after streams (a well-behaved server, for comparison). */
   keepAliveAfterStream?: boolean;
   model?: string;
+  /** Serve /metrics as llama-server --metrics does (else 501, as without the flag). */
+  metrics?: boolean;
+  /** A fault on one control endpoint (a gateway in front of the server, a stuck handler), for the fault matrix. */
+  controlFault?: ControlFault;
+}
+
+/**
+ * How a control endpoint misbehaves: `html` a login page with 200 (a gateway that routes only /v1), `hang` reads the
+ * request and never answers, `endless-line` 200 JSON headers then one line that never ends. `onlyHistory`: only
+ * for message lists that hold an assistant turn (a multi-turn history count), so calibration still works.
+ */
+export interface ControlFault {
+  path: '/tokenize' | '/apply-template';
+  mode: 'html' | 'hang' | 'endless-line';
+  onlyHistory?: boolean;
 }
 
 export interface LlamaCppLikeServer {
@@ -41,6 +58,10 @@ export interface LlamaCppLikeServer {
   closedAfterStream: number;
   /** Requests that arrived on a socket the server was closing, and died with it (the client's race). */
   lostOnClosingSocket: number;
+  /** Control calls that met the configured fault. */
+  faulted: number;
+  /** Sockets open now (0 after every client went away). */
+  openSockets(): number;
   close(): Promise<void>;
 }
 
@@ -87,6 +108,34 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return text;
 }
 
+/** The body, once: a fault check may have read it already. */
+async function bodyOf(req: IncomingMessage): Promise<string> {
+  const read = (req as { bodyText?: string }).bodyText;
+  return read ?? readBody(req);
+}
+
+function misbehave(fault: ControlFault, res: ServerResponse): void {
+  if (fault.mode === 'hang') return;
+  if (fault.mode === 'html') {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end('<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body>Please sign in</body></html>\n');
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.write('{"tokens":[');
+  const piece = Buffer.alloc(64 * 1024, '1,');
+  // Writes until the client goes, honouring back-pressure: an answer that never ends.
+  const next = (): void => {
+    while (!res.destroyed) {
+      if (!res.write(piece)) {
+        res.once('drain', next);
+        return;
+      }
+    }
+  };
+  next();
+}
+
 /** Starts the stand-in on 127.0.0.1 at a free port. */
 export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Promise<LlamaCppLikeServer> {
   const slots = options.slots ?? 4;
@@ -99,7 +148,9 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
   const queue: Job[] = [];
   const active: Job[] = [];
   const requestTags: string[] = [];
-  const state = { started: 0, closedAfterStream: 0, lostOnClosingSocket: 0 };
+  const state = { started: 0, closedAfterStream: 0, lostOnClosingSocket: 0, faulted: 0 };
+  const totals = { prompt: 0, predicted: 0, decodes: 0 };
+  const sockets = new Set<Socket>();
   const closing = new WeakSet<object>();
   const closeTimers = new Set<NodeJS.Timeout>();
   let stepTimer: NodeJS.Timeout | null = null;
@@ -258,6 +309,7 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
         continue;
       }
       state.started++;
+      totals.prompt += job.nPrompt;
       job.startedAt = performance.now();
       // With the context full, generation stops early (finish_reason "length", truncated) as llama.cpp does.
       job.budget = Math.min(job.maxTokens, nCtx - job.nPrompt);
@@ -274,6 +326,7 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
     stepTimer = null;
     const now = performance.now();
     const perSlot = Math.max(1, Math.floor((now - last) / interval));
+    totals.decodes++;
     for (let i = active.length - 1; i >= 0; i--) {
       const job = active[i] as Job;
       if (job.gone) {
@@ -285,6 +338,7 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
       for (let k = 0; k < n; k++) {
         if (job.emitted === 0 && job.stream) startStream(job);
         job.emitted++;
+        totals.predicted++;
         if (!job.stream) continue;
         parts.push(
           job.api === 'chat'
@@ -383,6 +437,34 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
       );
       return;
     }
+    if (req.method === 'GET' && path === '/metrics') {
+      if (!options.metrics) {
+        const message = 'This server does not support metrics endpoint. Start it with `--metrics`';
+        send(res, 501, errorJson(501, message, 'not_supported_error'));
+        return;
+      }
+      const page = [
+        '# HELP llamacpp:prompt_tokens_total Number of prompt tokens processed.',
+        '# TYPE llamacpp:prompt_tokens_total counter',
+        `llamacpp:prompt_tokens_total ${totals.prompt}`,
+        '# HELP llamacpp:tokens_predicted_total Number of generation tokens processed.',
+        '# TYPE llamacpp:tokens_predicted_total counter',
+        `llamacpp:tokens_predicted_total ${totals.predicted}`,
+        '# HELP llamacpp:n_decode_total Total number of llama_decode() calls',
+        '# TYPE llamacpp:n_decode_total counter',
+        `llamacpp:n_decode_total ${totals.decodes}`,
+        '# HELP llamacpp:requests_processing Number of requests processing.',
+        '# TYPE llamacpp:requests_processing gauge',
+        `llamacpp:requests_processing ${active.length}`,
+        '# HELP llamacpp:requests_deferred Number of requests deferred.',
+        '# TYPE llamacpp:requests_deferred gauge',
+        `llamacpp:requests_deferred ${queue.length}`,
+        '',
+      ].join('\n');
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4', server: 'llama.cpp' });
+      res.end(page);
+      return;
+    }
     if (req.method === 'GET' && path === '/slots') {
       send(
         res,
@@ -393,8 +475,19 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
       );
       return;
     }
+    const fault = options.controlFault;
+    if (req.method === 'POST' && fault && path === fault.path) {
+      const text = await readBody(req);
+      const history = /"role"\s*:\s*"assistant"/.test(text);
+      if (!fault.onlyHistory || history) {
+        state.faulted++;
+        misbehave(fault, res);
+        return;
+      }
+      (req as { bodyText?: string }).bodyText = text;
+    }
     if (req.method === 'POST' && path === '/tokenize') {
-      const body = JSON.parse((await readBody(req)) || '{}') as Record<string, unknown>;
+      const body = JSON.parse((await bodyOf(req)) || '{}') as Record<string, unknown>;
       let tokens: unknown[] = [];
       if (body.content !== undefined) {
         const ids = tokenize(String(body.content), body.add_special === true);
@@ -413,7 +506,7 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
       return;
     }
     if (req.method === 'POST' && path === '/apply-template') {
-      const body = JSON.parse((await readBody(req)) || '{}') as { messages?: Array<{ content?: unknown }> };
+      const body = JSON.parse((await bodyOf(req)) || '{}') as { messages?: Array<{ content?: unknown }> };
       send(res, 200, JSON.stringify({ prompt: applyTemplate(body.messages ?? []) }));
       return;
     }
@@ -440,11 +533,19 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
       else res.destroy();
     });
   });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}`,
     requestTags,
+    get faulted() {
+      return state.faulted;
+    },
+    openSockets: () => sockets.size,
     get started() {
       return state.started;
     },

@@ -5,7 +5,9 @@ import type { AddressInfo } from 'node:net';
 /**
  * A stand-in written from llama.cpp's server: a fixed number of slots and a FIFO queue behind them, a prefill
  * before the first token, then one write per token; usage in a final `choices: []` chunk; the socket closed after
- * each stream; HTTP 400 with its exceed_context_size_error text when prompt + max_tokens pass the context.
+ * each stream; HTTP 400 with its exceed_context_size_error text when prompt + max_tokens pass the context; its
+ * /tokenize {content} -> {tokens} and /apply-template {messages} -> {prompt} (one token a word, no BOS, the template
+ * the message texts joined), so workloads that count prompts ahead run on it.
  */
 export interface QueuedServerOptions {
   slots: number;
@@ -81,6 +83,21 @@ export async function startQueuedServer(options: QueuedServerOptions): Promise<Q
     if (req.method === 'GET' && req.url === '/v1/models') {
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ object: 'list', data: [{ id: model, object: 'model' }] }));
+      return;
+    }
+    if (req.method === 'POST' && (req.url === '/tokenize' || req.url === '/apply-template')) {
+      const body = await readJson(req);
+      res.setHeader('content-type', 'application/json');
+      if (req.url === '/apply-template') res.end(JSON.stringify({ prompt: promptOf(body) }));
+      else
+        res.end(
+          JSON.stringify({
+            tokens: String(body.content ?? '')
+              .split(/\s+/)
+              .filter(Boolean)
+              .map(() => 1),
+          }),
+        );
       return;
     }
     const chat = req.url === '/v1/chat/completions';

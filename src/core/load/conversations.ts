@@ -39,6 +39,8 @@ export interface ConversationOptions {
   onOutcome: TurnOutcomeListener;
   /** Counts each later turn's whole history (its expected input); absent: the server's count is taken after. */
   countMessages?: MessagesCounter;
+  /** Told once, on the first history count that failed (an error, a time-out, no count); later turns are not counted. */
+  onCountFailed?: (reason: string) => void;
   /** Pause between a turn's end and the next turn, ms (0: none). */
   thinkTimeMs?: number;
   /** Waits `ms` (the think time); tests pass one that advances a virtual clock. */
@@ -93,6 +95,13 @@ export async function runConversations(options: ConversationOptions): Promise<Sc
   const counts: Array<Promise<void>> = [];
   const think = options.thinkTimeMs ?? 0;
   const gate = slots(arrivals?.maxInFlight);
+  // After one failed count the tokenizer is not asked again: a hung one would hold a socket per turn to --timeout.
+  let countFailed = false;
+  const countFailure = (reason: string): void => {
+    if (countFailed || signal?.aborted) return;
+    countFailed = true;
+    options.onCountFailed?.(reason);
+  };
   const converse = async (c: number, scheduledMs?: number): Promise<void> => {
     const history: PromptMessage[] = [];
     for (let turn = 0; turn < turns && !signal?.aborted; turn++) {
@@ -114,15 +123,16 @@ export async function runConversations(options: ConversationOptions): Promise<Sc
         gate.release();
         return;
       }
-      if (turn > 0 && options.countMessages) {
+      if (turn > 0 && options.countMessages && !countFailed) {
         // Counted alongside the request, so the count never delays the turn.
         counts.push(
           // The level's signal stops the count too: a hung server must not hold a cancelled level up to --timeout.
           options.countMessages(messages, signal).then(
             (n) => {
               if (n !== null) prompt.inputLen = n;
+              else countFailure('the server gave no count');
             },
-            () => undefined,
+            (error: unknown) => countFailure(error instanceof Error ? error.message : String(error)),
           ),
         );
       }

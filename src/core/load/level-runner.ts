@@ -160,6 +160,12 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
       executor,
       onOutcome,
       countMessages: input.countMessages,
+      onCountFailed: (reason) =>
+        onEvent({
+          type: 'message',
+          severity: 'warn',
+          text: `a multi-turn history could not be counted (${reason}): this level's later turns take the server's own prompt count, not verified`,
+        }),
       thinkTimeMs: plan.thinkTimeMs,
       sleep: (ms, s) => wait(clock.nowMs() + ms, s),
       signal,

@@ -133,9 +133,12 @@ export class ServerApi {
     viaTokenize: boolean;
     countMessages?: MessagesCounter;
     completionsExact?: boolean;
+    tokenizeAnswer?: string;
   }> {
+    let odd: JsonResponse | null = null;
     const countOf = async (body: Record<string, unknown>, signal?: AbortSignal): Promise<number | null> => {
       const res = await this.call('POST', '/tokenize', body, signal);
+      if (res.status === 200 && res.json === null) odd = res;
       const n = (res.json as { count?: unknown } | null)?.count;
       return res.status === 200 && typeof n === 'number' ? n : null;
     };
@@ -162,14 +165,19 @@ export class ServerApi {
         };
       }
     }
-    const llama = await this.llamaCppCounter(api);
+    const llama = await this.llamaCppCounter(api, (res) => (odd = res));
     if (llama) return { viaTokenize: true, counter: llama.counter, countMessages: llama.countMessages };
     // Text counts plus a template overhead measured once would miss tokens merged across the template's seams and
     // BOS handling: not exact, so chat on a /tokenize without messages calibrates by usage, and says completions is.
     const completionsExact = api === 'chat' && (await countOf(promptBody('hello'))) !== null;
+    // A 200 that is no JSON at all is not "no /tokenize": something (a gateway, a login page) answers in its place.
+    const answered = odd as JsonResponse | null;
     return {
       viaTokenize: false,
       completionsExact,
+      ...(answered && {
+        tokenizeAnswer: `POST ${this.base}/tokenize answered 200 ${answered.contentType ?? 'without a content type'}, not a token count (${JSON.stringify(answered.text.replace(/\s+/g, ' ').trim().slice(0, 60))})`,
+      }),
       counter: async (text, signal) => {
         const body = JSON.parse(
           buildRequestBody({
@@ -200,9 +208,11 @@ export class ServerApi {
   /** llama.cpp's /tokenize counts the text as its completion handler will (BOS and all); null if absent. */
   private async llamaCppCounter(
     api: 'chat' | 'completions',
+    onOdd: (res: JsonResponse) => void,
   ): Promise<{ counter: TokenCounter; countMessages?: MessagesCounter } | null> {
     const tokens = async (content: string, signal?: AbortSignal): Promise<number | null> => {
       const res = await this.call('POST', '/tokenize', { content, add_special: true, parse_special: true }, signal);
+      if (res.status === 200 && res.json === null) onOdd(res);
       const list = (res.json as { tokens?: unknown } | null)?.tokens;
       return res.status === 200 && Array.isArray(list) ? list.length : null;
     };

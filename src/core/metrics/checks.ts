@@ -103,7 +103,7 @@ export function inputLengthCheck(records: readonly RequestRecord[]): Check {
         `${fmtLengths(wrong.map((r) => r.expectedIn))} (server count)`,
     );
   }
-  // Multi-turn without a tokenizer: a later turn's history was not counted ahead, so there is nothing to verify.
+  // Multi-turn without a tokenizer (or its count failed): a later turn's history was not counted, nothing to verify.
   const uncountedRecords = ok.filter((r) => r.expectedInSource !== undefined);
   const uncounted = uncountedRecords.length;
   if (uncounted > 0) {
@@ -112,7 +112,7 @@ export function inputLengthCheck(records: readonly RequestRecord[]): Check {
       'input-length',
       'warn',
       `${uncounted}/${ok.length} ${multiTurn ? 'multi-turn prompts' : 'prompts'} could not be counted ahead ` +
-        "(the server has no exact /tokenize): their input length is the server's own count, not verified",
+        "(the server's tokenizer gave no exact count: it has none, or the count failed): their input length is the server's own count, not verified",
     );
   }
   const unknown = ok.length - known.length;

@@ -62,6 +62,8 @@ export interface LevelMeasureInput {
   viaTokenize: boolean;
   /** Without an exact count: the server's /tokenize counts prompt text, so --api completions would be exact. */
   completionsExact?: boolean;
+  /** Without an exact count: what /tokenize answered instead of a count (a web page from a gateway), if it answered. */
+  tokenizeAnswer?: string;
   workload: Workload;
   /** The server's context in tokens, when known: a longer workload request is refused up front. */
   contextTokens?: number;
@@ -112,6 +114,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     counter: input.counter,
     viaTokenize: input.viaTokenize,
     completionsExact: input.completionsExact,
+    tokenizeAnswer: input.tokenizeAnswer,
     countMessages: input.countMessages ?? null,
     api: config.api,
     contextTokens: input.contextTokens,

@@ -55,6 +55,8 @@ interface Ready {
   viaTokenize: boolean;
   /** Without an exact count: the server's /tokenize counts prompt text, so --api completions would be exact. */
   completionsExact?: boolean;
+  /** Without an exact count: what /tokenize answered instead of a count (a web page from a gateway), if it answered. */
+  tokenizeAnswer?: string;
   compat: BodyCompat;
   /** The server's context in tokens, when known. */
   contextTokens?: number;
@@ -146,7 +148,7 @@ export class ServerSession {
     const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey, timeoutMs: config.timeoutMs });
     const { compat, note } = await api.probeCompat(config.api, info.model);
     if (note) emit({ type: 'message', severity: 'warn', text: note });
-    const { counter, viaTokenize, countMessages, completionsExact } = await api.tokenCounter(
+    const { counter, viaTokenize, countMessages, completionsExact, tokenizeAnswer } = await api.tokenCounter(
       config.api,
       info.model,
       compat,
@@ -157,7 +159,7 @@ export class ServerSession {
         severity: 'info',
         text: completionsExact
           ? "server's /tokenize takes no chat messages: prompt length calibrated from usage.prompt_tokens and verified per request (--api completions counts exactly)"
-          : 'server has no /tokenize: prompt length calibrated from usage.prompt_tokens and verified per request',
+          : `${tokenizeAnswer ?? 'server has no /tokenize'}: prompt length calibrated from usage.prompt_tokens and verified per request`,
       });
     }
     await this.startTelemetry();
@@ -182,6 +184,7 @@ export class ServerSession {
       countMessages,
       viaTokenize,
       completionsExact,
+      tokenizeAnswer,
       compat,
       contextTokens: limit?.tokens,
     };
@@ -250,6 +253,7 @@ export class ServerSession {
       countMessages: ready.countMessages,
       viaTokenize: ready.viaTokenize,
       completionsExact: ready.completionsExact,
+      tokenizeAnswer: ready.tokenizeAnswer,
       workload: this.options.workload,
       contextTokens: ready.contextTokens,
       compat: ready.compat,

@@ -23,6 +23,8 @@ export interface LevelPromptsInput {
   viaTokenize: boolean;
   /** Without an exact count: the server's /tokenize counts prompt text, so --api completions would be exact. */
   completionsExact?: boolean;
+  /** Without an exact count: what /tokenize answered instead of a count (a web page from a gateway), if it answered. */
+  tokenizeAnswer?: string;
   /** Counts chat messages (system prompts, message lists); null when the server cannot. */
   countMessages: MessagesCounter | null;
   api: 'chat' | 'completions';

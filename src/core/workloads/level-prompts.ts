@@ -43,6 +43,9 @@ function noExactCount(flag: string, workload: LevelPromptsInput['workload'], inp
   if (workload.kind === 'file')
     fixes.push("--prompt-lengths file (each prompt as it is, its length the server's count)");
   fixes.push('synthetic prompts');
+  if (input.tokenizeAnswer && !input.completionsExact) {
+    return `${flag} needs the server's /tokenize to count each prompt; ${input.tokenizeAnswer}: a proxy or login page in front of the server? Point --url at the server itself, or use ${fixes.join(', or ')}`;
+  }
   const server = input.completionsExact
     ? "this server's /tokenize takes no chat messages"
     : 'this server has none (vLLM, SGLang, llama.cpp and the simulator have it)';

@@ -277,6 +277,58 @@ describe('runConversations', () => {
     expect(outcomes).toHaveLength(2);
     expect(asked).toEqual([abort.signal]);
   });
+
+  it('a failed history count is told once and the tokenizer is not asked again: later turns keep no count', async () => {
+    const clock = createManualClock();
+    const h = harness(clock, () => 10);
+    let asked = 0;
+    const reasons: string[] = [];
+    // The first count fails (a time-out, say); a tokenizer that answered again would be a fluke, not a count to trust.
+    const failingCount = async (messages: readonly PromptMessage[]): Promise<number | null> => {
+      asked++;
+      if (asked === 1) throw new Error('POST /apply-template gave no complete answer within 2 s (--timeout)');
+      return countMessages(messages);
+    };
+    const outcomes = await clock.run(
+      runConversations({
+        userPrompts: users(6),
+        turns: 3,
+        concurrency: 1,
+        firstConversation: 0,
+        makeSpec: h.makeSpec,
+        executor: h.executor,
+        onOutcome: () => undefined,
+        countMessages: failingCount,
+        onCountFailed: (reason) => reasons.push(reason),
+      }),
+    );
+    expect(outcomes).toHaveLength(6);
+    expect(reasons).toEqual(['POST /apply-template gave no complete answer within 2 s (--timeout)']);
+    expect(asked).toBe(1);
+    const later = h.sent.filter((s) => s.prompt.meta!.turn! > 0);
+    expect(later).toHaveLength(4);
+    expect(later.every((s) => uncountedTurn(s.prompt))).toBe(true);
+  });
+
+  it('a count the server cannot give (null) is told as such, once', async () => {
+    const clock = createManualClock();
+    const h = harness(clock, () => 10);
+    const reasons: string[] = [];
+    await clock.run(
+      runConversations({
+        userPrompts: users(4),
+        turns: 2,
+        concurrency: 2,
+        firstConversation: 0,
+        makeSpec: h.makeSpec,
+        executor: h.executor,
+        onOutcome: () => undefined,
+        countMessages: async () => null,
+        onCountFailed: (reason) => reasons.push(reason),
+      }),
+    );
+    expect(reasons).toEqual(['the server gave no count']);
+  });
 });
 
 /** The turn of the request with this id. */
