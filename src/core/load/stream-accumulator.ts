@@ -164,6 +164,12 @@ export class StreamAccumulator {
       if (reasoning !== null) this.reasoningTokens = reasoning;
     }
     if (!hasText) return;
+    if (usageCompletion !== null && usageCompletion === this.lastTextCompletionTokens && this.chunks.length > 0) {
+      // The server's count did not grow: this text belongs to the last step (SGLang splits a step that crosses from
+      // reasoning into the answer over two chunks with one total), so it is no new token and no new chunk.
+      if (hasContent) this.firstContentMs ??= tMs;
+      return;
+    }
     if (this.firstTokenMs === null) this.firstTokenMs = tMs;
     let tokens = 1;
     // Continuous usage: the token count of this chunk is the growth of completion_tokens since the last text chunk.

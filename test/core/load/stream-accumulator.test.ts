@@ -40,6 +40,34 @@ describe('StreamAccumulator', () => {
     expect(r.promptTokens).toBe(100);
   });
 
+  it('adds no token for text whose server count did not grow (SGLang splits a reasoning-to-answer step)', () => {
+    const acc = new StreamAccumulator();
+    const step = (delta: Record<string, unknown>, c: number): string =>
+      JSON.stringify({
+        choices: [{ index: 0, delta, finish_reason: null }],
+        usage: { prompt_tokens: 10, completion_tokens: c, total_tokens: 10 + c },
+      });
+    acc.onEvent(step({ reasoning_content: 'think think think think' }, 4), 1);
+    // One step of 3 tokens: the end of the reasoning, then the start of the answer, both carrying the total 7.
+    acc.onEvent(step({ reasoning_content: 'done' }, 7), 2);
+    acc.onEvent(step({ content: 'The' }, 7), 2.1);
+    acc.onEvent(step({ content: ' answer' }, 10), 3);
+    acc.onEvent(
+      JSON.stringify({ choices: [], usage: { prompt_tokens: 10, completion_tokens: 10, reasoning_tokens: 6 } }),
+      4,
+    );
+    acc.onEvent('[DONE]', 4);
+    const r = acc.result();
+    expect(r.chunks).toEqual([
+      [1, 4],
+      [2, 3],
+      [3, 3],
+    ]);
+    expect(r.chunks.reduce((s, [, n]) => s + n, 0)).toBe(r.completionTokens);
+    expect(r.chunkTokensFromServer).toBe(true);
+    expect(r.firstContentMs).toBe(2.1);
+  });
+
   it('reads usage put on the last choice chunk and estimates chunk tokens otherwise', () => {
     const acc = new StreamAccumulator();
     acc.onEvent(chat('a'), 1);
