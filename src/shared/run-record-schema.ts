@@ -159,6 +159,15 @@ const CapacitySchema = z.looseObject({
   saturation: z.looseObject({ load: num, nextLoad: num, cause: z.string(), detail: z.string() }).nullable(),
 });
 
+const MessageSchema = z.looseObject({
+  atMs: num,
+  severity: z.enum(['info', 'warn', 'error']),
+  text: z.string(),
+  count: num.optional(),
+  serverConfigIndex: num.optional(),
+  levelIndex: num.optional(),
+});
+
 /** run.json as schemaVersion 1 describes it; config is checked loosely (its defaults were applied when written). */
 export const RunRecordSchema = z.looseObject({
   schemaVersion: z.literal(1),
@@ -184,6 +193,8 @@ export const RunRecordSchema = z.looseObject({
   checks: z.array(CheckSchema),
   capacity: CapacitySchema.optional(),
   capacities: z.array(CapacitySchema).optional(),
+  messages: z.array(MessageSchema).optional(),
+  messagesLeftOut: num.optional(),
 });
 
 /** The newest run.json layout this servebench reads. */

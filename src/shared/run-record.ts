@@ -237,6 +237,20 @@ export interface RunOrigin {
   path: string;
 }
 
+/** A message the run said (a warning, a note): kept so a report or a later look at the run still has it. */
+export interface RunMessage {
+  /** When it was first said, ms after the run's clock origin. */
+  atMs: number;
+  severity: 'info' | 'warn' | 'error';
+  text: string;
+  /** How many times the same severity and text were said (absent: once). */
+  count?: number;
+  /** The server configuration it belongs to, in a run with several (`serverVariants`). */
+  serverConfigIndex?: number;
+  /** The level it was said during, as an index into `levels` (absent when not during a kept level). */
+  levelIndex?: number;
+}
+
 export interface RunRecord {
   schemaVersion: 1;
   id: string;
@@ -262,4 +276,8 @@ export interface RunRecord {
   capacity?: CapacityResult;
   /** `--find-capacity` with several searches (one per server configuration and input/output length), in run order. */
   capacities?: CapacityResult[];
+  /** Messages said during the run (warnings, notes), in order; identical ones counted, not repeated. */
+  messages?: RunMessage[];
+  /** Messages left out of `messages` once it held its limit. */
+  messagesLeftOut?: number;
 }

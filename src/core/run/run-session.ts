@@ -13,9 +13,10 @@ import { renderSummaryCsv } from '../report/registry.js';
 import { RUN_FILES, RunWriter, createRunDir } from '../runs/run-store.js';
 import { diskErrorOf, type RunFs } from '../runs/run-fs.js';
 import type { ServerFailure } from '../servers/types.js';
-import { benchSecretValues, redactBenchConfig, redactUrl } from '../servers/redact.js';
+import { benchSecretValues, redactBenchConfig, redactLine, redactUrl } from '../servers/redact.js';
 import { SERVEBENCH_VERSION } from '../version.js';
 import type { ActiveRun, ActiveRuns } from './active-runs.js';
+import { RunMessageLog } from './run-messages.js';
 
 /** What a run session needs from the host: its clock, events, signal, folder operations and host facts. */
 export interface RunSessionOptions {
@@ -82,6 +83,7 @@ export class RunSession {
   /** The first server that died; read after it stopped, its failure carries its last log lines. */
   serverFailure: ServerFailure | null = null;
   serversStarted = 0;
+  private serverConfigIndex: number | undefined;
   private failure: string | undefined;
   private failureExitCode: number | undefined;
   private nextRequestId = 0;
@@ -89,6 +91,9 @@ export class RunSession {
   private nextLevelIndex = 0;
   private readonly capacities: CapacityResult[] = [];
   private readonly active: ActiveRun;
+  private readonly messages = new RunMessageLog([]);
+  /** The level slot between its level-started event and its addLevel: the messages said meanwhile belong to it. */
+  private currentSlot: number | undefined;
 
   private constructor(
     readonly config: BenchConfig,
@@ -96,6 +101,7 @@ export class RunSession {
     readonly writer: RunWriter,
     record: RunRecord,
     private readonly options: RunSessionOptions,
+    private readonly secrets: readonly string[],
   ) {
     this.record = record;
     this.runId = record.id;
@@ -110,10 +116,8 @@ export class RunSession {
     const startedAt = now();
     const dir = await createRunDir(config.out, config.label, startedAt, options.runFs);
     // Every file of the run is scrubbed of this run's secrets: a server may echo a key in an error message.
-    const writer = new RunWriter(dir, {
-      fs: options.runFs,
-      secrets: benchSecretValues(config, options.env ?? process.env),
-    });
+    const secrets = benchSecretValues(config, options.env ?? process.env);
+    const writer = new RunWriter(dir, { fs: options.runFs, secrets });
     const runId = dir.split('/').pop() as string;
     const simulated = config.server.engine === 'sim' && !config.server.url;
     const hostExtra = options.hostInfo ? await options.hostInfo().catch(() => ({})) : {};
@@ -146,15 +150,40 @@ export class RunSession {
       checks: [],
     };
     await writer.writeRecord(record);
-    const session = new RunSession(config, dir, writer, record, options);
+    const session = new RunSession(config, dir, writer, record, options, secrets);
     options.activeRuns?.add(session.active);
     session.emit({ type: 'run-started', runId, dir, simulated, totalLevels: options.totalLevels });
     return session;
   }
 
-  /** Sends a progress event to the host. */
+  /** Sends a progress event to the host; a message is also kept in the record (run.json). */
   emit(event: RunEvent): void {
+    if (event.type === 'level-started') {
+      this.currentSlot = event.levelIndex;
+      this.serverConfigIndex = event.serverConfigIndex;
+    } else if (event.type === 'message') this.keepMessage(event);
     this.options.emit(event);
+  }
+
+  /** Marks the start of a server configuration: the messages said from now on belong to it, and to no level yet. */
+  enterServerConfig(index: number): void {
+    this.serverConfigIndex = index;
+    this.currentSlot = undefined;
+  }
+
+  private keepMessage(event: Extract<RunEvent, { type: 'message' }>): void {
+    // Named values (api_key=…) too: the writer blanks only known values and key shapes, and the record is sent as is.
+    const text = redactLine(event.text, this.secrets);
+    const severalServers = (this.config.serverVariants?.length ?? 0) > 1;
+    this.messages.add({
+      atMs: this.options.clock.nowMs(),
+      severity: event.severity,
+      text,
+      serverConfigIndex: severalServers ? this.serverConfigIndex : undefined,
+      levelSlot: this.currentSlot,
+    });
+    this.record.messages ??= this.messages.messages;
+    if (this.messages.leftOut > 0) this.record.messagesLeftOut = this.messages.leftOut;
   }
 
   get clock(): Clock {
@@ -185,6 +214,8 @@ export class RunSession {
       this.record.levels.push(level);
       this.emit({ type: 'level-finished', levelIndex: slot.levelIndex, level });
     }
+    this.messages.settleLevel(slot.levelIndex, level ? this.record.levels.length - 1 : null);
+    if (this.currentSlot === slot.levelIndex) this.currentSlot = undefined;
     await this.flushTelemetry();
     await this.writer.writeRecord(this.record);
     return level ? this.record.levels.length - 1 : null;

@@ -102,6 +102,7 @@ export class ServerSession {
     const { config } = run;
     const { serverConfig, plans } = options;
     const emit = (event: RunEvent): void => run.emit(event);
+    run.enterServerConfig(options.index);
     const maxConc = maxPlannedConcurrency(plans);
     // A conversation's last turn sends the whole history: that prompt is the largest the server must take.
     const largestInput = Math.max(...plans.map((p) => longestRequestTokens(p) - p.outputLen));
