@@ -237,6 +237,9 @@ export interface RunOrigin {
   path: string;
 }
 
+/** The most distinct messages a run keeps: a server that warns on every request must not bloat run.json. */
+export const MAX_RUN_MESSAGES = 500;
+
 /** A message the run said (a warning, a note): kept so a report or a later look at the run still has it. */
 export interface RunMessage {
   /** When it was first said, ms after the run's clock origin. */

@@ -14,6 +14,7 @@ import { capacitySearches } from '../../shared/capacity.js';
 import { capacityLines, capacityTable, capacityTitle } from '../../shared/capacity-format.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../../shared/turn-table.js';
 import { loadText } from '../../shared/level-load.js';
+import { messageRows, messagesLeftOutText } from '../../shared/message-rows.js';
 
 const esc = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
@@ -23,6 +24,18 @@ function table(columns: readonly Column[], rows: readonly LevelRow[]): string {
   const rule = `|${cols.map(() => ' --- |').join('')}`;
   const body = rows.map((r) => `| ${cols.map((c) => esc(cellText(c, r))).join(' | ')} |`);
   return [head, rule, ...body].join('\n');
+}
+
+/** "Messages during the run": severity, time since the start, where and text; nothing when the run said none. */
+function messagesSection(record: RunFolder['record']): string[] {
+  const rows = messageRows(record);
+  if (rows.length === 0) return [];
+  const lines = rows.map(
+    (m) =>
+      `- **${m.severity.toUpperCase()}** ${m.time}${m.where ? ` (${esc(m.where)})` : ''}: ${esc(m.text)}${m.count ? ` (×${m.count})` : ''}`,
+  );
+  const leftOut = messagesLeftOutText(record);
+  return ['', '## Messages during the run', '', ...lines, ...(leftOut ? ['', `_${leftOut}._`] : [])];
 }
 
 /** The report as Markdown: headline, the article's table, checks, cost, command, environment, telemetry. */
@@ -69,6 +82,7 @@ export function markdownReport(folder: RunFolder): string {
       ),
   );
   if (levelProblems.length) out.push('', '### Per level', '', ...levelProblems);
+  out.push(...messagesSection(record));
   out.push('', '## Cost', '', ...costLines(record));
   out.push('', '## Server command', '');
   out.push(
@@ -90,6 +104,6 @@ export const markdownExporter: Exporter = {
   extension: '.md',
   mediaType: 'text/markdown',
   binary: false,
-  description: 'Markdown: the headline, the table, checks, cost, command and environment',
+  description: 'Markdown: the headline, the table, checks, messages, cost, command and environment',
   render: async (folder) => markdownReport(folder),
 };

@@ -1,7 +1,4 @@
-import type { RunMessage } from '../../shared/run-record.js';
-
-/** The most distinct messages a run keeps: a server that warns on every request must not bloat run.json. */
-export const MAX_RUN_MESSAGES = 500;
+import { MAX_RUN_MESSAGES, type RunMessage } from '../../shared/run-record.js';
 
 /** A message as said, with the level slot (run event index) it was said during, if any. */
 export interface SaidMessage {

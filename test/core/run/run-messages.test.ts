@@ -2,11 +2,11 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_RUN_MESSAGES, RunMessageLog } from '../../../src/core/run/run-messages.js';
+import { RunMessageLog } from '../../../src/core/run/run-messages.js';
 import { RunSession } from '../../../src/core/run/run-session.js';
 import { BenchConfigSchema, type BenchConfigInput } from '../../../src/shared/config.js';
 import type { RunEvent } from '../../../src/shared/events.js';
-import type { LevelResult, RunMessage, RunRecord } from '../../../src/shared/run-record.js';
+import { MAX_RUN_MESSAGES, type LevelResult, type RunMessage, type RunRecord } from '../../../src/shared/run-record.js';
 import { decodeRunJson } from '../../../src/shared/run-record-schema.js';
 import { fixtureDir } from '../report/fixtures.js';
 

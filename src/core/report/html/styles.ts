@@ -24,7 +24,8 @@ th,td{border-bottom:1px solid var(--line);padding:4px 6px;text-align:right;verti
 th{font-weight:600;background:var(--card)}th small{display:block;font-weight:400;color:var(--muted)}
 td.t,th.t{text-align:left}td.nw{white-space:nowrap}
 .status{font-weight:700;font-size:11px;padding:1px 6px;border-radius:4px;border:1px solid currentColor;white-space:nowrap}
-.status.pass{color:var(--pass)}.status.warn{color:var(--warn)}.status.fail{color:var(--fail)}
+.status.pass{color:var(--pass)}.status.warn{color:var(--warn)}.status.fail{color:var(--fail)}.status.info{color:var(--muted)}
+.msg-time{font-variant-numeric:tabular-nums;color:var(--muted)}
 ul.checks{list-style:none;padding:0;margin:0}ul.checks li{padding:4px 0;border-bottom:1px solid var(--line)}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(400px,1fr));gap:16px}
 figure.chart{margin:0;background:var(--card);border:1px solid var(--line);border-radius:8px;padding:8px 10px;break-inside:avoid}

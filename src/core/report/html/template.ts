@@ -16,6 +16,7 @@ import { capacitySearches, type CapacityResult } from '../../../shared/capacity.
 import { capacityLines, capacityTable, capacityTitle } from '../../../shared/capacity-format.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../../../shared/turn-table.js';
 import { loadText } from '../../../shared/level-load.js';
+import { messageRows, messagesLeftOutText } from '../../../shared/message-rows.js';
 
 /** Multi-turn runs: TTFT per conversation turn, one row per level and turn; nothing for other runs. */
 function turnsSection(record: RunRecord): string {
@@ -79,6 +80,23 @@ function checkItem(c: Check, where = ''): string {
   return `<li><span class="status ${c.status}">${c.status.toUpperCase()}</span> <b>${esc(c.id)}</b>${where ? ` <span class="sub">${esc(where)}</span>` : ''}: ${esc(c.detail)}</li>`;
 }
 
+/** "Messages during the run": severity, time since the start, where and text; nothing when the run said none. */
+function messagesSection(record: RunRecord): string {
+  const rows = messageRows(record);
+  if (rows.length === 0) return '';
+  const items = rows.map(
+    (m) =>
+      `<li><span class="status ${m.severity === 'error' ? 'fail' : m.severity === 'warn' ? 'warn' : 'info'}">${m.severity.toUpperCase()}</span> <span class="msg-time">${esc(m.time)}</span>${m.where ? ` <span class="sub">${esc(m.where)}</span>` : ''}: ${esc(m.text)}${m.count ? ` <span class="sub">×${m.count}</span>` : ''}</li>`,
+  );
+  const leftOut = messagesLeftOutText(record);
+  return [
+    '<section id="messages"><h2>Messages during the run</h2>',
+    `<ul class="checks messages">${items.join('')}</ul>`,
+    leftOut ? `<p class="note">${esc(leftOut)}.</p>` : '',
+    '</section>',
+  ].join('');
+}
+
 /** The parts the template puts together; charts come in already rendered. */
 export interface ReportPage {
   record: RunRecord;
@@ -129,6 +147,7 @@ export function renderPage(page: ReportPage): string {
       ? `<h3>Per level (those that did not pass)</h3><ul class="checks">${levelChecks.join('')}</ul>`
       : '',
     '</section>',
+    messagesSection(record),
     `<section id="cost"><h2>Cost</h2>${costLines(record)
       .map((l) => `<p>${esc(l)}</p>`)
       .join('')}</section>`,
