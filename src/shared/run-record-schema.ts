@@ -161,7 +161,8 @@ const CapacitySchema = z.looseObject({
 
 const MessageSchema = z.looseObject({
   atMs: num,
-  severity: z.enum(['info', 'warn', 'error']),
+  // Any string: a severity added later must not make an older reader refuse the whole run.
+  severity: z.string(),
   text: z.string(),
   count: num.optional(),
   serverConfigIndex: num.optional(),
