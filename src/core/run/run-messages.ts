@@ -10,7 +10,7 @@ export interface SaidMessage {
 }
 
 /**
- * The run's messages, bounded and deduplicated (same severity and text: counted), kept in the arrays it was
+ * The run's messages, bounded and deduplicated (same severity, text and server configuration: counted), kept in the arrays it was
  * given so that the run record always holds the current list.
  */
 export class RunMessageLog {
@@ -27,7 +27,8 @@ export class RunMessageLog {
 
   /** Keeps a message, or counts it when the same one was said before; false when the log was full. */
   add(said: SaidMessage): boolean {
-    const key = `${said.severity}\u0000${said.text}`;
+    // The same warning from another server configuration is news: it is kept apart, not counted in.
+    const key = `${said.serverConfigIndex ?? ''}\u0000${said.severity}\u0000${said.text}`;
     const seen = this.byKey.get(key);
     if (seen) {
       seen.count = (seen.count ?? 1) + 1;

@@ -11,7 +11,7 @@ import { BenchConfigSchema } from '../../../src/shared/config.js';
 import type { RunEvent } from '../../../src/shared/events.js';
 import { messageRows } from '../../../src/shared/message-rows.js';
 import type { RunRecord } from '../../../src/shared/run-record.js';
-import { attachTo } from '../../fakes/attached-server.js';
+import { attachTo, attachedServer } from '../../fakes/attached-server.js';
 import { closeAll, startSim, testProfile } from '../sim/helpers.js';
 import { fixtureDir } from './fixtures.js';
 
@@ -78,6 +78,44 @@ describe('messages said during a run against the simulator', () => {
     expect(html).toMatch(
       /<span class="status warn">WARN<\/span> <span class="msg-time">\d+:\d\d<\/span>: GPU telemetry unavailable/,
     );
+  });
+});
+
+describe('messages of a server sweep', () => {
+  it('name the server configuration that said them, each configuration its own', async () => {
+    const missing = join(out, 'no-such-nvidia-smi');
+    const result = await runBenchmark(
+      BenchConfigSchema.parse({
+        out,
+        label: 'sweep',
+        rounds: 1,
+        requestsPerRound: 3,
+        warmup: 1,
+        concurrency: [1],
+        inputLen: [32],
+        outputLen: [4],
+        server: { engine: 'attach', url: 'http://127.0.0.1:9' },
+        serverVariants: [{ maxSeqs: 8 }, { maxSeqs: 16 }],
+      }),
+      {
+        // One fresh simulator per server configuration (the server restarts between configurations).
+        startServer: async () => {
+          const sim = await startSim({ profile: testProfile({ 'max-model-len': 4096 }), model: 'sim-model' });
+          return attachedServer({ engine: 'attach', baseUrl: sim.url, model: 'sim-model', simulated: true }, () =>
+            sim.close(),
+          );
+        },
+        createTelemetry: (o) => createTelemetryRecorder({ clock: o.clock, engine: o.engine, nvidiaSmiPath: missing }),
+      },
+    );
+    expect(result.failure).toBeUndefined();
+    const gpu = result.record.messages?.filter((m) => m.text.startsWith('GPU telemetry unavailable')) ?? [];
+    expect(gpu.map((m) => [m.serverConfigIndex, m.count, m.levelIndex])).toEqual([
+      [0, undefined, undefined],
+      [1, undefined, undefined],
+    ]);
+    const md = markdownReport(await loadRunFolder(result.dir));
+    expect(md).toMatch(/\(server maxSeqs=16\): GPU telemetry unavailable/);
   });
 });
 

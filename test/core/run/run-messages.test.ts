@@ -63,15 +63,19 @@ async function runJson(dir: string) {
 }
 
 describe('RunMessageLog', () => {
-  it('counts a repeated message instead of keeping it twice, and tells severities apart', () => {
+  it('counts a repeated message instead of keeping it twice, and tells severities and server configurations apart', () => {
     const log = new RunMessageLog([]);
     log.add({ atMs: 1, severity: 'warn', text: 'a' });
     log.add({ atMs: 2, severity: 'warn', text: 'a' });
     log.add({ atMs: 3, severity: 'warn', text: 'a' });
     log.add({ atMs: 4, severity: 'info', text: 'a' });
+    // Said again by another server configuration: kept apart.
+    log.add({ atMs: 5, severity: 'warn', text: 'a', serverConfigIndex: 1 });
+    log.add({ atMs: 6, severity: 'warn', text: 'a', serverConfigIndex: 1 });
     expect(log.messages).toEqual([
       { atMs: 1, severity: 'warn', text: 'a', count: 3 },
       { atMs: 4, severity: 'info', text: 'a' },
+      { atMs: 5, severity: 'warn', text: 'a', serverConfigIndex: 1, count: 2 },
     ]);
   });
 
