@@ -9,6 +9,7 @@ import { BenchConfigSchema } from '../../src/shared/config.js';
 import type { BenchConfigInput } from '../../src/shared/config.js';
 import type { RunEvent } from '../../src/shared/events.js';
 import type { RequestRecord } from '../../src/shared/request-record.js';
+import type { RunRecord } from '../../src/shared/run-record.js';
 import { startFakeOpenAi } from '../fakes/fake-openai-server.js';
 import type { FakeOpenAiOptions, FakeOpenAiServer } from '../fakes/fake-openai-server.js';
 
@@ -128,6 +129,9 @@ describe('runBenchmark', () => {
     expect(r.record.status).toBe('completed');
     expect(r.events.some((e) => e.type === 'message' && /ignore_eos|continuous/.test(e.text))).toBe(true);
     expect(r.record.checks.find((c) => c.id === 'warmup')?.status).toBe('warn');
+    // The note is kept in run.json, not only shown while the run goes.
+    const onDisk = JSON.parse(await readFile(join(r.dir, 'run.json'), 'utf8')) as RunRecord;
+    expect(onDisk.messages?.some((m) => m.severity === 'warn' && /ignore_eos|continuous/.test(m.text))).toBe(true);
   });
 
   it('counts server errors as failed requests with their reason', async () => {
