@@ -35,7 +35,7 @@ export function createProgressRenderer(stream: NodeJS.WriteStream, verbose: bool
         line(`${event.severity === 'info' ? 'note' : event.severity}: ${event.text}`);
         break;
       case 'level-started':
-        label = `${event.rate !== undefined ? `rate ${event.rate}/s` : loadText(event)} in=${event.inputLen} out=${event.outputLen}`;
+        label = `${event.rate !== undefined ? `rate ${event.rate}/s` : loadText(event)} in=${event.inputFromFile ? 'file' : event.inputLen} out=${event.outputFromFile ? 'file' : event.outputLen}`;
         lastPlainPct = -1;
         if (tty) {
           if (bar) bar.stop();

@@ -19,6 +19,9 @@ export type RunEvent =
       burst?: number;
       inputLen: number;
       outputLen: number;
+      /** A prompt file read with its own lengths: inputLen/outputLen are the flags', which these requests do not use. */
+      inputFromFile?: boolean;
+      outputFromFile?: boolean;
       warmupRequests: number;
       measuredRequests: number;
       serverConfigIndex: number;

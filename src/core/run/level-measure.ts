@@ -98,6 +98,8 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     burst: plan.burst,
     inputLen: plan.inputLen,
     outputLen: plan.outputLen,
+    ...(ownLengths(input.workload).input ? { inputFromFile: true } : {}),
+    ...(ownLengths(input.workload).output ? { outputFromFile: true } : {}),
     warmupRequests: plan.warmup,
     measuredRequests: plan.rounds * plan.requestsPerRound,
     serverConfigIndex: input.serverConfigIndex,

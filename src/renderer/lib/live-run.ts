@@ -10,6 +10,9 @@ export interface LiveLevel {
   burst?: number;
   inputLen: number;
   outputLen: number;
+  /** Each request's own length from a prompt file (inputLen/outputLen are then not what was sent). */
+  inputFromFile?: boolean;
+  outputFromFile?: boolean;
   phase: 'waiting' | 'prompts' | 'cooldown' | 'warmup' | 'measure' | 'done';
   round?: number;
   rounds?: number;
@@ -105,6 +108,8 @@ export function applyEvent(run: LiveRun, event: RunEvent): void {
         burst: event.burst,
         inputLen: event.inputLen,
         outputLen: event.outputLen,
+        inputFromFile: event.inputFromFile,
+        outputFromFile: event.outputFromFile,
         phase: 'waiting',
         done: 0,
         total: event.warmupRequests + event.measuredRequests,
