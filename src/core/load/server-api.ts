@@ -39,6 +39,19 @@ function seconds(ms: number): string {
 }
 
 /** Small non-streaming calls to an OpenAI-compatible server: tokenize, probe; each bounded by --timeout. */
+/** How a server's prompts are counted: what tokenCounter learnt, carried as one to every level. */
+export interface PromptCounting {
+  counter: TokenCounter;
+  /** The server counts exactly (/tokenize); false: only usage.prompt_tokens after the fact. */
+  viaTokenize: boolean;
+  /** Counts chat messages: multi-turn histories, system prompts, message lists (absent: the server cannot). */
+  countMessages?: MessagesCounter;
+  /** Without an exact count: the server's /tokenize counts prompt text, so --api completions would be exact. */
+  completionsExact?: boolean;
+  /** Without an exact count: what /tokenize answered instead of a count (a web page from a gateway), if it answered. */
+  tokenizeAnswer?: string;
+}
+
 export class ServerApi {
   private readonly base: string;
   private readonly headers: Record<string, string>;
@@ -124,17 +137,7 @@ export class ServerApi {
    * completions` would be exact (an SGLang whose /tokenize takes no messages). A server that refuses a calibration
    * request says why, in one line.
    */
-  async tokenCounter(
-    api: 'chat' | 'completions',
-    model: string,
-    compat: BodyCompat,
-  ): Promise<{
-    counter: TokenCounter;
-    viaTokenize: boolean;
-    countMessages?: MessagesCounter;
-    completionsExact?: boolean;
-    tokenizeAnswer?: string;
-  }> {
+  async tokenCounter(api: 'chat' | 'completions', model: string, compat: BodyCompat): Promise<PromptCounting> {
     let odd: JsonResponse | null = null;
     const countOf = async (body: Record<string, unknown>, signal?: AbortSignal): Promise<number | null> => {
       const res = await this.call('POST', '/tokenize', body, signal);

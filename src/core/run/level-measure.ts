@@ -9,9 +9,8 @@ import type { LevelPlan } from '../load/level-plan.js';
 import { runLevel } from '../load/level-runner.js';
 import { buildLevelPrompts } from '../workloads/level-prompts.js';
 import { ownLengths, promptsFromFile, sharesPrefixes, type Workload } from '../workloads/workload.js';
-import type { MessagesCounter } from '../load/conversations.js';
-import type { TokenCounter } from '../load/prompts.js';
 import type { BodyCompat } from '../load/request-body.js';
+import type { PromptCounting } from '../load/server-api.js';
 import type { AbortReason } from '../load/stream-client.js';
 import { summarizeLevel } from '../metrics/index.js';
 import { clientErrorFix, commonestError } from '../metrics/error-summary.js';
@@ -56,14 +55,7 @@ export interface LevelMeasureInput {
   config: BenchConfig;
   clock: Clock;
   executor: RequestExecutor;
-  counter: TokenCounter;
-  /** Counts chat messages: multi-turn histories, system prompts, message lists (absent: the server cannot). */
-  countMessages?: MessagesCounter;
-  viaTokenize: boolean;
-  /** Without an exact count: the server's /tokenize counts prompt text, so --api completions would be exact. */
-  completionsExact?: boolean;
-  /** Without an exact count: what /tokenize answered instead of a count (a web page from a gateway), if it answered. */
-  tokenizeAnswer?: string;
+  counting: PromptCounting;
   workload: Workload;
   /** The server's context in tokens, when known: a longer workload request is refused up front. */
   contextTokens?: number;
@@ -113,11 +105,8 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     firstIndex: input.firstPromptIndex,
     firstRecord: input.firstRecord,
     uniquePrefix: config.uniquePrefix,
-    counter: input.counter,
-    viaTokenize: input.viaTokenize,
-    completionsExact: input.completionsExact,
-    tokenizeAnswer: input.tokenizeAnswer,
-    countMessages: input.countMessages ?? null,
+    ...input.counting,
+    countMessages: input.counting.countMessages ?? null,
     api: config.api,
     contextTokens: input.contextTokens,
     signal,
@@ -158,7 +147,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     seed: config.seed,
     firstId: input.firstId,
     tagPrefix: input.tagPrefix,
-    countMessages: input.countMessages,
+    countMessages: input.counting.countMessages,
     signal,
     onEvent: emit,
     onRecords: (records: RequestRecord[]) => {

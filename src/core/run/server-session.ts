@@ -9,10 +9,8 @@ import { maxPlannedConcurrency } from '../load/level-plan.js';
 import type { LevelPlan } from '../load/level-plan.js';
 import { readContextLimit } from '../load/context-limit.js';
 import { contextProblem, fileLengths, longestRequestTokens } from '../load/plan-limits.js';
-import type { MessagesCounter } from '../load/conversations.js';
-import type { TokenCounter } from '../load/prompts.js';
 import type { BodyCompat } from '../load/request-body.js';
-import { ServerApi } from '../load/server-api.js';
+import { ServerApi, type PromptCounting } from '../load/server-api.js';
 import type { AbortReason } from '../load/stream-client.js';
 import { createWorkerExecutor } from '../load/worker-executor.js';
 import type { RunningServer, StartServer } from '../servers/types.js';
@@ -49,14 +47,7 @@ export interface MeasuredLevel {
 interface Ready {
   server: RunningServer;
   executor: RequestExecutor;
-  counter: TokenCounter;
-  /** Counts chat messages: multi-turn histories, system prompts, message lists (absent: the server cannot). */
-  countMessages?: MessagesCounter;
-  viaTokenize: boolean;
-  /** Without an exact count: the server's /tokenize counts prompt text, so --api completions would be exact. */
-  completionsExact?: boolean;
-  /** Without an exact count: what /tokenize answered instead of a count (a web page from a gateway), if it answered. */
-  tokenizeAnswer?: string;
+  counting: PromptCounting;
   compat: BodyCompat;
   /** The server's context in tokens, when known. */
   contextTokens?: number;
@@ -149,11 +140,8 @@ export class ServerSession {
     const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey, timeoutMs: config.timeoutMs });
     const { compat, note } = await api.probeCompat(config.api, info.model);
     if (note) emit({ type: 'message', severity: 'warn', text: note });
-    const { counter, viaTokenize, countMessages, completionsExact, tokenizeAnswer } = await api.tokenCounter(
-      config.api,
-      info.model,
-      compat,
-    );
+    const counting = await api.tokenCounter(config.api, info.model, compat);
+    const { viaTokenize, completionsExact, tokenizeAnswer } = counting;
     if (!viaTokenize) {
       emit({
         type: 'message',
@@ -181,11 +169,7 @@ export class ServerSession {
     this.ready = {
       server,
       executor,
-      counter,
-      countMessages,
-      viaTokenize,
-      completionsExact,
-      tokenizeAnswer,
+      counting,
       compat,
       contextTokens: limit?.tokens,
     };
@@ -250,11 +234,7 @@ export class ServerSession {
       config: run.config,
       clock: run.clock,
       executor: ready.executor,
-      counter: ready.counter,
-      countMessages: ready.countMessages,
-      viaTokenize: ready.viaTokenize,
-      completionsExact: ready.completionsExact,
-      tokenizeAnswer: ready.tokenizeAnswer,
+      counting: ready.counting,
       workload: this.options.workload,
       contextTokens: ready.contextTokens,
       compat: ready.compat,
