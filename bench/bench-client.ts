@@ -21,6 +21,8 @@ import { showSplit } from './ttft-split-report.js';
 
 const clock = createMonoClock();
 const MODEL = 'servebench/sim-llama-8b';
+/** Warm-up of the steady-state c=1 level: past the point where V8 still compiles per-request code (--trace-opt). */
+const STEADY_WARMUP = 4000;
 
 function specs(count: number, outputLen: number, tag: string): RequestSpec[] {
   return Array.from({ length: count }, (_, i) => ({
@@ -123,13 +125,14 @@ async function runLikeLevels(
   sim: SimProcess,
   outputLen: number,
   warmupOverride: number | undefined,
+  levels: ReadonlyArray<readonly [number, number]> = [
+    [1, 300],
+    [256, 1024],
+  ],
 ): Promise<{ figures: number[]; c1: WatchedLevel }> {
   const figures: number[] = [];
   let c1: WatchedLevel | null = null;
-  for (const [concurrency, measured] of [
-    [1, 300],
-    [256, 1024],
-  ] as const) {
+  for (const [concurrency, measured] of levels) {
     const plan = planLevels(BenchConfigSchema.parse({ concurrency: [concurrency], warmup: warmupOverride }))[0]!;
     const executor = createInThreadExecutor({ baseUrl: sim.url, clock });
     await runClosedLoop(specs(plan.warmup, outputLen, `rw${concurrency}`), concurrency, executor, () => undefined);
@@ -192,9 +195,29 @@ async function main(): Promise<void> {
   const c1Split = showSplit(
     splitTtft(c1.outcomes, readTruth(coldTruth), clock, c1.cpu, c1.gcPauses),
     c1.outcomes.length,
+    'runC1',
   );
+
+  // 0b. The same c=1 level once the client and a fresh simulator have both run thousands of requests: JIT
+  // compiling and heap growth, which take CPU from the other process on a small machine, are over by then.
+  const steadyTruth = join(mkdtempSync(join(tmpdir(), 'sb-truth-')), 'truth.jsonl');
+  const steadySim = await startSimProcess(['--profile', 'instant', '--truth', steadyTruth]);
+  console.log(`steady state: c=1 after ${STEADY_WARMUP} warm-up requests (client warm from the levels above):`);
+  const steady = await runLikeLevels(steadySim, outputLen, STEADY_WARMUP, [[1, 300]]);
+  await steadySim.stop();
+  const steadySplit = showSplit(
+    splitTtft(steady.c1.outcomes, readTruth(steadyTruth), clock, steady.c1.cpu, steady.c1.gcPauses),
+    steady.c1.outcomes.length,
+    'steadyC1',
+  );
+  const levelFigures = {
+    runC1SelfTtftP99Ms: Number(runC1SelfTtftP99Ms!.toFixed(2)),
+    ...c1Split,
+    steadyC1SelfTtftP99Ms: Number(steady.figures[0]!.toFixed(2)),
+    ...steadySplit,
+  };
   if (process.argv.includes('--levels-only')) {
-    console.log(JSON.stringify({ runC1SelfTtftP99Ms: Number(runC1SelfTtftP99Ms!.toFixed(2)), ...c1Split }));
+    console.log(JSON.stringify(levelFigures));
     return;
   }
 
@@ -273,8 +296,7 @@ async function main(): Promise<void> {
   const at256 = results.filter((r) => r.concurrency === 256);
   const best256 = at256.reduce((a, b) => (b.selfTtftP50Ms < a.selfTtftP50Ms ? b : a));
   const summary = {
-    runC1SelfTtftP99Ms: Number(runC1SelfTtftP99Ms!.toFixed(2)),
-    ...c1Split,
+    ...levelFigures,
     runC256FirstWaveP50Ms: Number(runC256FirstWaveP50Ms!.toFixed(2)),
     streams,
     chunkEventsPerSec: Math.round(Math.max(...results.map((r) => r.chunkEventsPerSec))),

@@ -13,7 +13,9 @@ export interface SimProcess {
 /** Starts `servebench sim` on a free port and resolves once it prints its listening line. */
 export async function startSimProcess(args: string[]): Promise<SimProcess> {
   const cli = `${packageRoot()}/dist/cli.js`;
-  const child = spawn(process.execPath, [cli, 'sim', '--port', '0', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...process.execArgv, cli, 'sim', '--port', '0', ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   // The bench may die (Ctrl-C, a closed pipe): never leave a simulator behind.
   const reap = (): void => {
     if (child.exitCode === null) child.kill('SIGKILL');

@@ -18,7 +18,7 @@ const pp = (xs: number[]): string => `p50 ${ms(p(xs, 50))}  p99 ${ms(p(xs, 99))}
 const f = (x: number | undefined): string => (x === undefined ? '?' : x.toFixed(2));
 
 /** Prints the split, the verdict on the client's own share and, when missed, what the slow requests had in them. */
-export function showSplit(splits: TtftSplit[], requests: number): Record<string, number> {
+export function showSplit(splits: TtftSplit[], requests: number, key: string): Record<string, number> {
   const own = splits.map((s) => s.ownMs);
   const self = splits.map((s) => s.selfMs);
   const ownP99 = p(own, 99);
@@ -49,12 +49,15 @@ export function showSplit(splits: TtftSplit[], requests: number): Record<string,
     const gc = slow.filter((s) => s.gcMs >= CPU_WAIT_MS);
     const rest = slow.filter((s) => s.gcMs < CPU_WAIT_MS);
     const cpu = rest.filter((s) => waitedForCpu(s) === true);
-    const own = cpu.filter(behindOwnThreads).length;
+    const behind = cpu.filter(behindOwnThreads);
+    const own = behind.length;
+    const simMostly = behind.filter((s) => (s.cpu?.simBackground ?? 0) > (s.cpu?.clientBackground ?? 0)).length;
     console.log(
       `    why: ${slow.length} requests have an own share over ${AIM_MS} ms: ${gc.length} had a client GC pause inside, ` +
         (known
           ? `${cpu.length} had the client or the simulator waiting for a CPU (run-queue wait ≥ ${CPU_WAIT_MS} ms) — ` +
-            `${own} of them while the two processes' own background threads (V8's JIT compiler, GC helpers) ran at least half as long, ` +
+            `${own} of them while the two processes' own background threads (V8's JIT compiler, GC helpers) ran at least half as long ` +
+            `(mostly the simulator's in ${simMostly}, the client's in ${own - simMostly}), ` +
             `${cpu.length - own} behind other work on the machine — and ${rest.length - cpu.length} neither`
           : `${rest.length} other (CPU waits unknown: no Linux schedstat here)`),
     );
@@ -75,13 +78,13 @@ export function showSplit(splits: TtftSplit[], requests: number): Record<string,
     );
   }
   return {
-    runC1ServerShareP99Ms: Number(
+    [`${key}ServerShareP99Ms`]: Number(
       p(
         splits.map((s) => s.serverMs),
         99,
       ).toFixed(2),
     ),
-    runC1ClientOwnP99Ms: Number(ownP99.toFixed(2)),
-    runC1ClientOwnP99NoCpuWaitMs: Number(p(quiet, 99).toFixed(2)),
+    [`${key}ClientOwnP99Ms`]: Number(ownP99.toFixed(2)),
+    [`${key}ClientOwnP99NoCpuWaitMs`]: Number(p(quiet, 99).toFixed(2)),
   };
 }
