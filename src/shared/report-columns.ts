@@ -213,6 +213,14 @@ export const SUMMARY_CSV_COLUMNS: readonly Column[] = [
   { key: 'itl_p95_ms', header: 'ITL p95', unit: 'ms', value: ({ level }) => level.itlMs.p95, digits: 3 },
   { key: 'e2e_p50_ms', header: 'E2E p50', unit: 'ms', value: ({ level }) => level.e2eMs.p50, digits: 3 },
   { key: 'e2e_p95_ms', header: 'E2E p95', unit: 'ms', value: ({ level }) => level.e2eMs.p95, digits: 3 },
+  // Only in runs that use or hit the prefix cache: files of other runs keep their header.
+  {
+    key: 'prefix_cache_hit_rate',
+    header: 'prefix cache hit rate',
+    value: ({ level }) => level.telemetry?.prefixCacheHitRate ?? null,
+    digits: 4,
+    when: cacheMatters,
+  },
   {
     key: 'cost_per_m_output_usd',
     header: '$/1M out',

@@ -57,6 +57,29 @@ describe('csv', () => {
   });
 });
 
+describe('csv prefix cache', () => {
+  it('has a prefix-cache hit-rate column only in runs that use or hit the cache, after E2E p95', async () => {
+    const closed = (await loadRunFolder(fixtureDir('closed'))).record;
+    const header = (csv: string): string[] => csv.split('\n')[0]!.split(',');
+    expect(header(summaryCsv(closed))).not.toContain('prefix_cache_hit_rate');
+    const shared = structuredClone(closed);
+    shared.config.prefixGroups = 4;
+    for (const level of shared.levels) level.telemetry = { ...level.telemetry!, prefixCacheHitRate: null };
+    shared.levels[0]!.telemetry!.prefixCacheHitRate = 0.75;
+    const csv = summaryCsv(shared);
+    const cols = header(csv);
+    const at = cols.indexOf('prefix_cache_hit_rate');
+    expect(cols[at - 1]).toBe('e2e_p95_ms');
+    const rows = csv
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split(','));
+    // A level without engine metrics has an empty cell, not a made-up 0.
+    expect(rows.map((r) => r[at])).toEqual(['0.75', '']);
+  });
+});
+
 describe('markdown', () => {
   it('has the headline, the article table with one row per level, checks with reasons, cost and the command', async () => {
     const folder = await loadRunFolder(fixtureDir('closed'));
