@@ -21,6 +21,6 @@ export const htmlExporter: Exporter = {
   extension: '.html',
   mediaType: 'text/html',
   binary: false,
-  description: 'one offline HTML file: headline, table, charts, checks, cost, command, environment',
+  description: 'one offline HTML file: headline, table, charts, checks, messages, cost, command, environment',
   render: async (folder, context) => htmlReport(folder, context.now?.() ?? new Date()),
 };
