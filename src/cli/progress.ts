@@ -1,6 +1,7 @@
 import cliProgress from 'cli-progress';
 import type { RunEvent } from '../shared/events.js';
 import { loadText } from '../shared/level-load.js';
+import { prefixCacheHitRate } from '../shared/report-columns.js';
 
 /** Renders run events: a bar per level on a TTY, plain lines otherwise (logs, CI). */
 export function createProgressRenderer(stream: NodeJS.WriteStream, verbose: boolean): (event: RunEvent) => void {
@@ -76,8 +77,8 @@ export function createProgressRenderer(stream: NodeJS.WriteStream, verbose: bool
         const perTurn = l.byTurn
           ? ` (by turn ${l.byTurn.map((t) => t.ttftMs.p50?.toFixed(1) ?? '—').join('/')} ms)`
           : '';
-        // Workloads that share prefixes: the engine's prefix-cache hit rate beside TTFT, which it lowers.
-        const hit = l.telemetry?.prefixCacheHitRate;
+        // Workloads that share prefixes: the prefix-cache hit rate beside TTFT, which it lowers.
+        const hit = prefixCacheHitRate(l);
         const cache = typeof hit === 'number' && hit > 0 ? `, prefix-cache hits ${(hit * 100).toFixed(0)} %` : '';
         // Multi-turn: turns never sent because an earlier turn of their conversation failed.
         const skipped = l.skippedTurns ? `, ${l.skippedTurns} later turns not sent` : '';

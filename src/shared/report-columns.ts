@@ -86,6 +86,11 @@ const bursts = (rows: readonly LevelRow[]): boolean => rows.some((r) => r.level.
 const priced = (rows: readonly LevelRow[]): boolean => rows.some((r) => r.level.costPerMOutputTokUsd !== undefined);
 const atUtil = (rows: readonly LevelRow[]): boolean =>
   rows.some((r) => r.level.costPerMOutputTokAtUtilizationUsd !== undefined);
+/** A level's prefix-cache hit rate: the engine's counters where it has them, else its responses' cached tokens. */
+export function prefixCacheHitRate(level: LevelResult): number | null {
+  return level.telemetry?.prefixCacheHitRate ?? level.responseCache?.hitRate ?? null;
+}
+
 /** Runs whose workload uses the prefix cache on purpose (shared prefix, trace, prompt file), or levels that hit it. */
 const cacheMatters = (rows: readonly LevelRow[]): boolean =>
   rows.some(
@@ -93,7 +98,7 @@ const cacheMatters = (rows: readonly LevelRow[]): boolean =>
       r.record.config.prefixGroups !== undefined ||
       r.record.config.trace !== undefined ||
       r.record.config.prompts !== undefined ||
-      (r.level.telemetry?.prefixCacheHitRate ?? 0) > 0,
+      (prefixCacheHitRate(r.level) ?? 0) > 0,
   );
 const withSlo = (rows: readonly LevelRow[]): boolean =>
   rows.some((r) => r.level.goodput !== undefined && r.level.goodput !== null);
@@ -150,8 +155,8 @@ export const ARTICLE_COLUMNS: readonly Column[] = [
   {
     key: 'prefix_cache_hit_rate',
     header: 'cache hit',
-    value: ({ level }) => level.telemetry?.prefixCacheHitRate ?? null,
-    text: ({ level }) => share(level.telemetry?.prefixCacheHitRate),
+    value: ({ level }) => prefixCacheHitRate(level),
+    text: ({ level }) => share(prefixCacheHitRate(level)),
     when: cacheMatters,
   },
   latency('tpot_p50_ms', 'TPOT', (l) => l.tpotMs, 'p50'),
@@ -217,7 +222,7 @@ export const SUMMARY_CSV_COLUMNS: readonly Column[] = [
   {
     key: 'prefix_cache_hit_rate',
     header: 'prefix cache hit rate',
-    value: ({ level }) => level.telemetry?.prefixCacheHitRate ?? null,
+    value: ({ level }) => prefixCacheHitRate(level),
     digits: 4,
     when: cacheMatters,
   },

@@ -52,4 +52,6 @@ export interface RequestRecord {
   serverPromptMs?: number;
   /** llama.cpp only: the server's own generation time, first token to last (timings.predicted_ms), ms. */
   serverDecodeMs?: number;
+  /** Prompt tokens the server said it served from its prefix cache (its usage or llama.cpp's timings.cache_n). */
+  cachedPromptTokens?: number;
 }

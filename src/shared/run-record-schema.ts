@@ -103,6 +103,9 @@ const LevelSchema = z.looseObject({
   outputTokensSource: z.enum(['server', 'estimated', 'mixed']),
   errorsByReason: z.record(z.string(), num),
   telemetry: LevelTelemetrySchema.optional(),
+  responseCache: z
+    .looseObject({ requests: num, of: num, cachedTokens: num, mostlyCachedRequests: num, hitRate: numOrNull })
+    .optional(),
   partial: z.boolean().optional(),
   cutShort: z.string().optional(),
   checks: z.array(CheckSchema),

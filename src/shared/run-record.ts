@@ -136,6 +136,19 @@ export interface TurnResult {
   ttftMs: Summary;
 }
 
+/** Cached prompt tokens reported in the server's own responses (usage.prompt_tokens_details, llama.cpp timings). */
+export interface ResponseCache {
+  /** Ok measured requests whose response reported a count, of `of`. */
+  requests: number;
+  of: number;
+  /** Their cached prompt tokens together (a lower bound when requests < of). */
+  cachedTokens: number;
+  /** Requests with at least half their prompt tokens from the cache (more than a shared template opening). */
+  mostlyCachedRequests: number;
+  /** cachedTokens over their prompt tokens; null unless every ok measured request reported a count. */
+  hitRate: number | null;
+}
+
 export interface LevelResult {
   /** Index of the server configuration (server sweeps); 0 otherwise. */
   serverConfigIndex: number;
@@ -194,6 +207,8 @@ export interface LevelResult {
   /** The commonest error message among the failed requests, quoted as the server (or the client) wrote it. */
   topError?: { kind: string; message: string; count: number };
   telemetry?: LevelTelemetry;
+  /** Prefix-cache use as the server's responses reported it; absent when none did. */
+  responseCache?: ResponseCache;
   /** True when the level was cut short (cancel, server died); its numbers cover what was measured. */
   partial?: boolean;
   /** Why the level was cut short (e.g. "the server died: ..."), set with partial. */

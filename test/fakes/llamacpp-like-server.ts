@@ -67,7 +67,12 @@ export interface LlamaCppLikeServer {
 
 interface Job {
   api: 'chat' | 'completions';
+  /** The prompt's tokens, BOS first: the slot it runs on keeps them for the next prompt's reuse. */
+  tokens: number[];
   nPrompt: number;
+  /** Prompt tokens reused from the slot's previous prompt (longest common prefix, the last token always evaluated). */
+  cacheN: number;
+  slot: number;
   maxTokens: number;
   includeUsage: boolean;
   stream: boolean;
@@ -147,6 +152,31 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
   const vocab = new Map<number, string>();
   const queue: Job[] = [];
   const active: Job[] = [];
+  // Each slot's last prompt: llama.cpp reuses its longest common prefix with the next prompt the slot takes.
+  const slotPrompts: number[][] = Array.from({ length: slots }, () => []);
+  const busySlots = new Set<number>();
+  const commonPrefix = (a: number[], b: number[]): number => {
+    let n = 0;
+    while (n < a.length && n < b.length && a[n] === b[n]) n++;
+    return n;
+  };
+  // As llama.cpp's slot choice by prompt similarity: the free slot sharing the longest prefix with the prompt.
+  const takeSlot = (job: Job): void => {
+    let best = -1;
+    let bestLcp = -1;
+    for (let s = 0; s < slotPrompts.length; s++) {
+      if (busySlots.has(s)) continue;
+      const lcp = commonPrefix(slotPrompts[s] as number[], job.tokens);
+      if (lcp > bestLcp) [best, bestLcp] = [s, lcp];
+    }
+    job.slot = best;
+    job.cacheN = Math.max(0, Math.min(bestLcp, job.nPrompt - 1));
+    busySlots.add(best);
+    slotPrompts[best] = job.tokens;
+  };
+  const leaveSlot = (job: Job): void => {
+    busySlots.delete(job.slot);
+  };
   const requestTags: string[] = [];
   const state = { started: 0, closedAfterStream: 0, lostOnClosingSocket: 0, faulted: 0 };
   const totals = { prompt: 0, predicted: 0, decodes: 0 };
@@ -190,17 +220,17 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
     completion_tokens: job.emitted,
     prompt_tokens: job.nPrompt,
     total_tokens: job.emitted + job.nPrompt,
-    prompt_tokens_details: { cached_tokens: 0 },
+    prompt_tokens_details: { cached_tokens: job.cacheN },
   });
 
   const timings = (job: Job): Record<string, unknown> => {
     const ms = Math.max(0.001, performance.now() - job.startedAt);
     return {
-      cache_n: 0,
-      prompt_n: job.nPrompt,
+      cache_n: job.cacheN,
+      prompt_n: job.nPrompt - job.cacheN,
       prompt_ms: 1,
-      prompt_per_token_ms: 1 / Math.max(1, job.nPrompt),
-      prompt_per_second: job.nPrompt * 1000,
+      prompt_per_token_ms: 1 / Math.max(1, job.nPrompt - job.cacheN),
+      prompt_per_second: (job.nPrompt - job.cacheN) * 1000,
       predicted_n: job.emitted,
       predicted_ms: ms,
       predicted_per_token_ms: ms / Math.max(1, job.emitted),
@@ -309,7 +339,8 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
         continue;
       }
       state.started++;
-      totals.prompt += job.nPrompt;
+      takeSlot(job);
+      totals.prompt += job.nPrompt - job.cacheN;
       job.startedAt = performance.now();
       // With the context full, generation stops early (finish_reason "length", truncated) as llama.cpp does.
       job.budget = Math.min(job.maxTokens, nCtx - job.nPrompt);
@@ -331,6 +362,7 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
       const job = active[i] as Job;
       if (job.gone) {
         active.splice(i, 1);
+        leaveSlot(job);
         continue;
       }
       const parts: string[] = [];
@@ -349,6 +381,7 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
       if (parts.length > 0) job.res.write(parts.join(''));
       if (job.emitted >= job.budget) {
         active.splice(i, 1);
+        leaveSlot(job);
         if (job.stream) {
           if (job.emitted === 0) startStream(job);
           finishJob(job);
@@ -373,9 +406,13 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
       api === 'chat' ? applyTemplate((body.messages as Array<{ content?: unknown }>) ?? []) : String(body.prompt ?? '');
     const maxTokens = Number(body.max_tokens ?? body.n_predict ?? 16);
     const streamOptions = body.stream_options as { include_usage?: unknown } | undefined;
+    const tokens = tokenize(prompt, true);
     const job: Job = {
       api,
-      nPrompt: tokenize(prompt, true).length,
+      tokens,
+      nPrompt: tokens.length,
+      cacheN: 0,
+      slot: -1,
       maxTokens: Number.isFinite(maxTokens) && maxTokens > 0 ? maxTokens : 16,
       includeUsage: streamOptions?.include_usage === true,
       stream: body.stream === true,

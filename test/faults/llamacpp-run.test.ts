@@ -54,6 +54,12 @@ describe('servebench run against a llama.cpp-like server (4 slots, a queue, sock
       // On a quiet machine this passes. On a starved one the stand-in itself writes tokens in clumps (its steps come
       // late) or the client lags, and a minority of requests may be warned about: never a failure of streaming.
       if (streaming.status === 'warn') expect(streaming.detail).not.toMatch(/not streaming/);
+      // Unique prompts: each slot reuses only BOS and the template's opening (cache_n), which is no cached case.
+      const cache = level.checks.find((c) => c.id === 'prefix-cache')!;
+      expect(cache.status, cache.detail).toBe('pass');
+      expect(cache.detail).toMatch(/the server's responses report \d+ cached prompt tokens, none for half a prompt/);
+      expect(level.responseCache?.mostlyCachedRequests).toBe(0);
+      expect(level.responseCache?.hitRate).toBeLessThan(0.2);
     }
   }, 300_000);
 });

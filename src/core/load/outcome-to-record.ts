@@ -43,6 +43,7 @@ export function outcomeToRecord(outcome: ScheduledOutcome, ctx: RecordContext): 
     record.serverPromptMs = r.serverTimings.promptMs;
     record.serverDecodeMs = r.serverTimings.decodeMs;
   }
+  if (r.cachedPromptTokens !== null) record.cachedPromptTokens = r.cachedPromptTokens;
   if (ctx.meta && Object.keys(ctx.meta).length > 0) record.workload = { ...ctx.meta };
   if (outcome.scheduledMs !== undefined) record.scheduledMs = outcome.scheduledMs;
   if (outcome.httpStatus !== null) record.httpStatus = outcome.httpStatus;

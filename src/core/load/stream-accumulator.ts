@@ -22,6 +22,12 @@ export interface StreamResult {
   reasoningTokens: number | null;
   /** llama.cpp's own `timings` (prompt_ms, predicted_ms) from its last chunk; null when the server sent none. */
   serverTimings: { promptMs: number; decodeMs: number } | null;
+  /**
+   * Prompt tokens the server says it served from its prefix cache: usage.prompt_tokens_details.cached_tokens (vLLM with
+   * --enable-prompt-tokens-details and only when not 0, SGLang with --enable-cache-report, llama.cpp) or llama.cpp's
+   * timings.cache_n; null when the response said nothing.
+   */
+  cachedPromptTokens: number | null;
   /** Only when asked for (multi-turn): the answer text (content, not reasoning), at most MAX_KEPT_TEXT_CHARS. */
   text?: string;
 }
@@ -44,8 +50,19 @@ function serverTimings(timings: unknown): { promptMs: number; decodeMs: number }
   return { promptMs, decodeMs };
 }
 
+/** A count a server reported: a non-negative integer, else null (a hostile or broken server sends anything). */
+function tokenCount(value: unknown): number | null {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : null;
+}
+
+/** llama.cpp's timings.cache_n: prompt tokens its slot reused from the previous prompt. */
+function timingsCacheN(timings: unknown): number | null {
+  return timings && typeof timings === 'object' ? tokenCount((timings as { cache_n?: unknown }).cache_n) : null;
+}
+
 interface UsageLike {
   prompt_tokens?: unknown;
+  prompt_tokens_details?: { cached_tokens?: unknown } | null;
   completion_tokens?: unknown;
   reasoning_tokens?: unknown;
   completion_tokens_details?: { reasoning_tokens?: unknown } | null;
@@ -99,6 +116,7 @@ export class StreamAccumulator {
   private contentChunkTokens = 0;
   private reasoningTokens: number | null = null;
   private serverTimings: { promptMs: number; decodeMs: number } | null = null;
+  private cachedPromptTokens: number | null = null;
   private readonly textParts: string[] | null;
   private textChars = 0;
 
@@ -140,6 +158,7 @@ export class StreamAccumulator {
     }
     // llama.cpp appends its timings to the last chunk (the usage chunk with include_usage, else the finish chunk).
     this.serverTimings = serverTimings(event.timings) ?? this.serverTimings;
+    this.cachedPromptTokens = timingsCacheN(event.timings) ?? this.cachedPromptTokens;
     const usage = event.usage;
     const choice = Array.isArray(event.choices) ? event.choices[0] : undefined;
     let hasText = false;
@@ -156,6 +175,10 @@ export class StreamAccumulator {
     let usageCompletion: number | null = null;
     if (usage && typeof usage === 'object') {
       if (typeof usage.prompt_tokens === 'number') this.promptTokens = usage.prompt_tokens;
+      const details = usage.prompt_tokens_details;
+      if (details && typeof details === 'object') {
+        this.cachedPromptTokens = tokenCount(details.cached_tokens) ?? this.cachedPromptTokens;
+      }
       if (typeof usage.completion_tokens === 'number') {
         usageCompletion = usage.completion_tokens;
         this.completionTokens = usageCompletion;
@@ -235,6 +258,7 @@ export class StreamAccumulator {
       contentChunkTokens: this.contentChunkTokens,
       reasoningTokens: this.reasoningTokens,
       serverTimings: this.serverTimings,
+      cachedPromptTokens: this.cachedPromptTokens,
     };
     if (this.textParts) result.text = this.textParts.join('');
     return result;

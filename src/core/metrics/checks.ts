@@ -1,5 +1,5 @@
 import type { RequestRecord } from '../../shared/request-record.js';
-import type { Check, CheckId, CheckStatus, RoundResult, Summary } from '../../shared/run-record.js';
+import type { Check, CheckId, CheckStatus, ResponseCache, RoundResult, Summary } from '../../shared/run-record.js';
 import { commonestError, serverSaid } from './error-summary.js';
 import { fmtCounts, fmtNum, fmtPct, fmtRange } from './format.js';
 import { DEFAULT_CONFIDENCE, minSamplesForCi, percentile } from './percentiles.js';
@@ -422,6 +422,8 @@ export interface PrefixCacheInput {
   sharedPrefixes?: boolean;
   /** Growth of the engine's prefix-cache hit counter over the level, when it exposes one. */
   prefixCacheHitsDelta?: number | null;
+  /** Cached prompt tokens the server's responses reported (llama.cpp always; vLLM and SGLang behind a flag). */
+  responseCache?: ResponseCache | null;
   /** Multi-turn level: later turns resend the history, so hits on it are the point, not a flaw. */
   multiTurn?: boolean;
   /** Prompts from a file, sent as written: they share what real prompts share, so some hits are the workload's. */
@@ -430,22 +432,27 @@ export interface PrefixCacheInput {
   repeatedRecords?: number;
 }
 
+/** What the level's evidence on the prefix cache says, in words: the engine's counter first, else its responses. */
+function cacheEvidence(hits: number | null, rc: ResponseCache | null): string {
+  if (hits !== null) return `the engine reports ${fmtNum(hits)} prefix-cache hits`;
+  if (rc === null) return 'engine hit counter unavailable';
+  const of = rc.requests < rc.of ? ` (${rc.requests} of ${rc.of} responses said)` : '';
+  return `the server's responses report ${fmtNum(rc.cachedTokens)} cached prompt tokens${of}`;
+}
+
 /** prefix-cache: prompts were unique, so no request rode on another's cache; warns on the cached case or on reported hits. */
 export function prefixCacheCheck(input: PrefixCacheInput): Check {
   const hits = input.prefixCacheHitsDelta ?? null;
+  const rc = input.responseCache ?? null;
+  const seen = cacheEvidence(hits, rc);
   if (input.sharedPrefixes) {
     return check(
       'prefix-cache',
       'pass',
-      'requests share prompt prefixes on purpose (the rest of each prompt is unique)' +
-        (hits === null
-          ? ' (engine hit counter unavailable)'
-          : `; the engine reports ${fmtNum(hits)} prefix-cache hits`),
+      `requests share prompt prefixes on purpose (the rest of each prompt is unique); ${seen}`,
     );
   }
   if (input.promptsFromFile) {
-    const seen =
-      hits === null ? 'engine hit counter unavailable' : `the engine reports ${fmtNum(hits)} prefix-cache hits`;
     const repeats = input.repeatedRecords ?? 0;
     if (repeats > 0) {
       return check(
@@ -464,16 +471,14 @@ export function prefixCacheCheck(input: PrefixCacheInput): Check {
     return check(
       'prefix-cache',
       'warn',
-      'unique prompt prefixes were off: measuring the cached case, so TTFT is lower than for fresh prompts' +
-        (hits !== null ? ` (engine reports ${fmtNum(hits)} prefix-cache hits)` : ''),
+      `unique prompt prefixes were off: measuring the cached case, so TTFT is lower than for fresh prompts (${seen})`,
     );
   }
   if (input.multiTurn) {
     return check(
       'prefix-cache',
       'pass',
-      'every conversation starts with a unique prefix; later turns resend the history, so the prefix cache may serve it (that is what multi-turn measures)' +
-        (hits !== null ? `: the engine reports ${fmtNum(hits)} prefix-cache hits` : ''),
+      `every conversation starts with a unique prefix; later turns resend the history, so the prefix cache may serve it (that is what multi-turn measures): ${seen}`,
     );
   }
   if (hits !== null && hits > 0) {
@@ -483,12 +488,20 @@ export function prefixCacheCheck(input: PrefixCacheInput): Check {
       `the engine reports ${fmtNum(hits)} prefix-cache hits despite unique prompts: some requests may have reused cached prefill`,
     );
   }
+  // Per response, a few cached tokens are the chat template's opening that every prompt shares.
+  if (hits === null && rc !== null && rc.mostlyCachedRequests > 0) {
+    return check(
+      'prefix-cache',
+      'warn',
+      `${rc.mostlyCachedRequests} requests had half their prompt or more served from the prefix cache by the server's own account despite unique prompts: their TTFT is that of the cached case`,
+    );
+  }
   return check(
     'prefix-cache',
     'pass',
-    hits === null
-      ? 'every prompt starts with a unique prefix (engine hit counter unavailable)'
-      : 'every prompt starts with a unique prefix; the engine reports 0 prefix-cache hits',
+    hits === null && rc !== null
+      ? `every prompt starts with a unique prefix; ${seen}, none for half a prompt or more (a shared template opening)`
+      : `every prompt starts with a unique prefix; ${seen}`,
   );
 }
 

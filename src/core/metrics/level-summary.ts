@@ -20,6 +20,7 @@ import { commonestError } from './error-summary.js';
 import { goodput } from './goodput.js';
 import { summarize } from './percentiles.js';
 import { isCancelled, isMeasured, poolLatencies, type PooledLatencies } from './request-metrics.js';
+import { responseCacheOf } from './response-cache.js';
 import { requestEndBound, roundCv, roundResults } from './throughput.js';
 
 /** Everything summarizeLevel needs besides the records: the level's conditions and the run's options. */
@@ -145,6 +146,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
 
   const ttftMs = summarize(pooled.ttftMs);
   const turns = turnResults(measured);
+  const responseCache = responseCacheOf(ok);
   const checks: Check[] = [
     outputLengthCheck(measured),
     inputLengthCheck(measured),
@@ -162,6 +164,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
       promptsFromFile: input.promptsFromFile,
       repeatedRecords: input.repeatedRecords,
       prefixCacheHitsDelta: input.prefixCacheHitsDelta ?? null,
+      responseCache,
       multiTurn: turns !== null,
     }),
     clientCheck({ loopLagP99Ms: input.loopLagP99Ms ?? null, scheduleLagP99Ms: scheduleLagMs?.p99 ?? null }),
@@ -203,6 +206,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   // Optional fields are set only when they apply, so run.json carries no misleading nulls or zeros.
   if (pooled.reasoningTokens.length > 0) Object.assign(result, reasoningSummary(pooled));
   if (turns !== null) result.byTurn = turns;
+  if (responseCache !== null) result.responseCache = responseCache;
   if (input.serverVariant !== undefined) result.serverVariant = input.serverVariant;
   if (input.rate !== undefined) result.rate = input.rate;
   if (input.burst !== undefined) result.burst = input.burst;

@@ -37,6 +37,7 @@ function recordingExecutor(bodies: Array<Record<string, unknown>>): RequestExecu
           contentChunkTokens: n,
           reasoningTokens: null,
           serverTimings: null,
+          cachedPromptTokens: null,
         },
       };
     },

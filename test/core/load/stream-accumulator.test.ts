@@ -8,6 +8,26 @@ const chat = (content: string | null, extra: Record<string, unknown> = {}): stri
   });
 
 describe('StreamAccumulator', () => {
+  it('reads cached prompt tokens from usage.prompt_tokens_details or llama.cpp timings.cache_n, and nothing else', () => {
+    const run = (...events: Record<string, unknown>[]): number | null => {
+      const acc = new StreamAccumulator();
+      acc.onEvent(chat('a'), 1);
+      for (const e of events) acc.onEvent(JSON.stringify({ choices: [], ...e }), 2);
+      acc.onEvent('[DONE]', 3);
+      return acc.result().cachedPromptTokens;
+    };
+    expect(
+      run({ usage: { prompt_tokens: 900, completion_tokens: 1, prompt_tokens_details: { cached_tokens: 512 } } }),
+    ).toBe(512);
+    expect(run({ timings: { cache_n: 37, prompt_n: 863, prompt_ms: 20, predicted_ms: 5 } })).toBe(37);
+    // SGLang without --enable-cache-report, vLLM without --enable-prompt-tokens-details: said nothing.
+    expect(run({ usage: { prompt_tokens: 9, completion_tokens: 1, prompt_tokens_details: null } })).toBeNull();
+    expect(run({ usage: { prompt_tokens: 9, completion_tokens: 1 } })).toBeNull();
+    // A broken or hostile server's values are no counts.
+    for (const bad of [-1, 1.5, '12', true, null, Number.NaN])
+      expect(run({ timings: { cache_n: bad }, usage: { prompt_tokens_details: { cached_tokens: bad } } })).toBeNull();
+  });
+
   it('does not count the role-only first chunk as the first token', () => {
     const acc = new StreamAccumulator();
     acc.onEvent(chat(null), 10);

@@ -300,6 +300,40 @@ describe('prefix-cache', () => {
   });
 });
 
+describe("prefix-cache from the server's responses (no engine counter: llama.cpp)", () => {
+  const rc = (cachedTokens: number, mostlyCachedRequests: number, requests = 40, of = 40) => ({
+    requests,
+    of,
+    cachedTokens,
+    mostlyCachedRequests,
+    hitRate: requests === of ? cachedTokens / (of * 1024) : null,
+  });
+
+  it('passes unique prompts whose cached tokens are only a shared template opening', () => {
+    const c = prefixCacheCheck({ uniquePrefix: true, responseCache: rc(480, 0) });
+    expect(c.status).toBe('pass');
+    expect(c.detail).toBe(
+      "every prompt starts with a unique prefix; the server's responses report 480 cached prompt tokens, none for half a prompt or more (a shared template opening)",
+    );
+  });
+
+  it('warns when responses say requests had half their prompt or more from the cache despite unique prompts', () => {
+    const c = prefixCacheCheck({ uniquePrefix: true, responseCache: rc(30_000, 25) });
+    expect(c.status).toBe('warn');
+    expect(c.detail).toMatch(/^25 requests had half their prompt or more served from the prefix cache/);
+  });
+
+  it('lets the engine counter decide where there is one, and says how many responses reported', () => {
+    expect(
+      prefixCacheCheck({ uniquePrefix: true, prefixCacheHitsDelta: 0, responseCache: rc(30_000, 25) }).status,
+    ).toBe('pass');
+    const shared = prefixCacheCheck({ uniquePrefix: true, sharedPrefixes: true, responseCache: rc(9000, 30, 30, 40) });
+    expect(shared.detail).toContain(
+      "the server's responses report 9000 cached prompt tokens (30 of 40 responses said)",
+    );
+  });
+});
+
 describe('client', () => {
   it('passes small lags, warns above 20 / 10 ms, fails above 100 ms, warns when unknown', () => {
     expect(clientCheck({ loopLagP99Ms: 3, scheduleLagP99Ms: null }).status).toBe('pass');
