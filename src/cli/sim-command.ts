@@ -43,6 +43,8 @@ Options:
   --truth FILE             write one JSON line per request with server-side timestamps
   --gpu-state FILE         keep a fake GPU state file for resources/fake-nvidia-smi
   --fault SPEC             inject a fault (repeatable): ${FAULT_SPECS.join(', ')}
+  --enable-prompt-tokens-details, --enable-cache-report
+                           report cached prompt tokens in usage as vLLM and SGLang do with these flags
   -h, --help               this help
 
 Profile parameters (override the profile):
@@ -71,6 +73,8 @@ export async function simCommand(argv: string[]): Promise<number> {
     truth: { type: 'string' },
     'gpu-state': { type: 'string' },
     fault: { type: 'string', multiple: true },
+    'enable-prompt-tokens-details': { type: 'boolean' },
+    'enable-cache-report': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   };
   for (const p of PROFILE_PARAMS) options[p.flag] = { type: 'string' };
@@ -113,6 +117,7 @@ export async function simCommand(argv: string[]): Promise<number> {
       port,
       model: str('model') ?? DEFAULT_SIM_MODEL,
       mimic,
+      cacheReport: values['enable-prompt-tokens-details'] === true || values['enable-cache-report'] === true,
       profile,
       seed,
       truthFile: str('truth'),

@@ -225,6 +225,7 @@ export class Responder {
       promptTokens: o.promptTokens,
       completionTokens: completion,
       reasoningTokens: o.reasoningTokens > 0 ? Math.min(o.reasoningTokens, completion) : null,
+      cachedTokens: o.cachedTokens,
     };
   }
 

@@ -19,6 +19,8 @@ export interface SimOptions {
   /** Served model name. */
   model?: string;
   mimic?: Mimic;
+  /** Report cached prompt tokens in usage, as vLLM's --enable-prompt-tokens-details and SGLang's --enable-cache-report. */
+  cacheReport?: boolean;
   profile?: SimProfile;
   seed?: number;
   /** Truth log: one JSON line per request with server-side timestamps. */
@@ -89,7 +91,7 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
     seed: options.seed ?? 0,
     faults,
     clock: options.clock ?? realSimClock,
-    wire: wireFormat(mimic),
+    wire: wireFormat(mimic, options.cacheReport ?? false),
     truthFile: options.truthFile,
     gpuStateFile: options.gpuStateFile,
     gpuTickMs: options.gpuTickMs ?? 200,

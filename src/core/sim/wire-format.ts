@@ -9,6 +9,8 @@ export interface UsageCounts {
   completionTokens: number;
   /** Reasoning tokens so far; null when the request is not in reasoning mode. */
   reasoningTokens: number | null;
+  /** Prompt tokens served from the prefix cache (reported only by a cache-reporting format). */
+  cachedTokens: number;
 }
 
 /**
@@ -71,7 +73,35 @@ const SGLANG_WIRE: WireFormat = {
   roleChunkUsage: false,
 };
 
-/** The wire format a mimic writes. */
-export function wireFormat(mimic: Mimic): WireFormat {
-  return mimic === 'sglang' ? SGLANG_WIRE : VLLM_WIRE;
+/**
+ * vLLM with --enable-prompt-tokens-details (serving_chat.py): prompt_tokens_details {cached_tokens} in the final usage
+ * only, and only when some tokens were cached; per-chunk usage keeps the three counts.
+ */
+const VLLM_CACHE_WIRE: WireFormat = {
+  ...VLLM_WIRE,
+  name: 'vllm+cache',
+  usage: (c) => {
+    const base = VLLM_WIRE.usage(c);
+    return c.cachedTokens > 0
+      ? `${base.slice(0, -1)},"prompt_tokens_details":{"cached_tokens":${c.cachedTokens}}}`
+      : base;
+  },
+  completionsStreamUsage: (c) => VLLM_CACHE_WIRE.usage(c),
+};
+
+/** SGLang with --enable-cache-report: prompt_tokens_details {cached_tokens} in every usage, 0 included. */
+const SGLANG_CACHE_WIRE: WireFormat = {
+  ...SGLANG_WIRE,
+  name: 'sglang+cache',
+  usage: (c) =>
+    `{${counts(c)},"prompt_tokens_details":{"cached_tokens":${c.cachedTokens}},"reasoning_tokens":${c.reasoningTokens ?? 0}}`,
+  chunkUsage: (c) => SGLANG_CACHE_WIRE.usage(c),
+  completionsStreamUsage: (c) =>
+    `{${counts(c)},"prompt_tokens_details":{"cached_tokens":${c.cachedTokens}},"reasoning_tokens":${c.reasoningTokens ?? 0}}`,
+};
+
+/** The wire format a mimic writes; `cacheReport` as the engine's flag that reports cached prompt tokens. */
+export function wireFormat(mimic: Mimic, cacheReport = false): WireFormat {
+  if (mimic === 'sglang') return cacheReport ? SGLANG_CACHE_WIRE : SGLANG_WIRE;
+  return cacheReport ? VLLM_CACHE_WIRE : VLLM_WIRE;
 }

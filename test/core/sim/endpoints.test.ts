@@ -280,6 +280,38 @@ describe('sim, SGLang mimic', () => {
     expect((reasoned.at(-2)!.json as Obj).usage).toEqual(usage(4, 2));
   });
 
+  it('reports cached prompt tokens as vLLM and SGLang do with their cache-report flags, and not without', async () => {
+    const cached = applyOverrides(instant, { 'prefix-caching': 'true' }, 'test');
+    const long = Array.from({ length: 80 }, (_, i) => `word${i}`).join(' ');
+    const usageOf = async (url: string): Promise<Obj> => {
+      const events = sseEvents(
+        await (
+          await postJson(
+            `${url}/v1/chat/completions`,
+            CHAT(long, { max_tokens: 2, ignore_eos: true, stream: true, stream_options: { include_usage: true } }),
+          )
+        ).text(),
+      );
+      return (events.at(-2)!.json as Obj).usage as Obj;
+    };
+    // vLLM with --enable-prompt-tokens-details: no details while nothing was cached, then the cached blocks.
+    const v = await startSim({ profile: cached, mimic: 'vllm', cacheReport: true });
+    expect(await usageOf(v.url)).not.toHaveProperty('prompt_tokens_details');
+    const again = await usageOf(v.url);
+    const hit = (again.prompt_tokens_details as Obj).cached_tokens as number;
+    expect(hit).toBeGreaterThan(0);
+    expect(hit % 16).toBe(0);
+    expect(hit).toBeLessThanOrEqual(again.prompt_tokens as number);
+    // SGLang with --enable-cache-report: the details every time, 0 included.
+    const g = await startSim({ profile: cached, mimic: 'sglang', cacheReport: true });
+    expect((await usageOf(g.url)).prompt_tokens_details).toEqual({ cached_tokens: 0 });
+    expect((await usageOf(g.url)).prompt_tokens_details).toEqual({ cached_tokens: hit });
+    // Without the flags: vLLM says nothing, SGLang null.
+    const plain = await startSim({ profile: cached, mimic: 'vllm' });
+    await usageOf(plain.url);
+    expect(await usageOf(plain.url)).not.toHaveProperty('prompt_tokens_details');
+  });
+
   it("streams chat in SGLang's order: role, content, a finish-only chunk, usage with no choices, [DONE]", async () => {
     const s = await startSim({ profile: instant, mimic: 'sglang' });
     const stream = async (base: string, path: string, body: Obj, withUsage: boolean): Promise<Obj[]> => {
