@@ -7,6 +7,7 @@ import { argsErrorLine } from './args-error.js';
 import { COMPARE_FORMATS, renderComparison } from '../core/report/compare/index.js';
 import type { CompareFormat } from '../core/report/compare/index.js';
 import { BOOTSTRAP_SEED } from '../core/report/compare/statistics.js';
+import { wrapHelp } from './help-text.js';
 
 const HELP = `Usage: servebench compare RUN_OR_FILE RUN_OR_FILE [...] [--format html|md] [--out FILE]
 
@@ -47,7 +48,7 @@ export async function compareCommand(argv: string[]): Promise<number> {
     throw new UserError(argsErrorLine(error as Error, 'compare'));
   }
   if (values.help) {
-    console.log(HELP);
+    console.log(wrapHelp(HELP));
     return 0;
   }
   const format = values.format ?? 'html';

@@ -19,7 +19,7 @@ export function flagOptions(fields: readonly FieldDescriptor[]): Options {
 }
 
 const HELP_COLUMN = 31;
-const HELP_WIDTH = 116;
+const HELP_WIDTH = 80;
 
 /** One help entry: `  --flag VALUE` then the text, wrapped under its column. */
 export function helpLine(left: string, text: string): string {

@@ -1,7 +1,7 @@
 import { fromServer } from '../core/metrics/error-summary.js';
 import { ARTICLE_COLUMNS, cellText, levelRows, visibleColumns } from '../shared/report-columns.js';
 import type { Column } from '../shared/report-columns.js';
-import type { LevelResult, RunRecord } from '../shared/run-record.js';
+import type { Check, LevelResult, RunRecord } from '../shared/run-record.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../shared/turn-table.js';
 import { loadText } from '../shared/level-load.js';
 
@@ -38,13 +38,24 @@ function levelName(record: RunRecord, l: LevelResult): string {
 }
 
 /**
+ * One run-level check as a line. Its detail ("warn at c=1 (c=1: …)") repeats the status and, for one level, the
+ * level: the line says each once ("warn streaming at c=1: …").
+ */
+function problemLine(c: Check): string {
+  const tag = c.status === 'fail' ? 'FAIL' : 'warn';
+  const lead = `${c.status} at `;
+  if (!c.detail.startsWith(lead)) return `${tag} ${c.id}: ${c.detail}`;
+  const rest = c.detail.slice(lead.length);
+  const single = /^([^(;]+?) \(\1: (.*)\)$/s.exec(rest);
+  return single ? `${tag} ${c.id} at ${single[1]}: ${single[2]}` : `${tag} ${c.id} at ${rest}`;
+}
+
+/**
  * Run-level checks that did not pass, one per line; then each level cut short (and why), and the server's commonest
  * error message per level that had failures, quoted (the run-level errors check quotes only its worst level).
  */
 export function formatProblems(record: RunRecord): string[] {
-  const lines = record.checks
-    .filter((c) => c.status !== 'pass')
-    .map((c) => `${c.status === 'fail' ? 'FAIL' : 'warn'} ${c.id}: ${c.detail}`);
+  const lines = record.checks.filter((c) => c.status !== 'pass').map(problemLine);
   for (const l of record.levels) {
     const name = levelName(record, l);
     if (l.partial) {

@@ -3,6 +3,7 @@ import { UserError } from '../core/errors.js';
 import { readGpuSnapshot, type GpuSnapshot } from '../core/telemetry/gpu-snapshot.js';
 import { formatGpuProcess } from '../core/telemetry/nvidia-smi-static.js';
 import { clockRatio, describeThrottleMask } from '../core/telemetry/throttle.js';
+import { wrapHelp } from './help-text.js';
 
 const HELP = `Usage: servebench gpu [--nvidia-smi PATH] [--dcgm-url URL] [--json]
 
@@ -75,7 +76,7 @@ export async function gpuCommand(argv: string[]): Promise<number> {
     throw new UserError(`${error instanceof Error ? error.message : String(error)}; run 'servebench gpu --help'`);
   }
   if (values.help) {
-    console.log(HELP);
+    console.log(wrapHelp(HELP));
     return 0;
   }
   const result = await readGpuSnapshot({

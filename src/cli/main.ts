@@ -1,5 +1,6 @@
 import { isUserError } from '../core/errors.js';
 import { SERVEBENCH_VERSION } from '../core/version.js';
+import { wrapHelp } from './help-text.js';
 
 const HELP = `servebench ${SERVEBENCH_VERSION} — trustworthy speed numbers for LLM servers
 
@@ -31,7 +32,7 @@ const commands: Record<string, () => Promise<Command>> = {
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    console.log(HELP);
+    console.log(wrapHelp(HELP));
     return 0;
   }
   if (name === '--version' || name === '-v') {

@@ -7,6 +7,7 @@ import type { ExportContext } from '../core/report/exporter.js';
 import { loadRunFolder } from '../core/report/load-run-folder.js';
 import { findChromium, printPdfWithChromium } from '../core/report/pdf.js';
 import { EXPORTERS, REPORT_FORMATS, findExporter, renderExport } from '../core/report/registry.js';
+import { wrapHelp } from './help-text.js';
 
 const HELP = `Usage: servebench report RUN_DIR [--format FORMAT] [--out FILE]
 
@@ -37,7 +38,7 @@ export async function reportCommand(argv: string[]): Promise<number> {
     throw new UserError(argsErrorLine(error as Error, 'report'));
   }
   if (values.help) {
-    console.log(HELP);
+    console.log(wrapHelp(HELP));
     return 0;
   }
   if (positionals.length !== 1) {

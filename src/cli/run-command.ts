@@ -11,6 +11,7 @@ import { formatLevelTable, formatProblems, formatTurnTable } from './format-tabl
 import { createProgressRenderer } from './progress.js';
 import { BENCH_OPTIONS_HELP, benchConfigFromFlags, runOptions } from './run-options.js';
 import { SERVER_OPTIONS_HELP, checkServerAddress } from './server-options.js';
+import { wrapHelp } from './help-text.js';
 
 const RUN_HELP = `Usage: servebench run [options]
 
@@ -34,7 +35,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     throw new UserError(argsErrorLine(error as Error, 'run'));
   }
   if (values.help) {
-    console.log(RUN_HELP);
+    console.log(wrapHelp(RUN_HELP));
     return 0;
   }
   const from = typeof values.from === 'string' ? await recordedConfig(values.from, values, process.env) : undefined;

@@ -205,7 +205,9 @@ export function readConfigFile(path: string): Record<string, unknown> {
   try {
     data = parseYaml(text);
   } catch (error) {
-    throw new UserError(`--config ${path} is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+    // The parser's first line ends with ':' before a code frame that one line cannot carry.
+    const first = ((error as Error).message.split('\n')[0] ?? '').replace(/:\s*$/, '');
+    throw new UserError(`--config ${path} is not valid YAML: ${first}`);
   }
   if (data === null || data === undefined) return {};
   if (typeof data !== 'object' || Array.isArray(data))

@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { plainNumber } from '../shared/field-values.js';
 import { UserError } from '../core/errors.js';
+import { wrapHelp } from './help-text.js';
 import {
   applyOverrides,
   DEFAULT_PROFILE_NAME,
@@ -86,7 +87,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     throw new UserError(`${msg.replace(/\.$/, '')}; run 'servebench sim --help' for the options`);
   }
   if (values.help) {
-    console.log(help());
+    console.log(wrapHelp(help()));
     return 0;
   }
   const str = (k: string): string | undefined => values[k] as string | undefined;

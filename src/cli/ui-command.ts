@@ -9,6 +9,7 @@ import { packageRoot } from '../core/package-root.js';
 import { listPresets } from '../core/servers/presets.js';
 import { createSettingsStore, userDataDir } from '../core/settings/settings-store.js';
 import { startUiServer } from '../core/ui-server/index.js';
+import { wrapHelp } from './help-text.js';
 
 const HELP = `Usage: servebench ui [--port P] [--out DIR]
 
@@ -55,7 +56,7 @@ export async function uiCommand(argv: string[], overrides: UiCommandOverrides = 
     throw new UserError(`${msg.replace(/\.$/, '')}; run 'servebench ui --help' for the options`);
   }
   if (values.help) {
-    console.log(HELP);
+    console.log(wrapHelp(HELP));
     return 0;
   }
   const port = values.port === undefined ? 5199 : plainNumber(values.port, true);

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatLevelTable, formatTurnTable } from '../../src/cli/format-table.js';
+import { formatLevelTable, formatProblems, formatTurnTable } from '../../src/cli/format-table.js';
 import {
   ARTICLE_COLUMNS,
   cellText,
@@ -114,5 +114,24 @@ describe('the CLI table of TTFT per turn (multi-turn)', () => {
       ['c=2', '1', '4', '40', '10.0', '11.0', '12.0'],
       ['c=2', '2', '4', '86', '6.3', '7.3', '8.3'],
     ]);
+  });
+});
+
+describe('the CLI problem lines', () => {
+  it('say the status and a single level once each, and keep every level when there are several', async () => {
+    const cancelled = formatProblems(await fixture('cancelled'));
+    expect(cancelled).toContain(
+      'warn sample-size at c=1 32/64: 3 TTFT samples are too few for a 95.0 % confidence interval (p95 needs 59, ' +
+        'p99 needs 299): treat those percentiles as rough, or run more requests',
+    );
+    expect(cancelled.join('\n')).not.toMatch(/warn [a-z-]+: warn at/);
+    const sweep = formatProblems(await fixture('sweep'));
+    expect(sweep).toContainEqual(
+      expect.stringMatching(
+        /^warn sample-size at c=1 32\/16 threshold=0\.95, c=2 32\/16 threshold=0\.95, .* \(c=1 32\/16 threshold=0\.95: 16 TTFT samples/,
+      ),
+    );
+    const closed = formatProblems(await fixture('closed'));
+    expect(closed).toContainEqual(expect.stringMatching(/^FAIL round-spread at c=1 32\/16: CV 39\.8 % over 2 rounds/));
   });
 });

@@ -17,4 +17,14 @@ describe('servebench CLI entry', () => {
     expect(res.stderr.trim().split('\n')).toHaveLength(1);
     expect(res.stderr).toMatch(/unknown command 'frobnicate'/);
   });
+
+  it.each(['', 'run', 'sim', 'gpu', 'ui', 'report', 'compare'])(
+    "'servebench %s --help' fits a terminal of 80 columns",
+    (command) => {
+      const args = command ? [cli, command, '--help'] : [cli, '--help'];
+      const out = execFileSync(process.execPath, args, { encoding: 'utf8' });
+      const wide = out.split('\n').filter((line) => line.length > 80);
+      expect(wide).toEqual([]);
+    },
+  );
 });

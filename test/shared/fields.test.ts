@@ -164,6 +164,12 @@ describe('the field table', () => {
 });
 
 describe('YAML config keys', () => {
+  it('names a YAML syntax error in one line that ends with its place, not a dangling colon', () => {
+    const path = join(dir, 'broken.yaml');
+    writeFileSync(path, 'concurrency: [1\n');
+    expect(() => readConfigFile(path)).toThrow(/^--config .*broken\.yaml is not valid YAML: .* at line 2, column 1$/);
+  });
+
   it('refuses an unknown key with the nearest name, and a server key at the top level with where it goes', () => {
     expect(() => readConfigFile(yaml({ concurency: [1] }, 'typo'))).toThrow(
       /unknown field 'concurency' \(did you mean 'concurrency'\?\)/,

@@ -1,7 +1,8 @@
 import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { appendFile, mkdir, open, rename, stat, truncate, unlink } from 'node:fs/promises';
+import { appendFile, open, rename, stat, truncate, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UserError } from '../errors.js';
+import { makeDirs } from './make-dirs.js';
 
 /** The file operations a run folder needs; tests pass one that fails like a full disk. */
 export interface RunFs {
@@ -168,8 +169,8 @@ export async function checkOutWritable(outDir: string, fs: RunFs = nodeRunFs): P
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOTDIR') refuse(error, 'create the folder');
     if (code !== 'ENOENT') refuse(error, 'read the folder');
-    await mkdir(outDir, { recursive: true }).catch((e: unknown) => {
-      // Node's recursive mkdir reports a read-only or missing parent as ENOENT.
+    await makeDirs(outDir).catch((e: unknown) => {
+      // A parent that cannot hold folders (under /proc, a dangling link) answers ENOENT.
       if ((e as NodeJS.ErrnoException).code === 'ENOENT')
         throw new UserError(`--out ${outDir}: cannot create the folder (ENOENT): its parent cannot be written; choose a writable --out`);
       refuse(e, 'create the folder');

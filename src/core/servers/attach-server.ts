@@ -110,7 +110,8 @@ export async function attachServer(
     engine: 'attach',
     baseUrl,
     model,
-    simulated: false,
+    // `servebench sim` behind --url: its numbers are simulated whatever engine it mimics.
+    simulated: metrics.simulator === true,
     ...(engineVersion ? { engineVersion } : {}),
     ...(metrics.status === 200 ? { metricsUrl: `${baseUrl}/metrics` } : {}),
   };

@@ -1,3 +1,4 @@
+import { SIMULATOR_HEADER } from '../sim/http.js';
 import type { ServerFailure } from './types.js';
 
 /** One HTTP answer: the status, or the error code when there was none. */
@@ -5,6 +6,8 @@ export interface HttpResult {
   status?: number;
   code?: string;
   body?: string;
+  /** The answer came from servebench's own simulator (its header). */
+  simulator?: boolean;
 }
 
 /** GET a URL with a time-out: the status (and body when asked), or the error code; never throws. */
@@ -22,7 +25,7 @@ export async function httpGet(
     });
     const body = options.body ? await res.text() : undefined;
     if (!options.body) await res.body?.cancel().catch(() => undefined);
-    return { status: res.status, body };
+    return { status: res.status, body, ...(res.headers.has(SIMULATOR_HEADER) ? { simulator: true } : {}) };
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     const name = (error as { name?: string }).name;

@@ -1,5 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
+/** Header on every answer of the built-in simulator, so an attached run is marked SIMULATED. */
+export const SIMULATOR_HEADER = 'x-servebench-simulator';
+
 /** An error the simulator answers with its HTTP status and an OpenAI-style error body. */
 export class HttpError extends Error {
   constructor(
@@ -108,6 +111,8 @@ export class Router {
 
   /** Answers one request: its route, else 404/405; an HttpError becomes its status and error body. */
   handle(req: IncomingMessage, res: ServerResponse, receivedNs: bigint, receivedMs: number): void {
+    // A run attached with --url learns from this that its numbers are simulated.
+    res.setHeader(SIMULATOR_HEADER, '1');
     const q = req.url?.indexOf('?') ?? -1;
     const path = q >= 0 ? req.url!.slice(0, q) : (req.url ?? '/');
     const route = this.routes.get(`${req.method} ${path}`);

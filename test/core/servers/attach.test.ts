@@ -4,6 +4,7 @@ import { ServerConfigSchema } from '../../../src/shared/config.js';
 import { createServerManager, normalizeBaseUrl } from '../../../src/core/servers/manager.js';
 import { pickFreePort } from '../../../src/core/servers/ports.js';
 import { ServerStartError } from '../../../src/core/servers/server-errors.js';
+import { loadProfile, startSimServer } from '../../../src/core/sim/index.js';
 import { eventLog, makeRun } from './helpers.js';
 
 const servers: Server[] = [];
@@ -53,6 +54,20 @@ describe('attach', () => {
     await server.stop();
     expect(server.logTail()).toEqual([]);
   });
+
+  it.each(['vllm', 'openai'] as const)(
+    'marks a run attached to servebench sim (mimicking %s) as simulated',
+    async (mimic) => {
+      const sim = await startSimServer({ port: 0, mimic, profile: loadProfile('instant'), log: () => undefined });
+      try {
+        const { runDir } = await makeRun();
+        const server = await manager.start(ServerConfigSchema.parse({ engine: 'attach', url: sim.url }), { runDir });
+        expect(server.info.simulated).toBe(true);
+      } finally {
+        await sim.close();
+      }
+    },
+  );
 
   it('accepts a server without /health when /v1/models answers (Ollama, llama.cpp)', async () => {
     const url = await serve((req, res) => {
