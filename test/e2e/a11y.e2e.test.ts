@@ -152,6 +152,12 @@ describe.skipIf(!haveChromium)('labels, keyboard and large windows in `servebenc
     // The runs folder's editor in the sidebar.
     await page.getByTestId('runs-folder-change').click();
     expect(await unnamed(page)).toEqual([]);
+    // Its error is the rule in words, without the setting's internal name in front.
+    await page.getByTestId('runs-folder-input').fill('runs');
+    await page.getByTestId('runs-folder-save').click();
+    expect(await page.getByTestId('runs-folder-error').textContent()).toBe(
+      'the runs folder must be a full path such as /data/servebench/runs',
+    );
     expect(consoleErrors).toEqual([]);
   });
 
