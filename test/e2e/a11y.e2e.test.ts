@@ -223,6 +223,17 @@ describe.skipIf(!haveChromium)('labels, keyboard and large windows in `servebenc
     expect(await focusedAttr(page, 'data-testid')).toBe('rename');
     await page.keyboard.press('Enter');
     expect(await unnamed(page)).toEqual([]);
+    // An empty label: the line is tied to the input, which keeps the sidebar's width.
+    await page.getByTestId('rename-input').fill(' ');
+    await page.getByTestId('rename-input').press('Enter');
+    const renameError = page.getByTestId('rename-error');
+    expect((await renameError.textContent())?.trim()).toBe('give the run a label');
+    expect(await page.getByTestId('rename-input').getAttribute('aria-describedby')).toBe(
+      await renameError.getAttribute('id'),
+    );
+    const input = await page.getByTestId('rename-input').boundingBox();
+    const actions = await page.getByTestId('run-actions').boundingBox();
+    expect((input?.width ?? 0) / (actions?.width ?? 1)).toBeGreaterThan(0.6);
     await page.getByTestId('rename-input').press('Escape');
     expect(await page.getByTestId('rename-input').count()).toBe(0);
     expect(await focused(page.getByTestId('rename'))).toBe(true);
