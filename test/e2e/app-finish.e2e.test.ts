@@ -134,6 +134,12 @@ describe.skipIf(!haveChromium)('the finished app in headless Chromium (settings,
       await expect.poll(() => page.getByTestId('level-left').textContent(), { timeout: WAIT_MS }).toMatch(/^about \d+/);
       // The run in progress is in the list too, and cannot be deleted while it runs.
       await page.getByTestId('runs-list').getByText(LABEL).waitFor();
+      // Its row says it is running, not '0 levels'.
+      await page
+        .getByTestId('runs-list')
+        .locator('li', { hasText: LABEL })
+        .getByText(/· running$/)
+        .waitFor();
       await page.screenshot({ path: join(shots, 'finish-live-after-reload.png') });
 
       const second = await browser.newPage({ viewport: { width: 1280, height: 720 } });
