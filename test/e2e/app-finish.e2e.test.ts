@@ -10,6 +10,7 @@ import { listPresets } from '../../src/core/servers/presets.js';
 import { SETTINGS_FILE, createSettingsStore } from '../../src/core/settings/settings-store.js';
 import { startUiServer } from '../../src/core/ui-server/index.js';
 import type { UiServer } from '../../src/core/ui-server/index.js';
+import { tabThrough, unnamed } from './a11y-checks.js';
 import { holdEvents } from './held-events.js';
 import { CHROMIUM, collectErrors, launchChromium } from './chromium.js';
 import { ensureBuilt } from './renderer-build.js';
@@ -141,6 +142,9 @@ describe.skipIf(!haveChromium)('the finished app in headless Chromium (settings,
         .getByText(/· running$/)
         .waitFor();
       await page.screenshot({ path: join(shots, 'finish-live-after-reload.png') });
+      // Every control of the live view has a name, and Tab reaches each with a focus ring.
+      expect(await unnamed(page)).toEqual([]);
+      expect(await tabThrough(page)).toEqual({ missed: [], noRing: [] });
 
       const second = await browser.newPage({ viewport: { width: 1280, height: 720 } });
       collectErrors(second, consoleErrors);
