@@ -10,6 +10,7 @@ import { listPresets } from '../../src/core/servers/presets.js';
 import { SETTINGS_FILE, createSettingsStore } from '../../src/core/settings/settings-store.js';
 import { startUiServer } from '../../src/core/ui-server/index.js';
 import type { UiServer } from '../../src/core/ui-server/index.js';
+import { tabThrough, unnamed } from './a11y-checks.js';
 import { holdEvents } from './held-events.js';
 import { CHROMIUM, collectErrors, launchChromium } from './chromium.js';
 import { ensureBuilt } from './renderer-build.js';
@@ -134,7 +135,16 @@ describe.skipIf(!haveChromium)('the finished app in headless Chromium (settings,
       await expect.poll(() => page.getByTestId('level-left').textContent(), { timeout: WAIT_MS }).toMatch(/^about \d+/);
       // The run in progress is in the list too, and cannot be deleted while it runs.
       await page.getByTestId('runs-list').getByText(LABEL).waitFor();
+      // Its row says it is running, not '0 levels'.
+      await page
+        .getByTestId('runs-list')
+        .locator('li', { hasText: LABEL })
+        .getByText(/· running$/)
+        .waitFor();
       await page.screenshot({ path: join(shots, 'finish-live-after-reload.png') });
+      // Every control of the live view has a name, and Tab reaches each with a focus ring.
+      expect(await unnamed(page)).toEqual([]);
+      expect(await tabThrough(page)).toEqual({ missed: [], noRing: [] });
 
       const second = await browser.newPage({ viewport: { width: 1280, height: 720 } });
       collectErrors(second, consoleErrors);

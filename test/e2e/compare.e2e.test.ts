@@ -133,4 +133,19 @@ describe.skipIf(!haveChromium)('Compare runs in `servebench ui` (headless Chromi
     expect(outside).toEqual([]);
     expect(consoleErrors).toEqual([]);
   });
+
+  it("shades a finished run's throttled spans on its GPU charts, as the live view does", async () => {
+    // The closed fixture's GPU ran hot (thermal samples); the sweep's ran at full speed throughout.
+    await page.getByTestId('runs-list').getByText('closed', { exact: true }).click();
+    const timeline = page.getByTestId('results-view').getByTestId('timeline');
+    await timeline.getByTestId('throttle-note').waitFor();
+    await page.getByTestId('runs-list').getByText('sweep', { exact: true }).click();
+    await page
+      .getByTestId('results-view')
+      .getByRole('heading', { name: /^sweep/ })
+      .waitFor();
+    await page.getByTestId('results-view').getByTestId('timeline').getByTestId('windows-note').waitFor();
+    expect(await page.getByTestId('throttle-note').count()).toBe(0);
+    expect(consoleErrors).toEqual([]);
+  });
 });

@@ -1,0 +1,207 @@
+import { existsSync } from 'node:fs';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServebenchService } from '../../src/core/api.js';
+import { defaultBenchmarkDeps } from '../../src/core/default-deps.js';
+import { listPresets } from '../../src/core/servers/presets.js';
+import { createSettingsStore } from '../../src/core/settings/settings-store.js';
+import { startUiServer } from '../../src/core/ui-server/index.js';
+import type { UiServer } from '../../src/core/ui-server/index.js';
+import { tabThrough, unnamed } from './a11y-checks.js';
+import { CHROMIUM, collectErrors, launchChromium } from './chromium.js';
+import { ensureBuilt } from './renderer-build.js';
+
+const root = resolve(import.meta.dirname, '..', '..');
+const fixtures = join(root, 'test', 'fixtures', 'runs');
+const CLOSED = '20261201T103727Z-closed';
+const SWEEP = '20261201T103738Z-sweep';
+const haveChromium = existsSync(CHROMIUM);
+// Waits end on what the page shows; this only bounds them, generously, for a loaded or slow machine.
+const WAIT_MS = 120_000;
+if (!haveChromium) console.warn(`skipping the a11y e2e test: ${CHROMIUM} is absent (apt-get install chromium)`);
+
+/** Whether the element has the keyboard focus. */
+const focused = (el: Locator): Promise<boolean> => el.evaluate((e) => e === e.ownerDocument.activeElement);
+/** The focused element's data-testid or role. */
+const focusedAttr = (page: Page, name: string): Promise<string | null> =>
+  page.evaluate(`document.activeElement?.getAttribute(${JSON.stringify(name)}) ?? null`);
+/** The page's CSS zoom. */
+const zoom = (page: Page): Promise<string> => page.evaluate('getComputedStyle(document.documentElement).zoom');
+
+describe.skipIf(!haveChromium)('labels, keyboard and large windows in `servebench ui` (headless Chromium)', () => {
+  let out: string;
+  let settingsDir: string;
+  let server: UiServer;
+  let browser: Browser;
+  let page: Page;
+  const consoleErrors: string[] = [];
+
+  beforeAll(async () => {
+    ensureBuilt(root);
+    out = await mkdtemp(join(tmpdir(), 'sb-e2e-a11y-'));
+    settingsDir = await mkdtemp(join(tmpdir(), 'sb-e2e-a11y-settings-'));
+    for (const [id, name] of [
+      [CLOSED, 'closed'],
+      [SWEEP, 'sweep'],
+    ] as const) {
+      await cp(join(fixtures, name), join(out, id), { recursive: true });
+    }
+    const service = createServebenchService({
+      outDir: out,
+      deps: defaultBenchmarkDeps(),
+      listPresets: () => listPresets(),
+      settings: createSettingsStore({ dir: settingsDir, runsDir: out }),
+    });
+    server = await startUiServer({ service, port: 0, staticDir: join(root, 'out', 'renderer') });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+    page.setDefaultTimeout(WAIT_MS);
+    collectErrors(page, consoleErrors);
+  }, 300_000); // above the bounds of the two builds ensureBuilt may run
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    if (out) await rm(out, { recursive: true, force: true });
+    if (settingsDir) await rm(settingsDir, { recursive: true, force: true });
+  });
+
+  it('names every control of the form (each workload, the optional rows, the folded settings)', async () => {
+    await page.goto(server.url);
+    await page.getByTestId('new-run-form').waitFor();
+    await page.locator('[data-settings="saved"]').waitFor();
+    await page.getByTestId('add-env').click();
+    await page.getByTestId('add-vary').click();
+    for (const summary of await page.getByTestId('new-run-form').locator('details > summary').all()) {
+      await summary.click();
+    }
+    expect(await unnamed(page)).toEqual([]);
+    for (const workload of ['file', 'shared-prefix', 'multi-turn', 'trace']) {
+      await page.getByTestId(`workload-${workload}`).check({ force: true });
+      expect(await unnamed(page), workload).toEqual([]);
+    }
+    await page.getByTestId('workload-synthetic').check({ force: true });
+    // The runs folder's editor in the sidebar.
+    await page.getByTestId('runs-folder-change').click();
+    expect(await unnamed(page)).toEqual([]);
+    // Its error is the rule in words, without the setting's internal name in front.
+    await page.getByTestId('runs-folder-input').fill('runs');
+    await page.getByTestId('runs-folder-save').click();
+    expect(await page.getByTestId('runs-folder-error').textContent()).toBe(
+      'the runs folder must be a full path such as /data/servebench/runs',
+    );
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('reaches every control of the form with Tab, each with a visible focus ring', async () => {
+    await page.reload();
+    await page.getByTestId('new-run-form').waitFor();
+    await page.locator('[data-settings="saved"]').waitFor();
+    const { missed, noRing } = await tabThrough(page);
+    expect(missed).toEqual([]);
+    expect(noRing).toEqual([]);
+  });
+
+  it('puts a field error under the field and moves the focus there', async () => {
+    await page.getByTestId('concurrency').fill('1,x');
+    await page.getByTestId('start').click();
+    const field = page.getByTestId('concurrency');
+    const line = page.locator('label.field', { has: field }).getByTestId('field-error');
+    expect(await line.textContent()).toMatch(/Concurrency is a list of whole numbers/);
+    expect(await focused(field)).toBe(true);
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    expect(await field.getAttribute('aria-describedby')).toBe(await line.getAttribute('id'));
+    await field.fill('1,2');
+    await page.getByTestId('start').focus();
+  });
+
+  it('names and reaches every control of a run, its actions and its Export menu', async () => {
+    await page.getByTestId('runs-list').getByText('sweep').click();
+    await page.getByTestId('results-view').getByTestId('results-table').waitFor();
+    await page.getByTestId('timeline').waitFor();
+    expect(await unnamed(page)).toEqual([]);
+    const { missed, noRing } = await tabThrough(page);
+    expect(missed).toEqual([]);
+    expect(noRing).toEqual([]);
+
+    // Export: the menu takes the focus, Escape gives it back, tabbing away closes it.
+    await page.getByTestId('export-button').focus();
+    await page.keyboard.press('Enter');
+    expect(await unnamed(page)).toEqual([]);
+    expect(await focusedAttr(page, 'role')).toBe('menuitem');
+    await page.keyboard.press('Escape');
+    expect(await page.getByRole('menu').count()).toBe(0);
+    expect(await focused(page.getByTestId('export-button'))).toBe(true);
+    await page.keyboard.press('Enter');
+    await page.getByRole('menu').waitFor();
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Shift+Tab');
+    expect(await page.getByRole('menu').count()).toBe(0);
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('confirms a delete from the keyboard: the focus on Cancel, Escape backs out to the Delete button', async () => {
+    await page.getByTestId('delete').focus();
+    await page.keyboard.press('Enter');
+    await page.getByTestId('delete-confirm').waitFor();
+    expect(await unnamed(page)).toEqual([]);
+    expect(await focused(page.getByTestId('delete-cancel'))).toBe(true);
+    await page.keyboard.press('Escape');
+    expect(await page.getByTestId('delete-confirm').count()).toBe(0);
+    expect(await focused(page.getByTestId('delete'))).toBe(true);
+
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Shift+Tab');
+    expect(await focusedAttr(page, 'data-testid')).toBe('rename');
+    await page.keyboard.press('Enter');
+    expect(await unnamed(page)).toEqual([]);
+    // An empty label: the line is tied to the input, which keeps the sidebar's width.
+    await page.getByTestId('rename-input').fill(' ');
+    await page.getByTestId('rename-input').press('Enter');
+    const renameError = page.getByTestId('rename-error');
+    expect((await renameError.textContent())?.trim()).toBe('give the run a label');
+    expect(await page.getByTestId('rename-input').getAttribute('aria-describedby')).toBe(
+      await renameError.getAttribute('id'),
+    );
+    const input = await page.getByTestId('rename-input').boundingBox();
+    const actions = await page.getByTestId('run-actions').boundingBox();
+    expect((input?.width ?? 0) / (actions?.width ?? 1)).toBeGreaterThan(0.6);
+    await page.getByTestId('rename-input').press('Escape');
+    expect(await page.getByTestId('rename-input').count()).toBe(0);
+    expect(await focused(page.getByTestId('rename'))).toBe(true);
+  });
+
+  it('names every control of the comparison', async () => {
+    const picks = page.getByTestId('compare-pick');
+    await picks.nth(0).check();
+    await picks.nth(1).check();
+    await page.getByTestId('compare-button').click();
+    await page.getByTestId('compare-frame').waitFor();
+    expect(await unnamed(page)).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('is larger on a 2560×1440 window, and the chart cursor stays under the mouse', async () => {
+    await page.setViewportSize({ width: 2560, height: 1440 });
+    await page.getByTestId('runs-list').getByText('sweep').click();
+    const plot = page.getByTestId('timeline').locator('.u-over').first();
+    await plot.waitFor();
+    expect(await zoom(page)).toBe('1.25');
+    // The sidebar still ends at the window's bottom (lengths in vh are zoomed too).
+    const aside = await page.locator('aside').boundingBox();
+    expect(Math.round((aside?.y ?? 0) + (aside?.height ?? 0))).toBeLessThanOrEqual(1440);
+    await plot.scrollIntoViewIfNeeded();
+    const box = await plot.boundingBox();
+    if (!box) throw new Error('the timeline has no plot area');
+    const x = box.x + box.width / 2;
+    await page.mouse.move(x, box.y + box.height / 2);
+    const cursor = page.getByTestId('timeline').locator('.u-cursor-x').first();
+    await expect.poll(async () => Math.abs(((await cursor.boundingBox())?.x ?? 0) - x)).toBeLessThan(2);
+    await page.setViewportSize({ width: 1280, height: 720 });
+    expect(await zoom(page)).toBe('1');
+    expect(consoleErrors).toEqual([]);
+  });
+});
