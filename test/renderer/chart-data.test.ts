@@ -40,6 +40,7 @@ const level = (concurrency: number, tok: number, extra: Partial<LevelResult> = {
     outputTokPerSec: tok,
     ttftMs: summary(concurrency * 10, concurrency * 20),
     tpotMs: summary(5, 6),
+    tokensPerChunk: summary(1, 1),
     ...extra,
   }) as LevelResult;
 const record = (levels: LevelResult[]): RunRecord => ({ levels }) as RunRecord;
@@ -204,6 +205,13 @@ describe('Pareto view with SLOs', () => {
     expect(view.data.ys).toEqual([[200, 200, 200]]);
     expect(view.data.series.map((s) => s.label)).toEqual(['per-user tok/s']);
     expect(view).toMatchObject({ floor: null, capacity: null, note: null });
+  });
+
+  it('has no per-user speed for a level whose whole output came in one chunk (a diffusion block), and says why', () => {
+    const block = levels.map((l, i) => (i === 2 ? { ...l, tokensPerChunk: summary(l.outputLen, l.outputLen) } : l));
+    const view = paretoChart({ ...record(block), config: {} } as RunRecord);
+    expect(view.data.x).toEqual([100, 300]);
+    expect(view.note).toMatch(/^Not shown: 1 level whose whole output came in one chunk/);
   });
 
   it('marks levels that meet every --slo target and those that miss one; a TPOT target shades its floor', () => {

@@ -5,6 +5,7 @@ import { sloTargetText } from '../../shared/capacity.js';
 import type { SloVerdict } from '../../shared/capacity.js';
 import { levelSloStatus } from '../../shared/slo-judge.js';
 import { loadAxisLabel, loadKind, loadText, loadValue } from '../../shared/level-load.js';
+import { oneChunkNote, perUserTokPerSec } from '../../shared/per-user-speed.js';
 
 /**
  * Plain chart data, independent of the app: the chart components (and the HTML report) draw these.
@@ -251,10 +252,10 @@ const levelName = (l: LevelResult): string => loadText(l, true);
  * (--slo, the capacity search) each level is marked met / missed / uncertain, and the capacity is labelled.
  */
 export function paretoChart(record: RunRecord): ParetoView {
-  const at = (l: LevelResult): [number, number] | null =>
-    typeof l.tpotMs.p50 === 'number' && l.tpotMs.p50 > 0 && l.outputTokPerSec !== null
-      ? [l.outputTokPerSec, 1000 / l.tpotMs.p50]
-      : null;
+  const at = (l: LevelResult): [number, number] | null => {
+    const perUser = perUserTokPerSec(l);
+    return perUser !== null && l.outputTokPerSec !== null ? [l.outputTokPerSec, perUser] : null;
+  };
   const groups = levelGroups(record);
   const series: SeriesSpec[] = [];
   const pts: Array<Array<[number, number | null]>> = [];
@@ -288,6 +289,7 @@ export function paretoChart(record: RunRecord): ParetoView {
     tpotLimit
       ? `Shaded: per-user speed the TPOT SLO (${tpotLimit} ms) asks for; the SLO bounds p95, the line shows p50.`
       : null,
+    oneChunkNote(record.levels),
   ].filter((n): n is string => n !== null);
   return {
     data: { ...alignPoints(pts), series },

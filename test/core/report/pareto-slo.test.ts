@@ -119,3 +119,22 @@ describe('placeLabels', () => {
     expect(edge[0]!.y).toBeGreaterThan(5);
   });
 });
+
+describe('Pareto chart of block streams', () => {
+  it('leaves out levels whose whole output came in one chunk (no decoding to time) and says so', async () => {
+    // The sweep fixture: a diffusion simulator whose 16-token outputs arrive in one block, TPOT ~0.002 ms.
+    const record = await readRunRecord(fixtureDir('sweep'));
+    const chart = paretoChart(record);
+    expect(chart.series.flatMap((s) => s.points)).toEqual([]);
+    expect(chart.note).toBe(
+      'Not shown: 4 levels whose whole output came in one chunk (a diffusion block at least as long as the output): TPOT there measures no decoding, so there is no per-user speed.',
+    );
+    // The same run streamed token by token keeps its points and has no such note.
+    const streamed = structuredClone(record);
+    for (const l of streamed.levels) l.tokensPerChunk.p50 = 1;
+    const points = paretoChart(streamed).series.flatMap((s) => s.points);
+    expect(points).toHaveLength(4);
+    expect(points[0]!.y).toBeCloseTo(1000 / record.levels[0]!.tpotMs.p50!, 6);
+    expect(paretoChart(streamed).note).toBeUndefined();
+  });
+});

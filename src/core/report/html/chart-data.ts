@@ -5,6 +5,7 @@ import { levelSloStatus } from '../../../shared/slo-judge.js';
 import { variantLabel } from '../../../shared/report-columns.js';
 import type { XyChart, XySeries } from './xy-chart.js';
 import { loadAxisLabel, loadKind, loadText, loadValue } from '../../../shared/level-load.js';
+import { oneChunkNote, perUserTokPerSec } from '../../../shared/per-user-speed.js';
 
 /** Levels per server configuration and kind of load: a burst, a rate and a concurrency are never one line. */
 function groups(record: RunRecord): LevelResult[][] {
@@ -126,20 +127,26 @@ export function paretoChart(record: RunRecord): XyChart {
     name: seriesName(g, gs, 'per-user tok/s'),
     color: i,
     points: g
-      .filter((l) => typeof l.tpotMs.p50 === 'number' && l.tpotMs.p50 > 0 && l.outputTokPerSec !== null)
+      .filter((l) => perUserTokPerSec(l) !== null && l.outputTokPerSec !== null)
       .map((l) => {
         const at = record.levels.indexOf(l);
         return {
           x: l.outputTokPerSec as number,
-          y: 1000 / (l.tpotMs.p50 as number),
+          y: perUserTokPerSec(l) as number,
           label: loadText(l, true),
           ...(status ? { slo: status.verdicts[at], capacity: status.capacityLevel === at } : {}),
         };
       }),
   }));
-  const marks = status
-    ? `Marks: each level against ${status.targets.map(sloTargetText).join(', ')} (meets only when the percentile's 95 % interval lies within every limit).`
-    : undefined;
+  const marks =
+    [
+      status
+        ? `Marks: each level against ${status.targets.map(sloTargetText).join(', ')} (meets only when the percentile's 95 % interval lies within every limit).`
+        : null,
+      oneChunkNote(record.levels),
+    ]
+      .filter(Boolean)
+      .join(' ') || undefined;
   // A TPOT SLO is a floor on per-user speed: shade where the points would meet it (the SLO bounds p95, points show p50).
   const tpotLimits = (capacitySearches(record)[0]?.targets ?? [])
     .filter((t) => t.metric === 'tpot')
