@@ -218,7 +218,7 @@ describe('verdicts against real-server behaviour', () => {
     const quote = 'the server said (3×): "HTTP 500: CUDA error: an illegal memory access"';
     expect(level.checks.find((c) => c.id === 'errors')!.detail).toContain(`http-500 3; ${quote}`);
     const lines = res.stdout.trim().split('\n');
-    expect(lines.find((l) => l.startsWith('FAIL errors:'))).toContain(quote);
+    expect(lines.find((l) => l.startsWith('FAIL errors at c=2'))).toContain(quote);
     expect(lines).toContain('c=2: 3 failed; server said (3×): "HTTP 500: CUDA error: an illegal memory access"');
   });
 

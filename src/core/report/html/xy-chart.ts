@@ -55,7 +55,8 @@ const f1 = (v: number): string => v.toFixed(1);
 export function renderXyChart(chart: XyChart): string {
   const pts = chart.series.flatMap((s) => s.points).filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y));
   if (pts.length === 0) {
-    return `<figure class="chart" id="${chart.id}"><figcaption>${esc(chart.title)}</figcaption><p class="empty">No data.</p></figure>`;
+    // The note may say why there are no points (levels left out on purpose).
+    return `<figure class="chart" id="${chart.id}"><figcaption>${esc(chart.title)}</figcaption><p class="empty">No data.</p>${chart.note ? `<p class="note">${esc(chart.note)}</p>` : ''}</figure>`;
   }
   const xs = pts.map((p) => p.x);
   const ys = pts.flatMap((p) => [p.y, p.lo ?? p.y, p.hi ?? p.y]).filter(Number.isFinite);
