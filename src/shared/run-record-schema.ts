@@ -104,7 +104,15 @@ const LevelSchema = z.looseObject({
   errorsByReason: z.record(z.string(), num),
   telemetry: LevelTelemetrySchema.optional(),
   responseCache: z
-    .looseObject({ requests: num, of: num, cachedTokens: num, mostlyCachedRequests: num, hitRate: numOrNull })
+    .looseObject({
+      requests: num,
+      of: num,
+      cachedTokens: num,
+      openingTokens: num,
+      openingCounted: z.boolean(),
+      mostlyCachedRequests: num,
+      hitRate: numOrNull,
+    })
     .optional(),
   partial: z.boolean().optional(),
   cutShort: z.string().optional(),

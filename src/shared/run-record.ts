@@ -143,7 +143,11 @@ export interface ResponseCache {
   of: number;
   /** Their cached prompt tokens together (a lower bound when requests < of). */
   cachedTokens: number;
-  /** Requests with at least half their prompt tokens from the cache (more than a shared template opening). */
+  /** The opening every unique prompt shares (chat template, first words), in tokens: cached in real traffic too. */
+  openingTokens: number;
+  /** True when the server counted that opening (/tokenize); false: the level's lower quartile of cached tokens. */
+  openingCounted: boolean;
+  /** Requests with at least half of their prompt past that opening from the cache: a reused prompt. */
   mostlyCachedRequests: number;
   /** cachedTokens over their prompt tokens; null unless every ok measured request reported a count. */
   hitRate: number | null;

@@ -86,6 +86,15 @@ export interface PromptSetOptions {
 
 /** Words of the per-request unique prefix after the run nonce. */
 export const PREFIX_DIGITS = 3;
+
+/**
+ * The head that unique prompts of one run share with their neighbours: "Request", the run nonce and every digit word
+ * but the last. With the chat template's opening before it, a token-level prefix cache (SGLang's radix tree,
+ * llama.cpp's slots) reuses this much of each prompt, and real traffic's shared openings are cached the same way.
+ */
+export function sharedOpeningText(runNonce: number): string {
+  return `Request ${[...prefixWords(runNonce, 2), ...prefixWords(0, PREFIX_DIGITS - 1)].join(' ')}`;
+}
 const MAX_STEPS = 8;
 
 /** Finds the filler count whose text the counter puts at `target` tokens (or the nearest in 8 steps). */

@@ -424,6 +424,10 @@ export interface PrefixCacheInput {
   prefixCacheHitsDelta?: number | null;
   /** Cached prompt tokens the server's responses reported (llama.cpp always; vLLM and SGLang behind a flag). */
   responseCache?: ResponseCache | null;
+  /** Tokens of the opening every unique prompt shares (chat template, first words), by the server's count. */
+  openingTokens?: number | null;
+  /** Measured requests of the level: the engine's hits per request are compared with that opening. */
+  measuredRequests?: number;
   /** Multi-turn level: later turns resend the history, so hits on it are the point, not a flaw. */
   multiTurn?: boolean;
   /** Prompts from a file, sent as written: they share what real prompts share, so some hits are the workload's. */
@@ -483,27 +487,36 @@ export function prefixCacheCheck(input: PrefixCacheInput): Check {
       `every conversation starts with a unique prefix; later turns resend the history, so the prefix cache may serve it (that is what multi-turn measures): ${seen}`,
     );
   }
-  if (hits !== null && hits > 0) {
-    return check(
-      'prefix-cache',
-      'warn',
-      `the engine reports ${fmtNum(hits)} prefix-cache hits despite unique prompts: some requests may have reused cached prefill`,
-    );
-  }
-  // Per response, a few cached tokens are the chat template's opening that every prompt shares.
+  // Per response, a few cached tokens are the opening every prompt shares (the chat template's, the first words).
   if (rc !== null && rc.mostlyCachedRequests > 0) {
     return check(
       'prefix-cache',
       'warn',
-      `${rc.mostlyCachedRequests} requests had half their prompt or more served from the prefix cache by the server's own account despite unique prompts: their TTFT is that of the cached case`,
+      `${rc.mostlyCachedRequests} requests had half or more of their prompt past the shared opening served from the prefix cache by the server's own account despite unique prompts: their TTFT is that of the cached case`,
     );
   }
+  const opening = input.openingTokens ?? null;
+  const perRequest = hits !== null && (input.measuredRequests ?? 0) > 0 ? hits / input.measuredRequests! : null;
+  if (hits !== null && hits > 0 && !(perRequest !== null && opening !== null && perRequest <= opening)) {
+    return check(
+      'prefix-cache',
+      'warn',
+      `the engine reports ${fmtNum(hits)} prefix-cache hits despite unique prompts` +
+        (perRequest !== null && opening !== null
+          ? ` (${fmtNum(perRequest)} tokens per request, more than the ${opening}-token opening every prompt shares)`
+          : '') +
+        ': some requests may have reused cached prefill',
+    );
+  }
+  const shared =
+    opening !== null ? `the ${opening}-token opening` : rc !== null ? `the ${rc.openingTokens}-token opening` : null;
   return check(
     'prefix-cache',
     'pass',
-    rc !== null
-      ? `every prompt starts with a unique prefix; ${seen}, none for half a prompt or more (a shared template opening)`
-      : `every prompt starts with a unique prefix; ${seen}`,
+    `every prompt starts with a unique prefix; ${seen}` +
+      (shared !== null && ((hits ?? 0) > 0 || (rc?.cachedTokens ?? 0) > 0)
+        ? `: no more than ${shared} every prompt shares (chat template, first words), which real traffic caches too`
+        : ''),
   );
 }
 

@@ -52,6 +52,8 @@ export interface LevelSummaryInput {
   /** File prompts: measured requests whose record this server configuration had already sent. */
   repeatedRecords?: number;
   prefixCacheHitsDelta?: number | null;
+  /** Tokens of the opening every unique prompt shares (chat template, first words); null when not counted. */
+  openingTokens?: number | null;
   loopLagP99Ms?: number | null;
   /** Checks computed elsewhere (telemetry: throttling, preemptions, server), appended after ours. */
   extraChecks?: Check[];
@@ -146,7 +148,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
 
   const ttftMs = summarize(pooled.ttftMs);
   const turns = turnResults(measured);
-  const responseCache = responseCacheOf(ok);
+  const responseCache = responseCacheOf(ok, input.openingTokens ?? null);
   const checks: Check[] = [
     outputLengthCheck(measured),
     inputLengthCheck(measured),
@@ -165,6 +167,8 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
       repeatedRecords: input.repeatedRecords,
       prefixCacheHitsDelta: input.prefixCacheHitsDelta ?? null,
       responseCache,
+      openingTokens: input.openingTokens ?? null,
+      measuredRequests: measured.length,
       multiTurn: turns !== null,
     }),
     clientCheck({ loopLagP99Ms: input.loopLagP99Ms ?? null, scheduleLagP99Ms: scheduleLagMs?.p99 ?? null }),

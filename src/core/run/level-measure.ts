@@ -59,6 +59,8 @@ export interface LevelMeasureInput {
   workload: Workload;
   /** The server's context in tokens, when known: a longer workload request is refused up front. */
   contextTokens?: number;
+  /** Tokens of the opening every unique prompt shares, by the server's count (null: unknown). */
+  openingTokens?: number | null;
   compat: BodyCompat;
   model: string;
   runNonce: number;
@@ -198,6 +200,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     promptsFromFile: promptsFromFile(input.workload),
     repeatedRecords: repeatedRecords(input.workload, input.firstRecord ?? input.firstPromptIndex, plan),
     prefixCacheHitsDelta: telemetry?.prefixCacheHits ?? null,
+    openingTokens: input.openingTokens ?? null,
     loopLagP99Ms,
     extraChecks,
     cutShort,

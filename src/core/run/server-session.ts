@@ -10,6 +10,7 @@ import type { LevelPlan } from '../load/level-plan.js';
 import { readContextLimit } from '../load/context-limit.js';
 import { contextProblem, fileLengths, longestRequestTokens } from '../load/plan-limits.js';
 import type { BodyCompat } from '../load/request-body.js';
+import { sharedOpeningText } from '../load/prompts.js';
 import { ServerApi, type PromptCounting } from '../load/server-api.js';
 import type { AbortReason } from '../load/stream-client.js';
 import { createWorkerExecutor } from '../load/worker-executor.js';
@@ -44,6 +45,15 @@ export interface MeasuredLevel {
 }
 
 /** What start() learnt of the server: the model, request body compatibility and how prompts are counted. */
+/** The server's count of the opening unique prompts share; null when it cannot say (the check then estimates it). */
+async function countOpening(counting: PromptCounting, runNonce: number, signal: AbortSignal): Promise<number | null> {
+  try {
+    return await counting.counter(sharedOpeningText(runNonce), signal);
+  } catch {
+    return null;
+  }
+}
+
 interface Ready {
   server: RunningServer;
   executor: RequestExecutor;
@@ -51,6 +61,8 @@ interface Ready {
   compat: BodyCompat;
   /** The server's context in tokens, when known. */
   contextTokens?: number;
+  /** Tokens of the opening every unique prompt shares (template and first words), by the server's count; null unknown. */
+  openingTokens: number | null;
 }
 
 /**
@@ -151,6 +163,7 @@ export class ServerSession {
           : `${tokenizeAnswer ?? 'server has no /tokenize'}: prompt length calibrated from usage.prompt_tokens and verified per request`,
       });
     }
+    const openingTokens = viaTokenize ? await countOpening(counting, run.runNonce, this.levelAbort.signal) : null;
     await this.startTelemetry();
     const clock = run.clock;
     // Worker threads pay off only with cores to spare: on a small machine they add GC pauses and hops.
@@ -172,6 +185,7 @@ export class ServerSession {
       counting,
       compat,
       contextTokens: limit?.tokens,
+      openingTokens,
     };
   }
 
@@ -237,6 +251,7 @@ export class ServerSession {
       counting: ready.counting,
       workload: this.options.workload,
       contextTokens: ready.contextTokens,
+      openingTokens: ready.openingTokens,
       compat: ready.compat,
       model: ready.server.info.model,
       runNonce: run.runNonce,

@@ -305,22 +305,24 @@ describe("prefix-cache from the server's responses (no engine counter: llama.cpp
     requests,
     of,
     cachedTokens,
+    openingTokens: 31,
+    openingCounted: true,
     mostlyCachedRequests,
     hitRate: requests === of ? cachedTokens / (of * 1024) : null,
   });
 
-  it('passes unique prompts whose cached tokens are only a shared template opening', () => {
-    const c = prefixCacheCheck({ uniquePrefix: true, responseCache: rc(480, 0) });
+  it('passes unique prompts whose cached tokens are only the opening every prompt shares', () => {
+    const c = prefixCacheCheck({ uniquePrefix: true, responseCache: rc(1200, 0), openingTokens: 31 });
     expect(c.status).toBe('pass');
     expect(c.detail).toBe(
-      "every prompt starts with a unique prefix; the server's responses report 480 cached prompt tokens, none for half a prompt or more (a shared template opening)",
+      "every prompt starts with a unique prefix; the server's responses report 1200 cached prompt tokens: no more than the 31-token opening every prompt shares (chat template, first words), which real traffic caches too",
     );
   });
 
-  it('warns when responses say requests had half their prompt or more from the cache despite unique prompts', () => {
+  it('warns when responses say requests had half or more of the rest of their prompt from the cache', () => {
     const c = prefixCacheCheck({ uniquePrefix: true, responseCache: rc(30_000, 25) });
     expect(c.status).toBe('warn');
-    expect(c.detail).toMatch(/^25 requests had half their prompt or more served from the prefix cache/);
+    expect(c.detail).toMatch(/^25 requests had half or more of their prompt past the shared opening served/);
   });
 
   it('believes responses that saw reuse over an engine counter that missed it, and says how many reported', () => {
@@ -328,11 +330,42 @@ describe("prefix-cache from the server's responses (no engine counter: llama.cpp
     const both = prefixCacheCheck({ uniquePrefix: true, prefixCacheHitsDelta: 0, responseCache: rc(30_000, 25) });
     expect(both.status).toBe('warn');
     expect(prefixCacheCheck({ uniquePrefix: true, prefixCacheHitsDelta: 0, responseCache: rc(400, 0) }).detail).toBe(
-      "every prompt starts with a unique prefix; the engine reports 0 prefix-cache hits; the server's responses report 400 cached prompt tokens, none for half a prompt or more (a shared template opening)",
+      "every prompt starts with a unique prefix; the engine reports 0 prefix-cache hits; the server's responses report 400 cached prompt tokens: no more than the 31-token opening every prompt shares (chat template, first words), which real traffic caches too",
     );
     const shared = prefixCacheCheck({ uniquePrefix: true, sharedPrefixes: true, responseCache: rc(9000, 30, 30, 40) });
     expect(shared.detail).toContain(
       "the server's responses report 9000 cached prompt tokens (30 of 40 responses said)",
+    );
+  });
+});
+
+describe('prefix-cache from the engine counter: the opening every prompt shares is no reuse', () => {
+  it("passes vLLM's block of a Llama-3 template opening (16 of 31 tokens per request), warns past the opening", () => {
+    const opening = prefixCacheCheck({
+      uniquePrefix: true,
+      prefixCacheHitsDelta: 16 * 300,
+      measuredRequests: 300,
+      openingTokens: 31,
+    });
+    expect(opening.status).toBe('pass');
+    expect(opening.detail).toBe(
+      'every prompt starts with a unique prefix; the engine reports 4800 prefix-cache hits: no more than the 31-token opening every prompt shares (chat template, first words), which real traffic caches too',
+    );
+    const more = prefixCacheCheck({
+      uniquePrefix: true,
+      prefixCacheHitsDelta: 512 * 300,
+      measuredRequests: 300,
+      openingTokens: 31,
+    });
+    expect(more.status).toBe('warn');
+    expect(more.detail).toContain('(512 tokens per request, more than the 31-token opening every prompt shares)');
+  });
+
+  it('warns on any hits when the opening could not be counted (no exact /tokenize)', () => {
+    const c = prefixCacheCheck({ uniquePrefix: true, prefixCacheHitsDelta: 4800, measuredRequests: 300 });
+    expect(c.status).toBe('warn');
+    expect(c.detail).toBe(
+      'the engine reports 4800 prefix-cache hits despite unique prompts: some requests may have reused cached prefill',
     );
   });
 });
