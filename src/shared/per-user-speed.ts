@@ -13,15 +13,9 @@ export function perUserTokPerSec(level: LevelResult): number | null {
   return 1000 / tpot;
 }
 
-/** How many levels with a throughput have no per-user speed because their output came in one chunk. */
+/** How many levels with a throughput and outputs of several tokens have no per-user speed (no TPOT: one chunk each). */
 export function oneChunkLevels(levels: readonly LevelResult[]): number {
-  return levels.filter(
-    (l) =>
-      l.outputTokPerSec !== null &&
-      typeof l.tpotMs.p50 === 'number' &&
-      l.tpotMs.p50 > 0 &&
-      perUserTokPerSec(l) === null,
-  ).length;
+  return levels.filter((l) => l.outputTokPerSec !== null && l.outputLen > 1 && perUserTokPerSec(l) === null).length;
 }
 
 /** The chart note for those levels; null when there are none. */

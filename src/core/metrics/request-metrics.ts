@@ -32,7 +32,11 @@ export function isCancelled(record: RequestRecord): boolean {
 export function requestMetrics(record: RequestRecord): RequestMetrics {
   const ttftMs = record.firstTokenMs === null ? null : record.firstTokenMs - record.sendMs;
   const e2eMs = record.endMs === null ? null : record.endMs - record.sendMs;
-  const tpotMs = ttftMs !== null && e2eMs !== null && record.nOut > 1 ? (e2eMs - ttftMs) / (record.nOut - 1) : null;
+  // One token-bearing chunk holds the whole output (a diffusion block): no decoding was seen, so there is no TPOT.
+  const tpotMs =
+    ttftMs !== null && e2eMs !== null && record.nOut > 1 && record.chunks.length >= 2
+      ? (e2eMs - ttftMs) / (record.nOut - 1)
+      : null;
   const itlMs: number[] = [];
   const itlPerTokenMs: number[] = [];
   const tokensPerChunk: number[] = [];

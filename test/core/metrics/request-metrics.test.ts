@@ -59,6 +59,28 @@ describe('requestMetrics', () => {
     expect(m.tpotMs).toBe(10); // (60 - 40) / 2
   });
 
+  it('has no TPOT when the whole output came in one chunk (a diffusion block): no decoding was seen', () => {
+    const block = requestMetrics(
+      makeRecord({ sendMs: 0, firstTokenMs: 165, endMs: 165.04, chunks: [[165, 16]], nOut: 16, clientChunkCount: 1 }),
+    );
+    expect(block.ttftMs).toBe(165);
+    // (E2E - TTFT) / 15 would be 0.003 ms: a made-up 400,000 tok/s per user.
+    expect(block.tpotMs).toBeNull();
+    const two = requestMetrics(
+      makeRecord({
+        sendMs: 0,
+        firstTokenMs: 100,
+        endMs: 200,
+        chunks: [
+          [100, 16],
+          [200, 16],
+        ],
+        nOut: 32,
+      }),
+    );
+    expect(two.tpotMs).toBeCloseTo(100 / 31, 12);
+  });
+
   it('has no TPOT for a single-token answer and no per-token ITL for a zero-token chunk', () => {
     const one = requestMetrics(makeRecord({ sendMs: 0, firstTokenMs: 30, endMs: 31, chunks: [[30, 1]], nOut: 1 }));
     expect(one.tpotMs).toBeNull();
