@@ -144,7 +144,7 @@ describe.skipIf(!haveChromium)('labels, keyboard and large windows in `servebenc
     // a click elsewhere closes it.
     await page.getByTestId('export-button').click();
     await page.getByRole('menu').waitFor();
-    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    await page.evaluate("document.activeElement?.blur()");
     expect(await page.getByRole('menu').count()).toBe(1);
     await page.getByTestId('results-table').click();
     expect(await page.getByRole('menu').count()).toBe(0);

@@ -41,9 +41,12 @@ export async function attachServer(
   const connectDeadline = clock.now() + deps.connectTimeoutMs;
   const deadline = clock.now() + config.startTimeoutMs;
   let lastSeen = '';
+  // Any answer of `servebench sim` says so (a proxy may answer some paths itself, so every probe counts).
+  let simulator = false;
   for (;;) {
     if (signal?.aborted) throw abortError(signal);
     const health = await httpGet(fetchFn, `${baseUrl}/health`, { signal, apiKey: opts.apiKey });
+    simulator ||= health.simulator === true;
     if (health.status === 200) break;
     if (health.status === undefined) {
       if (signal?.aborted) throw abortError(signal);
@@ -62,6 +65,7 @@ export async function attachServer(
     } else {
       // No /health (404: Ollama, many proxies) or one behind auth: /v1/models decides.
       const models = await httpGet(fetchFn, `${baseUrl}/v1/models`, { signal, apiKey: opts.apiKey });
+      simulator ||= models.simulator === true;
       if (models.status === 200) break;
       if (signal?.aborted) throw abortError(signal);
       if (models.status === 401 || models.status === 403) fail(apiKeyFailure(baseUrl, models.status));
@@ -111,7 +115,7 @@ export async function attachServer(
     baseUrl,
     model,
     // `servebench sim` behind --url: its numbers are simulated whatever engine it mimics.
-    simulated: metrics.simulator === true,
+    simulated: simulator || listed.simulator === true || metrics.simulator === true,
     ...(engineVersion ? { engineVersion } : {}),
     ...(metrics.status === 200 ? { metricsUrl: `${baseUrl}/metrics` } : {}),
   };

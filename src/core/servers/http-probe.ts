@@ -51,7 +51,7 @@ export async function listModels(
   fetchFn: typeof fetch,
   baseUrl: string,
   apiKey?: string,
-): Promise<{ status?: number; ids: string[] }> {
+): Promise<{ status?: number; ids: string[]; simulator?: boolean }> {
   const res = await httpGet(fetchFn, `${baseUrl}/v1/models`, { body: true, apiKey, timeoutMs: 5_000 });
   let json: { data?: Array<{ id?: unknown }> } | undefined;
   try {
@@ -61,7 +61,7 @@ export async function listModels(
   }
   const data = Array.isArray(json?.data) ? json.data : [];
   const ids = data.map((m) => m?.id).filter((id): id is string => typeof id === 'string');
-  return { status: res.status, ids };
+  return { status: res.status, ids, ...(res.simulator ? { simulator: true } : {}) };
 }
 
 /** The model ids GET /v1/models lists (none when it did not answer). */

@@ -69,6 +69,26 @@ describe('attach', () => {
     },
   );
 
+  it('marks it simulated behind a proxy that forwards only /health and /v1 (its own /metrics says nothing)', async () => {
+    const sim = await startSimServer({ port: 0, profile: loadProfile('instant'), log: () => undefined });
+    try {
+      const url = await serve((req, res) => {
+        if (req.url !== '/health' && !req.url?.startsWith('/v1/')) return json(res, 404, { detail: 'Not Found' });
+        void fetch(`${sim.url}${req.url}`).then(async (up) => {
+          const headers: Record<string, string> = { 'content-type': up.headers.get('content-type') ?? 'text/plain' };
+          const mark = up.headers.get('x-servebench-simulator');
+          if (mark) headers['x-servebench-simulator'] = mark;
+          res.writeHead(up.status, headers).end(await up.text());
+        });
+      });
+      const { runDir } = await makeRun();
+      const server = await manager.start(ServerConfigSchema.parse({ engine: 'attach', url }), { runDir });
+      expect(server.info.simulated).toBe(true);
+    } finally {
+      await sim.close();
+    }
+  });
+
   it('accepts a server without /health when /v1/models answers (Ollama, llama.cpp)', async () => {
     const url = await serve((req, res) => {
       if (req.url === '/v1/models') return json(res, 200, { object: 'list', data: [{ id: 'llama3.1:8b' }] });
