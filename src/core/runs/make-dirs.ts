@@ -37,9 +37,10 @@ export async function makeDirs(path: string, ops: DirOps = nodeDirOps): Promise<
     if (dirname(dir) === dir) break;
   }
   for (const dir of missing) {
-    await ops.mkdir(dir).catch((error: unknown) => {
-      // Another process made it meanwhile: what was asked for exists.
+    await ops.mkdir(dir).catch(async (error: unknown) => {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      // Another process made it meanwhile, or a dangling symlink stands there: only the first is a folder to use.
+      if (!(await ops.exists(dir))) throw error;
     });
   }
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -47,15 +47,26 @@ describe('makeDirs', () => {
 
   it('a folder made by someone else meanwhile (EEXIST) counts as made', async () => {
     const made: string[] = [];
+    const existing = new Set(['/']);
     const ops: DirOps = {
-      exists: async (path) => path === '/',
+      exists: async (path) => existing.has(path),
       mkdir: async (path) => {
         made.push(path);
+        existing.add(path);
         if (path === '/a') throw Object.assign(new Error('EEXIST'), { code: 'EEXIST' });
       },
     };
     await makeDirs('/a/b', ops);
     expect(made).toEqual(['/a', '/a/b']);
+  });
+
+  it('a dangling symlink in the way (EEXIST, yet no folder there) is refused, not taken as made', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sb-makedirs-'));
+    await symlink(join(dir, 'nowhere'), join(dir, 'link'));
+    await expect(makeDirs(join(dir, 'link', 'runs'))).rejects.toMatchObject({ code: 'EEXIST' });
+    await expect(checkOutWritable(join(dir, 'link', 'runs'))).rejects.toThrow(
+      /cannot create the folder: a file is in the way of the folder; choose a folder for --out$/,
+    );
   });
 
   it.runIf(process.platform === 'linux')('--out under /proc: one line naming the fix, not a hang', async () => {
