@@ -3,6 +3,9 @@
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 
+// An Electron of the user's own (electron-vite's ELECTRON_EXEC_PATH, electron's ELECTRON_OVERRIDE_DIST_PATH) needs no fetch.
+if (process.env.ELECTRON_EXEC_PATH || process.env.ELECTRON_OVERRIDE_DIST_PATH) process.exit(0);
+
 const require = createRequire(import.meta.url);
 // install.js exits at once when the binary is there; its stderr is kept for the one line below.
 const res = spawnSync(process.execPath, [require.resolve('electron/install.js')], {

@@ -16,7 +16,7 @@ the run (API key, HF token, --env values) appear in no report.
 
 Options:
   --format FORMAT  ${REPORT_FORMATS.join(' | ')} (default html)
-${EXPORTERS.map((e) => `                     ${e.format.padEnd(9)} ${e.description}`).join('\n')}
+${EXPORTERS.map((e) => `                     ${e.format.padEnd(10)} ${e.description}`).join('\n')}
   --out FILE       where to write it (default RUN_DIR/report<ext>); '-' writes text formats to stdout
   -h, --help       this help`;
 

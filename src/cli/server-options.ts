@@ -29,7 +29,7 @@ ${section('server')}
 ${helpLine('--preset NAME', 'a ready-made setup from resources/presets (--config and flags override it; with --from it overrides the recorded server)')}
 Diffusion (block) decoding:
 ${section('diffusion')}
-llama.cpp (--engine llamacpp; --model is a .gguf path or a Hugging Face repo for -hf):
+llama.cpp (--engine llamacpp; --model: a .gguf path or a Hugging Face repo):
 ${section('llamacpp')}
 Any server (--engine command):
 ${section('command')}`;

@@ -10,8 +10,14 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
+/** This process's environment without the variables that name an Electron of the user's own. */
+function withoutElectronEnv(): NodeJS.ProcessEnv {
+  const { ELECTRON_EXEC_PATH: _exec, ELECTRON_OVERRIDE_DIST_PATH: _dist, ...rest } = process.env;
+  return rest;
+}
+
 /** The script beside a stand-in electron package whose install.js is `body`. */
-function withElectron(body: string): { status: number | null; stderr: string } {
+function withElectron(body: string, env: Record<string, string> = {}): { status: number | null; stderr: string } {
   const dir = mkdtempSync(join(tmpdir(), 'sb-ensure-electron-'));
   dirs.push(dir);
   mkdirSync(join(dir, 'scripts'));
@@ -19,7 +25,10 @@ function withElectron(body: string): { status: number | null; stderr: string } {
   copyFileSync(script, join(dir, 'scripts', 'ensure-electron.mjs'));
   writeFileSync(join(dir, 'node_modules', 'electron', 'package.json'), '{"name":"electron","main":"index.js"}');
   writeFileSync(join(dir, 'node_modules', 'electron', 'install.js'), body);
-  const res = spawnSync(process.execPath, [join(dir, 'scripts', 'ensure-electron.mjs')], { encoding: 'utf8' });
+  const res = spawnSync(process.execPath, [join(dir, 'scripts', 'ensure-electron.mjs')], {
+    encoding: 'utf8',
+    env: { ...withoutElectronEnv(), ...env },
+  });
   return { status: res.status, stderr: res.stderr };
 }
 
@@ -39,5 +48,12 @@ describe('npm start: the Electron binary fetched before electron-vite looks for 
       /^servebench: the Electron binary is missing and could not be fetched \(TypeError: fetch failed\);/,
     );
     expect(lines[0]).toMatch(/npx install-electron.*npx servebench ui/);
+  });
+
+  it("an Electron of the user's own (ELECTRON_EXEC_PATH, ELECTRON_OVERRIDE_DIST_PATH): no fetch, exit 0", () => {
+    for (const name of ['ELECTRON_EXEC_PATH', 'ELECTRON_OVERRIDE_DIST_PATH']) {
+      const res = withElectron("console.error('fetch failed'); process.exit(1);", { [name]: '/opt/electron/electron' });
+      expect(res, name).toEqual({ status: 0, stderr: '' });
+    }
   });
 });
