@@ -144,7 +144,7 @@ describe.skipIf(!haveChromium)('labels, keyboard and large windows in `servebenc
     // a click elsewhere closes it.
     await page.getByTestId('export-button').click();
     await page.getByRole('menu').waitFor();
-    await page.evaluate("document.activeElement?.blur()");
+    await page.evaluate('document.activeElement?.blur()');
     expect(await page.getByRole('menu').count()).toBe(1);
     await page.getByTestId('results-table').click();
     expect(await page.getByRole('menu').count()).toBe(0);
@@ -210,6 +210,29 @@ describe.skipIf(!haveChromium)('labels, keyboard and large windows in `servebenc
     await expect.poll(async () => Math.abs(((await cursor.boundingBox())?.x ?? 0) - x)).toBeLessThan(2);
     await page.setViewportSize({ width: 1280, height: 720 });
     expect(await zoom(page)).toBe('1');
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('rebuilds a shown chart when the window crosses into the large size, as if it were drawn there', async () => {
+    await page.setViewportSize({ width: 1280, height: 720 });
+    const timeline = page.getByTestId('timeline');
+    // The plot area starts after the y axis, whose width follows the zoom's font: its offset shows the build's zoom.
+    const axisOffset = async (): Promise<number> => {
+      const host = await timeline.locator('.plot').first().boundingBox();
+      const over = await timeline.locator('.u-over').first().boundingBox();
+      return Math.round((over?.x ?? 0) - (host?.x ?? 0));
+    };
+    await page.getByTestId('runs-list').getByText('sweep').click();
+    await timeline.locator('.u-over').first().waitFor();
+    const small = await axisOffset();
+    await page.setViewportSize({ width: 2560, height: 1440 });
+    await expect.poll(axisOffset).not.toBe(small);
+    const resized = await axisOffset();
+    await page.getByTestId('runs-list').getByText('closed').click();
+    await page.getByTestId('runs-list').getByText('sweep').click();
+    await timeline.locator('.u-over').first().waitFor();
+    expect(await axisOffset()).toBe(resized);
+    await page.setViewportSize({ width: 1280, height: 720 });
     expect(consoleErrors).toEqual([]);
   });
 });
