@@ -86,9 +86,12 @@ const bursts = (rows: readonly LevelRow[]): boolean => rows.some((r) => r.level.
 const priced = (rows: readonly LevelRow[]): boolean => rows.some((r) => r.level.costPerMOutputTokUsd !== undefined);
 const atUtil = (rows: readonly LevelRow[]): boolean =>
   rows.some((r) => r.level.costPerMOutputTokAtUtilizationUsd !== undefined);
-/** A level's prefix-cache hit rate: the engine's counters where it has them, else its responses' cached tokens. */
+/**
+ * A level's prefix-cache hit rate: from the responses' cached tokens where every response reported them (exact per
+ * request), else from the engine's counters (scraped once a second, so a short level's figure is rough).
+ */
 export function prefixCacheHitRate(level: LevelResult): number | null {
-  return level.telemetry?.prefixCacheHitRate ?? level.responseCache?.hitRate ?? null;
+  return level.responseCache?.hitRate ?? level.telemetry?.prefixCacheHitRate ?? null;
 }
 
 /** Runs whose workload uses the prefix cache on purpose (shared prefix, trace, prompt file), or levels that hit it. */
