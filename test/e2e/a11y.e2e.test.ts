@@ -213,6 +213,41 @@ describe.skipIf(!haveChromium)('labels, keyboard and large windows in `servebenc
     expect(consoleErrors).toEqual([]);
   });
 
+  it('zooms and pans a time chart from the keyboard as a drag and a double click do', async () => {
+    await page.setViewportSize({ width: 1280, height: 720 });
+    await page.getByTestId('runs-list').getByText('sweep').click();
+    const timeline = page.getByTestId('timeline');
+    const over = timeline.locator('.u-over').first();
+    await over.waitFor();
+    expect(await over.getAttribute('aria-label')).toMatch(/press \+ and − to zoom, arrow keys to pan, 0 to show all$/);
+    const plot = timeline.locator('.plot').first();
+    const span = async (): Promise<[number, number] | null> => {
+      const z = await plot.getAttribute('data-zoom');
+      return z ? (z.split(',').map(Number) as [number, number]) : null;
+    };
+    await over.focus();
+    expect(await focused(over)).toBe(true);
+    await page.keyboard.press('+');
+    const zoomed = await span();
+    expect(zoomed).not.toBeNull();
+    // The charts sharing its cursor (GPU clock, temperature, power…) zoom with it, as with a drag.
+    const plots = timeline.locator('.plot');
+    const n = await plots.count();
+    expect(n).toBeGreaterThan(1);
+    for (let i = 0; i < n; i++) expect(await plots.nth(i).getAttribute('data-zoom')).toBe(zoomed!.join(','));
+    await page.keyboard.press('ArrowRight');
+    const panned = await span();
+    expect(panned![0]).toBeGreaterThan(zoomed![0]);
+    expect(panned![1] - panned![0]).toBeCloseTo(zoomed![1] - zoomed![0], 6);
+    await page.keyboard.press('-');
+    await page.keyboard.press('-');
+    expect(await span()).toBeNull();
+    await page.keyboard.press('+');
+    await page.keyboard.press('0');
+    expect(await span()).toBeNull();
+    expect(consoleErrors).toEqual([]);
+  });
+
   it('rebuilds a shown chart when the window crosses into the large size, as if it were drawn there', async () => {
     await page.setViewportSize({ width: 1280, height: 720 });
     const timeline = page.getByTestId('timeline');
