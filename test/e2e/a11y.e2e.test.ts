@@ -8,10 +8,10 @@ import { createServebenchService } from '../../src/core/api.js';
 import { defaultBenchmarkDeps } from '../../src/core/default-deps.js';
 import { listPresets } from '../../src/core/servers/presets.js';
 import { createSettingsStore } from '../../src/core/settings/settings-store.js';
-import { startUiServer } from '../../src/core/ui-server/index.js';
 import type { UiServer } from '../../src/core/ui-server/index.js';
 import { tabThrough, unnamed } from './a11y-checks.js';
-import { CHROMIUM, collectErrors, launchChromium } from './chromium.js';
+import { CHROMIUM } from './chromium.js';
+import { openAppPage } from './app-page.js';
 import { ensureBuilt } from './renderer-build.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
@@ -19,8 +19,6 @@ const fixtures = join(root, 'test', 'fixtures', 'runs');
 const CLOSED = '20261201T103727Z-closed';
 const SWEEP = '20261201T103738Z-sweep';
 const haveChromium = existsSync(CHROMIUM);
-// Waits end on what the page shows; this only bounds them, generously, for a loaded or slow machine.
-const WAIT_MS = 120_000;
 if (!haveChromium) console.warn(`skipping the a11y e2e test: ${CHROMIUM} is absent (apt-get install chromium)`);
 
 /** Whether the element has the keyboard focus. */
@@ -55,11 +53,7 @@ describe.skipIf(!haveChromium)('labels, keyboard and large windows in `servebenc
       listPresets: () => listPresets(),
       settings: createSettingsStore({ dir: settingsDir, runsDir: out }),
     });
-    server = await startUiServer({ service, port: 0, staticDir: join(root, 'out', 'renderer') });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
-    page.setDefaultTimeout(WAIT_MS);
-    collectErrors(page, consoleErrors);
+    ({ server, browser, page } = await openAppPage(service, consoleErrors, { viewport: { width: 1280, height: 720 } }));
   }, 300_000); // above the bounds of the two builds ensureBuilt may run
 
   afterAll(async () => {

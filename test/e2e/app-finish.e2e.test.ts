@@ -8,18 +8,17 @@ import { createServebenchService } from '../../src/core/api.js';
 import { defaultBenchmarkDeps } from '../../src/core/default-deps.js';
 import { listPresets } from '../../src/core/servers/presets.js';
 import { SETTINGS_FILE, createSettingsStore } from '../../src/core/settings/settings-store.js';
-import { startUiServer } from '../../src/core/ui-server/index.js';
 import type { UiServer } from '../../src/core/ui-server/index.js';
 import { tabThrough, unnamed } from './a11y-checks.js';
 import { holdEvents } from './held-events.js';
-import { CHROMIUM, collectErrors, launchChromium } from './chromium.js';
+import { CHROMIUM, collectErrors } from './chromium.js';
+import { E2E_WAIT_MS as WAIT_MS, openAppPage } from './app-page.js';
 import { ensureBuilt } from './renderer-build.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const shots = join(root, 'test-results');
 const haveChromium = existsSync(CHROMIUM);
-// Waits end on what the page shows; these only bound them, generously, for a loaded or slow machine.
-const WAIT_MS = 120_000;
+// A run's test waits on what the page shows; this only bounds it, generously, for a loaded or slow machine.
 const RUN_TEST_MS = 300_000;
 const LABEL = 'finish-e2e';
 if (!haveChromium) console.warn(`skipping the app-finish e2e test: ${CHROMIUM} is absent (apt-get install chromium)`);
@@ -55,11 +54,9 @@ describe.skipIf(!haveChromium)('the finished app in headless Chromium (settings,
     );
     held = gate.held;
     release = gate.release;
-    server = await startUiServer({ service: gate.service, port: 0, staticDir: join(root, 'out', 'renderer') });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
-    page.setDefaultTimeout(WAIT_MS);
-    collectErrors(page, consoleErrors);
+    ({ server, browser, page } = await openAppPage(gate.service, consoleErrors, {
+      viewport: { width: 1280, height: 720 },
+    }));
   }, 300_000);
 
   afterAll(async () => {

@@ -7,17 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServebenchService } from '../../src/core/api.js';
 import { defaultBenchmarkDeps } from '../../src/core/default-deps.js';
 import { listPresets } from '../../src/core/servers/presets.js';
-import { startUiServer } from '../../src/core/ui-server/index.js';
 import type { UiServer } from '../../src/core/ui-server/index.js';
 import { holdEvents } from './held-events.js';
-import { CHROMIUM, collectErrors, launchChromium } from './chromium.js';
+import { CHROMIUM } from './chromium.js';
+import { openAppPage } from './app-page.js';
 import { ensureBuilt } from './renderer-build.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const shots = join(root, 'test-results');
 const haveChromium = existsSync(CHROMIUM);
 // Waits end on what the page shows; these only bound them, generously, for a loaded or slow machine.
-const WAIT_MS = 120_000;
 const SWEEP_TEST_MS = 300_000;
 if (!haveChromium) console.warn(`skipping the app e2e test: ${CHROMIUM} is absent (apt-get install chromium)`);
 
@@ -46,11 +45,9 @@ describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)',
         seen.some((e) => e.type === 'phase' && e.phase === 'measure' && e.levelIndex === event.levelIndex),
     );
     release = gate.release;
-    server = await startUiServer({ service: gate.service, port: 0, staticDir: join(root, 'out', 'renderer') });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    page.setDefaultTimeout(WAIT_MS);
-    collectErrors(page, consoleErrors);
+    ({ server, browser, page } = await openAppPage(gate.service, consoleErrors, {
+      viewport: { width: 1280, height: 800 },
+    }));
   }, 300_000); // above the bounds of the two builds ensureBuilt may run
 
   afterAll(async () => {

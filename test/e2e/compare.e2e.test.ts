@@ -6,10 +6,10 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServebenchService } from '../../src/core/api.js';
 import { defaultBenchmarkDeps } from '../../src/core/default-deps.js';
-import { startUiServer } from '../../src/core/ui-server/index.js';
 import type { UiServer } from '../../src/core/ui-server/index.js';
 import { FIXTURE_SECRETS } from '../core/report/fixtures.js';
-import { CHROMIUM, collectErrors, launchChromium } from './chromium.js';
+import { CHROMIUM } from './chromium.js';
+import { openAppPage } from './app-page.js';
 import { ensureBuilt } from './renderer-build.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
@@ -19,8 +19,6 @@ const CLOSED = '20261201T103727Z-closed';
 const OPEN = '20261201T105933Z-open';
 const SWEEP = '20261201T103738Z-sweep';
 const haveChromium = existsSync(CHROMIUM);
-// Waits end on what the page shows; this only bounds them, generously, for a loaded or slow machine.
-const WAIT_MS = 120_000;
 if (!haveChromium) console.warn(`skipping the compare e2e test: ${CHROMIUM} is absent (apt-get install chromium)`);
 
 describe.skipIf(!haveChromium)('Compare runs in `servebench ui` (headless Chromium)', () => {
@@ -44,11 +42,10 @@ describe.skipIf(!haveChromium)('Compare runs in `servebench ui` (headless Chromi
       await cp(join(fixtures, name as string), join(out, id as string), { recursive: true });
     }
     const service = createServebenchService({ outDir: out, deps: defaultBenchmarkDeps() });
-    server = await startUiServer({ service, port: 0, staticDir: join(root, 'out', 'renderer') });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 860 }, acceptDownloads: true });
-    page.setDefaultTimeout(WAIT_MS);
-    collectErrors(page, consoleErrors);
+    ({ server, browser, page } = await openAppPage(service, consoleErrors, {
+      viewport: { width: 1280, height: 860 },
+      acceptDownloads: true,
+    }));
     const origin = new URL(server.url).origin;
     page.on('request', (r) => {
       const url = r.url();

@@ -7,18 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServebenchService } from '../../src/core/api.js';
 import type { ServebenchService } from '../../src/core/api.js';
 import { defaultBenchmarkDeps } from '../../src/core/default-deps.js';
-import { startUiServer } from '../../src/core/ui-server/index.js';
 import type { UiServer } from '../../src/core/ui-server/index.js';
 import type { EngineProbeRequest } from '../../src/shared/contract.js';
 import { FAKE_PYTHON } from '../core/servers/helpers.js';
-import { CHROMIUM, collectErrors, launchChromium } from './chromium.js';
+import { CHROMIUM } from './chromium.js';
+import { openAppPage } from './app-page.js';
 import { ensureBuilt } from './renderer-build.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const shots = join(root, 'test-results');
 const haveChromium = existsSync(CHROMIUM);
-// Waits end on what the page shows; this only bounds them, generously, for a loaded or slow machine.
-const WAIT_MS = 120_000;
 if (!haveChromium)
   console.warn(`skipping the engine look-up e2e test: ${CHROMIUM} is absent (apt-get install chromium)`);
 
@@ -47,11 +45,7 @@ describe.skipIf(!haveChromium)('the new-run form finds the installed engine (fak
         return real.probeEngine(request);
       },
     };
-    server = await startUiServer({ service, port: 0, staticDir: join(root, 'out', 'renderer') });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
-    page.setDefaultTimeout(WAIT_MS);
-    collectErrors(page, consoleErrors);
+    ({ server, browser, page } = await openAppPage(service, consoleErrors, { viewport: { width: 1280, height: 720 } }));
   }, 300_000); // above the bounds of the two builds ensureBuilt may run
 
   afterAll(async () => {

@@ -6,10 +6,10 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServebenchService } from '../../src/core/api.js';
 import { defaultBenchmarkDeps } from '../../src/core/default-deps.js';
-import { startUiServer } from '../../src/core/ui-server/index.js';
 import type { UiServer } from '../../src/core/ui-server/index.js';
 import { FIXTURE_SECRETS } from '../core/report/fixtures.js';
-import { CHROMIUM, collectErrors, launchChromium } from './chromium.js';
+import { CHROMIUM } from './chromium.js';
+import { E2E_WAIT_MS as WAIT_MS, openAppPage } from './app-page.js';
 import { ensureBuilt } from './renderer-build.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
@@ -18,8 +18,6 @@ const fixture = join(root, 'test', 'fixtures', 'runs', 'closed');
 const RUN = '20261201T103727Z-closed';
 const NEWER = '20200102T030405Z-from-the-future';
 const haveChromium = existsSync(CHROMIUM);
-// Waits end on what the page shows; this only bounds them, generously, for a loaded or slow machine.
-const WAIT_MS = 120_000;
 if (!haveChromium) console.warn(`skipping the export e2e test: ${CHROMIUM} is absent (apt-get install chromium)`);
 
 describe.skipIf(!haveChromium)('Export of a finished run in `servebench ui` (headless Chromium)', () => {
@@ -39,11 +37,10 @@ describe.skipIf(!haveChromium)('Export of a finished run in `servebench ui` (hea
     await mkdir(join(out, NEWER));
     await writeFile(join(out, NEWER, 'run.json'), JSON.stringify({ ...record, schemaVersion: 2 }));
     const service = createServebenchService({ outDir: out, deps: defaultBenchmarkDeps() });
-    server = await startUiServer({ service, port: 0, staticDir: join(root, 'out', 'renderer') });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
-    page.setDefaultTimeout(WAIT_MS);
-    collectErrors(page, consoleErrors);
+    ({ server, browser, page } = await openAppPage(service, consoleErrors, {
+      viewport: { width: 1280, height: 800 },
+      acceptDownloads: true,
+    }));
   }, 300_000); // above the bounds of the two builds ensureBuilt may run
 
   afterAll(async () => {

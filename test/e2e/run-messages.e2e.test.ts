@@ -6,10 +6,10 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServebenchService } from '../../src/core/api.js';
 import { defaultBenchmarkDeps } from '../../src/core/default-deps.js';
-import { startUiServer } from '../../src/core/ui-server/index.js';
 import type { UiServer } from '../../src/core/ui-server/index.js';
 import type { RunRecord } from '../../src/shared/run-record.js';
-import { CHROMIUM, collectErrors, launchChromium } from './chromium.js';
+import { CHROMIUM } from './chromium.js';
+import { openAppPage } from './app-page.js';
 import { ensureBuilt } from './renderer-build.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
@@ -18,8 +18,6 @@ const fixtures = join(root, 'test', 'fixtures', 'runs');
 const CLOSED = '20261201T103727Z-closed';
 const OPEN = '20261201T105933Z-open';
 const haveChromium = existsSync(CHROMIUM);
-// Waits end on what the page shows; this only bounds them, generously, for a loaded or slow machine.
-const WAIT_MS = 120_000;
 if (!haveChromium) console.warn(`skipping the run-messages e2e test: ${CHROMIUM} is absent (apt-get install chromium)`);
 
 describe.skipIf(!haveChromium)('the messages a run kept, in the results view (headless Chromium)', () => {
@@ -53,11 +51,7 @@ describe.skipIf(!haveChromium)('the messages a run kept, in the results view (he
     ];
     await writeFile(file, JSON.stringify(record, null, 2));
     const service = createServebenchService({ outDir: out, deps: defaultBenchmarkDeps() });
-    server = await startUiServer({ service, port: 0, staticDir: join(root, 'out', 'renderer') });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-    page.setDefaultTimeout(WAIT_MS);
-    collectErrors(page, consoleErrors);
+    ({ server, browser, page } = await openAppPage(service, consoleErrors, { viewport: { width: 1280, height: 860 } }));
   }, 300_000); // above the bounds of the two builds ensureBuilt may run
 
   afterAll(async () => {

@@ -6,16 +6,15 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServebenchService } from '../../src/core/api.js';
 import { defaultBenchmarkDeps } from '../../src/core/default-deps.js';
-import { startUiServer } from '../../src/core/ui-server/index.js';
 import type { UiServer } from '../../src/core/ui-server/index.js';
-import { CHROMIUM, collectErrors, launchChromium } from './chromium.js';
+import { CHROMIUM, collectErrors } from './chromium.js';
+import { openAppPage } from './app-page.js';
 import { ensureBuilt } from './renderer-build.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const shots = join(root, 'test-results');
 const haveChromium = existsSync(CHROMIUM);
 // Waits end on what the page shows; these only bound them, generously, for a loaded or slow machine.
-const WAIT_MS = 120_000;
 const RUN_TEST_MS = 300_000;
 if (!haveChromium) console.warn(`skipping the workload e2e test: ${CHROMIUM} is absent (apt-get install chromium)`);
 
@@ -89,11 +88,7 @@ describe.skipIf(!haveChromium)('New-run form: the Workload section in headless C
     mkdirSync(shots, { recursive: true });
     out = await mkdtemp(join(tmpdir(), 'sb-e2e-workload-'));
     const service = createServebenchService({ outDir: out, deps: defaultBenchmarkDeps() });
-    server = await startUiServer({ service, port: 0, staticDir: join(root, 'out', 'renderer') });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
-    page.setDefaultTimeout(WAIT_MS);
-    collectErrors(page, consoleErrors);
+    ({ server, browser, page } = await openAppPage(service, consoleErrors, { viewport: { width: 1280, height: 720 } }));
   }, 300_000); // above the bounds of the two builds ensureBuilt may run
 
   afterAll(async () => {
