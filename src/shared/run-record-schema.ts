@@ -9,7 +9,13 @@ const num = z.number();
 const numOrNull = z.number().nullable();
 const ci = z.tuple([num, num]).nullable();
 
-const CheckSchema = z.looseObject({ id: z.string(), status: z.enum(['pass', 'warn', 'fail']), detail: z.string() });
+const CheckSchema = z.looseObject({
+  id: z.string(),
+  status: z.enum(['pass', 'warn', 'fail']),
+  detail: z.string(),
+  code: z.string().optional(),
+  facts: z.record(z.string(), z.union([z.number(), z.string(), z.boolean(), z.null()])).optional(),
+});
 
 const SummarySchema = z.looseObject({
   n: num,

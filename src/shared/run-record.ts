@@ -22,10 +22,18 @@ export type CheckId =
   | 'server'
   | 'cut-short';
 
+/** A figure a check's verdict rests on, machine-readable (tests and tools read these, never the prose). */
+export type CheckFact = number | string | boolean | null;
+
 export interface Check {
   id: CheckId;
   status: CheckStatus;
+  /** The prose, for people: rendered from the code and facts. */
   detail: string;
+  /** Why this status, as a stable kebab-case code (e.g. 'offered-below-asked', 'buffered-burst'); absent in old runs. */
+  code?: string;
+  /** The figures behind the verdict, by name (e.g. { achievedConcurrency: 9.1, askedConcurrency: 64 }). */
+  facts?: Record<string, CheckFact>;
 }
 
 /** A confidence interval [lo, hi], or null when too few samples to form one. */

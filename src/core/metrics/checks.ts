@@ -1,5 +1,13 @@
 import type { RequestRecord } from '../../shared/request-record.js';
-import type { Check, CheckId, CheckStatus, ResponseCache, RoundResult, Summary } from '../../shared/run-record.js';
+import type {
+  Check,
+  CheckFact,
+  CheckId,
+  CheckStatus,
+  ResponseCache,
+  RoundResult,
+  Summary,
+} from '../../shared/run-record.js';
 import { commonestError, serverSaid } from './error-summary.js';
 import { fmtCounts, fmtNum, fmtPct, fmtRange } from './format.js';
 import { DEFAULT_CONFIDENCE, minSamplesForCi, percentile } from './percentiles.js';
@@ -19,8 +27,17 @@ export const CLIENT_LIMITS = { loopLagWarnMs: 20, scheduleLagWarnMs: 10, failMs:
 
 const SEVERITY: Record<CheckStatus, number> = { pass: 0, warn: 1, fail: 2 };
 
-function check(id: CheckId, status: CheckStatus, detail: string): Check {
-  return { id, status, detail };
+function check(
+  id: CheckId,
+  status: CheckStatus,
+  detail: string,
+  code?: string,
+  facts?: Record<string, CheckFact>,
+): Check {
+  const c: Check = { id, status, detail };
+  if (code !== undefined) c.code = code;
+  if (facts !== undefined) c.facts = facts;
+  return c;
 }
 
 function okMeasured(records: readonly RequestRecord[]): RequestRecord[] {
