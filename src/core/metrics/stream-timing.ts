@@ -20,7 +20,12 @@ export const CHUNKY_MIN_HOLD_MS = 100;
 /** Median chunks per arrival from which a stream that passed counts as clumped (a client merely behind merges 1–2). */
 export const CLUMP_CHUNKS_PER_FLUSH = 4;
 
-/** One arrival: a chunk and those that came after it sooner than any decoder makes their tokens. */
+/**
+ * One arrival: a run of chunks whose tokens after its first came sooner, all told, than a decoder at
+ * MAX_STREAM_TOKENS_PER_S makes them. Judged over the run, not gap by gap: a released buffer's frames are handed over
+ * microseconds apart, but one of them may lag a little (the first frame's parse, a collection) without the run being
+ * any slower than a burst.
+ */
 export interface Flush {
   /** Index of its first chunk in the record. */
   first: number;
@@ -36,27 +41,48 @@ export interface Flush {
   pauseMs: number;
 }
 
-/** Whether chunk i came sooner after chunk i-1 than a decoder at MAX_STREAM_TOKENS_PER_S makes its tokens. */
-function tooSoon(chunks: ReadonlyArray<readonly [number, number]>, i: number): boolean {
-  const [t, tokens] = chunks[i]!;
-  return t - chunks[i - 1]![0] < (Math.max(1, tokens) * 1000) / MAX_STREAM_TOKENS_PER_S;
-}
-
-/** A request's token-bearing chunks grouped into arrivals (see Flush), in order. */
+/**
+ * A request's token-bearing chunks grouped into arrivals (see Flush), in order. With C the tokens up to chunk i,
+ * "slack" D_i = t_i - C_i / MAX_STREAM_TOKENS_PER_S grows while tokens come at a decoder's pace and falls during a
+ * burst; the run from chunk a reaches the last chunk b whose slack is below a's (tokens a+1..b came too fast, all
+ * told), found by binary search on the suffix minima of D.
+ */
 export function flushesOf(record: RequestRecord): Flush[] {
   const chunks = record.chunks;
+  const n = chunks.length;
+  const slack = new Float64Array(n);
+  let tokens = 0;
+  for (let i = 0; i < n; i++) {
+    tokens += chunks[i]![1];
+    slack[i] = chunks[i]![0] - (tokens * 1000) / MAX_STREAM_TOKENS_PER_S;
+  }
+  // Suffix minima are non-decreasing: the last b with sufMin[b] < slack[a] is the run's end.
+  const sufMin = new Float64Array(n);
+  for (let i = n - 1; i >= 0; i--) sufMin[i] = i === n - 1 ? slack[i]! : Math.min(slack[i]!, sufMin[i + 1]!);
   const flushes: Flush[] = [];
-  for (let i = 0; i < chunks.length; i++) {
-    const [t, tokens] = chunks[i]!;
-    const last = flushes[flushes.length - 1];
-    if (last && tooSoon(chunks, i)) {
-      last.chunks++;
-      last.coalescedTokens += tokens;
-      last.endMs = t;
-      continue;
+  let a = 0;
+  while (a < n) {
+    let lo = a;
+    let hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (sufMin[mid]! < slack[a]!) lo = mid;
+      else hi = mid - 1;
     }
-    const pauseMs = t - (last ? last.endMs : record.sendMs);
-    flushes.push({ first: i, chunks: 1, leadTokens: tokens, coalescedTokens: 0, startMs: t, endMs: t, pauseMs });
+    const b = lo;
+    let coalescedTokens = 0;
+    for (let i = a + 1; i <= b; i++) coalescedTokens += chunks[i]![1];
+    const prev = flushes[flushes.length - 1];
+    flushes.push({
+      first: a,
+      chunks: b - a + 1,
+      leadTokens: chunks[a]![1],
+      coalescedTokens,
+      startMs: chunks[a]![0],
+      endMs: chunks[b]![0],
+      pauseMs: chunks[a]![0] - (prev ? prev.endMs : record.sendMs),
+    });
+    a = b + 1;
   }
   return flushes;
 }

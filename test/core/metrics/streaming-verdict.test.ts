@@ -101,6 +101,15 @@ describe('streaming verdict on buffering proxies', () => {
     expect(c.facts!.burstTokPerSMedian as number).toBeGreaterThan(1e6);
   });
 
+  it('a released buffer whose second frame lagged 0.03 ms (its parse): still one burst, judged over the run', () => {
+    // As recorded behind a hold-all proxy in front of the simulator: 0, +0.029, then 0.001–0.003 ms apart.
+    const released = (times: number[]): number[] =>
+      times.map((_, i) => times[times.length - 1]! + 1 + (i === 0 ? 0 : 0.029 + (i - 1) * 0.002));
+    const records = queuedLevel({ ...fastQueued, clients: 4, requests: 16, deliver: released });
+    expect(streamTiming(records[0]!, hold)).toMatchObject({ shape: 'buffered-whole', flushes: 1, heldTokens: 127 });
+    expect(streamingCheck(records).code).toBe('buffered-whole');
+  });
+
   it('whole responses while the client itself lagged past its limit: a warning that cannot tell, never a fail', () => {
     const records = queuedLevel({ ...fastQueued, clients: 64, deliver: oneReadAtEnd });
     expect(streamingCheck(records, 5).code).toBe('buffered-whole'); // a healthy client: the time is evidence
