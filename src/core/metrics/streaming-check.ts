@@ -97,10 +97,22 @@ function spanTooShort(clientMs: number, serverMs: number, lagMs: number): boolea
   return clientMs < SERVER_DECODE_SHARE * serverMs && serverMs - clientMs > Math.max(SERVER_DECODE_SLACK_MS, lagMs);
 }
 
-/** Per request where the server times each one (llama.cpp's timings.predicted_ms), else the engine's level mean. */
+/** The request's E2E on the client (ms); the server's decode happened within it. */
+const e2eMs = (r: RequestRecord): number => (r.endMs ?? r.sendMs) - r.sendMs;
+
+/**
+ * Per request where the server times each one (llama.cpp's timings.predicted_ms), else the engine's level mean. A
+ * decode time longer than the request lasted on the client (plus the slack) is impossible and proves nothing: such
+ * requests, or such a level figure, are left out.
+ */
 function serverEvidence(multi: readonly RequestRecord[], input: StreamingInput): ServerEvidence | null {
   const lag = input.loopLagP99Ms ?? 0;
-  const timed = multi.filter((r) => r.serverDecodeMs !== undefined && clientDecodeMs(r) !== null);
+  const timed = multi.filter(
+    (r) =>
+      r.serverDecodeMs !== undefined &&
+      clientDecodeMs(r) !== null &&
+      r.serverDecodeMs <= e2eMs(r) + SERVER_DECODE_SLACK_MS,
+  );
   if (timed.length > 0) {
     const short = timed.filter((r) => spanTooShort(clientDecodeMs(r)!, r.serverDecodeMs!, lag));
     const pick = short.length * 2 > timed.length ? short : timed;
@@ -116,6 +128,8 @@ function serverEvidence(multi: readonly RequestRecord[], input: StreamingInput):
   const spans = multi.map(clientDecodeMs).filter((x): x is number => x !== null);
   if (!level || level.requests === 0 || spans.length === 0) return null;
   const clientMs = spans.reduce((a, b) => a + b, 0) / spans.length;
+  const meanE2eMs = multi.reduce((a, r) => a + e2eMs(r), 0) / multi.length;
+  if (level.meanMs > meanE2eMs + SERVER_DECODE_SLACK_MS) return null;
   const short = spanTooShort(clientMs, level.meanMs, lag) ? spans.length : 0;
   return { timed: spans.length, short, clientMs, serverMs: level.meanMs, source: level.source };
 }

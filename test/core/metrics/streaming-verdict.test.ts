@@ -120,11 +120,14 @@ describe('streaming verdict on buffering proxies', () => {
   });
 
   it('whole responses on a lagging client where the server timed its decode far longer: fails, the server proves it', () => {
-    const records = withServerDecode(queuedLevel({ ...fastQueued, clients: 64, deliver: oneReadAtEnd }), 400);
-    const c = streamingCheck(records, 180);
+    // 127 tokens 2 ms apart: the server decoded for 254 ms, longer than the client's 180 ms lag could hide.
+    const queued = queuedLevel({ ...fastQueued, clients: 64, chunkGapMs: 2, deliver: oneReadAtEnd });
+    const c = streamingCheck(withServerDecode(queued, 254), 180);
     expect(c.status).toBe('fail');
     expect(c.code).toBe('buffered-whole');
-    expect(c.facts).toMatchObject({ serverDecodeMs: 400, clientDecodeMs: 0, serverDecodeShortRequests: 320 });
+    expect(c.facts).toMatchObject({ serverDecodeMs: 254, clientDecodeMs: 0, serverDecodeShortRequests: 320 });
+    // A decode the client's lag could cover proves nothing.
+    expect(streamingCheck(withServerDecode(queued, 150), 180).code).toBe('client-lag');
   });
 
   it('a proxy passing the first token, then the rest in one burst at the end: fails as buffered-after-first', () => {
@@ -197,6 +200,15 @@ describe('streaming verdict on buffering proxies', () => {
     expect(c.code).toBe('server-decode-mismatch');
     expect(c.facts).toMatchObject({ serverDecodeMs: 254, serverTimedRequests: 16, serverDecodeShortRequests: 16 });
     expect(c.facts!.clientDecodeMs as number).toBeCloseTo(127 * 0.05, 6);
+  });
+
+  it('a server claiming a decode longer than its requests lasted: an impossible figure, no proof', () => {
+    const records = withServerDecode(queuedLevel({ ...fastQueued, clients: 4, requests: 16, chunkGapMs: 2 }), 1e6);
+    const c = streamingCheck(records);
+    expect(c.code).toBe('streamed');
+    expect(c.facts!.serverTimedRequests).toBeUndefined();
+    const figure = { meanMs: 1e6, requests: 16, source: 'vllm:request_decode_time_seconds' };
+    expect(streamingCheck(records, 2, figure).code).toBe('streamed');
   });
 
   it("the engine's level decode figure (vLLM's histogram) far above the client's spans: fails the same way", () => {
