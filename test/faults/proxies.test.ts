@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLIENT_LIMITS } from '../../src/core/metrics/checks.js';
-import { DEFAULT_PROFILE_NAME, DEFAULT_SIM_MODEL, loadProfile, startSimServer } from '../../src/core/sim/index.js';
+import {
+  DEFAULT_PROFILE_NAME,
+  DEFAULT_SIM_MODEL,
+  loadProfile,
+  parseFault,
+  startSimServer,
+} from '../../src/core/sim/index.js';
 import type { Check, LevelResult, RunRecord } from '../../src/shared/run-record.js';
 import { startBufferingProxy } from '../fakes/buffering-proxy.js';
 import type { BufferingProxy, ProxyMode } from '../fakes/buffering-proxy.js';
@@ -155,4 +161,23 @@ describe('streaming verdict behind proxies (a real TCP proxy in front of a real 
       }
     }
   }
+});
+
+describe('a stall is not buffering', () => {
+  it('the simulator pausing 400 ms mid-stream (a long prefill of others, a preemption) behind a plain relay: stalled', async () => {
+    const s = await startSimServer({
+      profile: loadProfile(DEFAULT_PROFILE_NAME),
+      seed: 3,
+      faults: [parseFault('stall-ms=400')],
+    });
+    upstream = { url: s.url, model: DEFAULT_SIM_MODEL, api: 'chat', close: () => s.close() };
+    proxy = await startBufferingProxy(upstream.url, { kind: 'pass' });
+    const record = await runThrough(upstream, [1, 4], 4);
+    for (const level of record.levels) {
+      const c = level.checks.find((x) => x.id === 'streaming')!;
+      expect(c.status, c.detail).toBe('warn');
+      expect(c.code, c.detail).toBe('stalled');
+      expect(c.facts?.maxGapMs as number).toBeGreaterThanOrEqual(400);
+    }
+  }, 180_000);
 });
