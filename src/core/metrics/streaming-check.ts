@@ -261,6 +261,69 @@ function streamedVerdict(
   );
 }
 
+/** What every verdict of one level shares: its requests' shapes, the client's lag, the server's evidence. */
+interface LevelShapes {
+  multi: RequestRecord[];
+  timings: StreamTiming[];
+  single: number;
+  buffered: number;
+  server: ServerEvidence | null;
+  proven: boolean;
+  base: Record<string, CheckFact>;
+}
+
+/** The level's requests judged one by one, with the facts every verdict carries. */
+function levelShapes(multi: RequestRecord[], input: StreamingInput): LevelShapes {
+  const clientHoldMs = Math.max(input.loopLagLimitMs, input.loopLagP99Ms ?? 0);
+  const timings = multi.map((r) => streamTiming(r, { clientHoldMs }));
+  const count = (s: StreamShape): number => timings.filter((t) => t.shape === s).length;
+  const single = count('single-chunk');
+  const server = serverEvidence(multi, input);
+  const base: Record<string, CheckFact> = {
+    requests: multi.length,
+    bufferedWholeRequests: count('buffered-whole'),
+    bufferedAfterFirstRequests: count('buffered-after-first'),
+    chunkyRequests: count('chunky'),
+    singleChunkRequests: single,
+    chunksMedian: median(multi.map((r) => r.chunks.length)),
+    clientLoopLagP99Ms: input.loopLagP99Ms,
+    ...serverFacts(server),
+  };
+  return {
+    multi,
+    timings,
+    single,
+    buffered: timings.filter((t) => isBuffered(t.shape)).length,
+    server,
+    proven: server !== null && server.short * 2 > server.timed,
+    base,
+  };
+}
+
+/** Most requests held (or in one chunk beside held ones): a failure, or on a lagging client a warning. */
+function bufferedVerdict(level: LevelShapes, input: StreamingInput): Check {
+  const { timings, single, base, server } = level;
+  const shape = commonestBuffered(timings);
+  const { what, facts } = bufferedText(
+    shape,
+    timings.filter((t) => t.shape === shape),
+    level.multi.length,
+  );
+  const singleText = single > 0 ? `; ${single} more came in a single chunk` : '';
+  const lag = input.loopLagP99Ms;
+  if (shape === 'buffered-whole' && lag !== null && lag > input.loopLagLimitMs && !level.proven) {
+    return streamingResult(
+      'warn',
+      'client-lag',
+      `cannot tell whether the server streams: ${what}${singleText}, but the client's event loop lagged ` +
+        `${fmtNum(lag)} ms (p99), long enough to merge a fast stream into one read; rerun with fewer concurrent ` +
+        'requests or --client-workers, on a machine with idle cores',
+      { ...base, ...facts },
+    );
+  }
+  return streamingResult('fail', shape, `${what}${singleText}${serverText(server)}`, { ...base, ...facts });
+}
+
 /**
  * streaming: tokens arrived over time, judged by time, never by how many reads or frames carried them (a buffer
  * released in one write still reaches the client frame by frame). Per request (streamTiming): tokens that came
@@ -275,65 +338,29 @@ function streamedVerdict(
  */
 export function judgeStreaming(records: readonly RequestRecord[], input: StreamingInput): Check {
   const multi = records.filter((r) => isMeasured(r) && r.ok && r.nOut > 1);
-  const lag = input.loopLagP99Ms;
-  const lagFacts: Record<string, CheckFact> = { clientLoopLagP99Ms: lag };
   if (multi.length === 0) {
     return streamingResult(
       'warn',
       'no-requests',
       'no completed multi-token requests: streaming could not be verified',
-      { requests: 0, ...lagFacts },
+      { requests: 0, clientLoopLagP99Ms: input.loopLagP99Ms },
     );
   }
-  const clientHoldMs = Math.max(input.loopLagLimitMs, lag ?? 0);
-  const timings = multi.map((r) => streamTiming(r, { clientHoldMs }));
-  const count = (s: StreamShape): number => timings.filter((t) => t.shape === s).length;
-  const single = count('single-chunk');
-  const buffered = timings.filter((t) => isBuffered(t.shape)).length;
-  const server = serverEvidence(multi, input);
-  const proven = server !== null && server.short * 2 > server.timed;
-  const base: Record<string, CheckFact> = {
-    requests: multi.length,
-    bufferedWholeRequests: count('buffered-whole'),
-    bufferedAfterFirstRequests: count('buffered-after-first'),
-    chunkyRequests: count('chunky'),
-    singleChunkRequests: single,
-    chunksMedian: median(multi.map((r) => r.chunks.length)),
-    ...lagFacts,
-    ...serverFacts(server),
-  };
-  if (buffered > 0 && (buffered + single) * 2 > multi.length) {
-    const shape = commonestBuffered(timings);
-    const { what, facts } = bufferedText(
-      shape,
-      timings.filter((t) => t.shape === shape),
-      multi.length,
-    );
-    const singleText = single > 0 ? `; ${single} more came in a single chunk` : '';
-    if (shape === 'buffered-whole' && lag !== null && lag > input.loopLagLimitMs && !proven) {
-      return streamingResult(
-        'warn',
-        'client-lag',
-        `cannot tell whether the server streams: ${what}${singleText}, but the client's event loop lagged ` +
-          `${fmtNum(lag)} ms (p99), long enough to merge a fast stream into one read; rerun with fewer concurrent ` +
-          'requests or --client-workers, on a machine with idle cores',
-        { ...base, ...facts },
-      );
-    }
-    return streamingResult('fail', shape, `${what}${singleText}${serverText(server)}`, { ...base, ...facts });
-  }
-  if (proven) {
+  const level = levelShapes(multi, input);
+  const { timings, single, buffered, server, base } = level;
+  if (buffered > 0 && (buffered + single) * 2 > multi.length) return bufferedVerdict(level, input);
+  if (level.proven && server) {
     return streamingResult(
       'fail',
       'server-decode-mismatch',
       `${server.short}/${server.timed} multi-token requests reached this client over a median ${fmtNum(server.clientMs)} ms, ` +
         `but the server says it spent ${fmtNum(server.serverMs)} ms decoding them (${server.source}): tokens cannot ` +
-        "arrive faster than they are made, so a proxy buffered the stream; ITL and TPOT are not the server's",
+        'arrive faster than they are made, so something between its decoder and this client held them; ' +
+        "ITL and TPOT are not the server's",
       base,
     );
   }
   const streamed = timings.filter((t) => t.shape === 'streamed');
-  const streamedRecords = multi.filter((_, i) => timings[i]!.shape === 'streamed');
   if (buffered === 0 && single > 0) {
     const which =
       single === multi.length
@@ -355,10 +382,9 @@ export function judgeStreaming(records: readonly RequestRecord[], input: Streami
       timings.filter((t) => t.shape === shape),
       multi.length,
     );
-    return streamingResult('warn', 'partly-buffered', `${what}; the other ${streamed.length} streamed`, {
-      ...base,
-      ...facts,
-    });
+    const rest = `${streamed.length} streamed${single > 0 ? `, ${single} came in a single chunk` : ''}`;
+    return streamingResult('warn', 'partly-buffered', `${what}; of the others ${rest}`, { ...base, ...facts });
   }
+  const streamedRecords = multi.filter((_, i) => timings[i]!.shape === 'streamed');
   return streamedVerdict(streamedRecords, streamed, input, base);
 }
