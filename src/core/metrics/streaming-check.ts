@@ -41,6 +41,12 @@ export const STALL_MIN_MS = 250;
  * SERVER_DECODE_SLACK_MS and the client's lag, was buffered: tokens cannot arrive faster than the server made them.
  */
 export const SERVER_DECODE_SHARE = 0.5;
+/**
+ * Share of a level's requests past which a held minority warns: one stalled moment of this client (or of a server
+ * sharing its machine) can merge a short request whole, a proxy holds every one.
+ */
+export const PARTLY_BUFFERED_SHARE = 0.1;
+
 /** The server's own scheduling jitter between making a token and writing it (ms; its HTTP thread on a busy host). */
 export const SERVER_DECODE_SLACK_MS = 10;
 
@@ -221,6 +227,7 @@ function streamedVerdict(
   timings: StreamTiming[],
   input: StreamingInput,
   base: Record<string, CheckFact>,
+  held: number,
 ): Check {
   const perFlush = median(timings.map((t) => t.chunks / Math.max(1, t.flushes)));
   const spanMs = median(timings.map((t) => t.spanMs));
@@ -253,10 +260,16 @@ function streamedVerdict(
       { ...facts, stalledRequests: stalls.count, maxGapMs: stalls.maxGapMs, medianGapMs: stalls.medianGapMs },
     );
   }
+  const heldText =
+    held > 0
+      ? `; ${held} more came in a burst, too few to be a proxy's (a moment this client or the server stalled)`
+      : '';
   return streamingResult(
     'pass',
     'streamed',
-    `tokens arrived over time in all ${multi.length} multi-token requests (${shapeText})`,
+    held > 0
+      ? `tokens arrived over time in ${multi.length} of ${multi.length + held} multi-token requests (${shapeText})${heldText}`
+      : `tokens arrived over time in all ${multi.length} multi-token requests (${shapeText})`,
     facts,
   );
 }
@@ -375,7 +388,7 @@ export function judgeStreaming(records: readonly RequestRecord[], input: Streami
       base,
     );
   }
-  if (buffered > 0) {
+  if (buffered > PARTLY_BUFFERED_SHARE * multi.length) {
     const shape = commonestBuffered(timings);
     const { what, facts } = bufferedText(
       shape,
@@ -386,5 +399,5 @@ export function judgeStreaming(records: readonly RequestRecord[], input: Streami
     return streamingResult('warn', 'partly-buffered', `${what}; of the others ${rest}`, { ...base, ...facts });
   }
   const streamedRecords = multi.filter((_, i) => timings[i]!.shape === 'streamed');
-  return streamedVerdict(streamedRecords, streamed, input, base);
+  return streamedVerdict(streamedRecords, streamed, input, base, buffered);
 }

@@ -246,6 +246,22 @@ describe('streaming verdict: what is not buffering', () => {
     expect(c.status).not.toBe('fail');
   });
 
+  it('one short request in 30 merged whole by a stalled moment: passes; four in 30 warn as partly buffered', () => {
+    const records = queuedLevel({ clients: 4, slots: 4, requests: 30, tokens: 24, prefillMs: 20, chunkGapMs: 8 });
+    const merge = (r: RequestRecord): void => {
+      r.chunks = r.chunks.map(([, n], i) => [r.chunks.at(-1)![0] + i * 0.001, n]);
+    };
+    merge(records[7]!);
+    const one = streamingCheck(records);
+    expect(one.code).toBe('streamed');
+    expect(one.facts).toMatchObject({ bufferedWholeRequests: 1 });
+    for (const r of records.slice(10, 13)) merge(r);
+    const four = streamingCheck(records);
+    expect(four.status).toBe('warn');
+    expect(four.code).toBe('partly-buffered');
+    expect(four.facts).toMatchObject({ bufferedWholeRequests: 4 });
+  });
+
   it('a queued server whose stream stalls mid-way in one request: warns as a stall, not a burst', () => {
     const records = queuedLevel({ ...fastQueued, clients: 64, chunkGapMs: 10, mergeEvery: 0 });
     const stalled = records[100]!;
