@@ -70,6 +70,8 @@ const LevelTelemetrySchema = z.looseObject({
   prefixCacheHits: numOrNull,
   prefixCacheQueries: numOrNull.optional(),
   prefixCacheHitRate: numOrNull.optional(),
+  engineDecodeMeanMs: numOrNull.optional(),
+  engineDecodeRequests: numOrNull.optional(),
   otherGpuProcesses: z.array(z.string()).optional(),
 });
 

@@ -97,6 +97,12 @@ export interface LevelTelemetry {
   /** Prompt tokens looked up in the prefix cache over the level, and hits / that (where the engine gives both). */
   prefixCacheQueries?: number | null;
   prefixCacheHitRate?: number | null;
+  /**
+   * The engine's own mean decode time per request (first to last token, ms) over the requests it finished between
+   * two scrapes inside the level, and how many; only where the engine reports it (vLLM).
+   */
+  engineDecodeMeanMs?: number | null;
+  engineDecodeRequests?: number | null;
   /** Other processes that held GPU memory during the level (names/pids), when known. */
   otherGpuProcesses?: string[];
 }

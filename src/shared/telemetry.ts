@@ -32,6 +32,12 @@ export interface EngineSample {
   /** Prompt tokens looked up in the prefix cache (the hit rate's denominator); absent where the engine has none. */
   prefixCacheQueriesTotal?: number | null;
   generationTokensTotal: number | null;
+  /**
+   * The engine's per-request decode-time histogram (vLLM's request_decode_time_seconds, first to last token):
+   * its running sum (s) and count; absent where the engine has none.
+   */
+  requestDecodeSecondsSum?: number | null;
+  requestDecodeCount?: number | null;
 }
 
 /** A contiguous stretch of thermal or hardware slowdown. */

@@ -24,7 +24,7 @@ export interface LlamaCppLikeOptions {
   slots?: number;
   /** Per-slot context (llama.cpp's n_ctx per slot). */
   nCtx?: number;
-  /** Time between two tokens of one slot (tokens are produced in steps of about 1 ms). */
+  /** Time between two tokens of one slot (tokens are produced in steps of about 1 ms, or of this when longer). */
   tokenIntervalMs?: number;
   /** Close the socket this long after a streamed response ends (0: at once); a request in between dies. */
   closeDelayMs?: number;
@@ -350,7 +350,8 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
   };
 
   const scheduleStep = (last: number): void => {
-    stepTimer = setTimeout(() => step(last), 1);
+    // A step every ms, or every token interval when that is longer (a slower model): one token per slot a step.
+    stepTimer = setTimeout(() => step(last), Math.max(1, interval));
   };
 
   const step = (last: number): void => {

@@ -30,9 +30,9 @@ export function unexplained(checks: readonly Check[]): Check[] {
     (c) =>
       c.status !== 'pass' &&
       !MACHINE_CHECKS.has(c.id) &&
-      !(c.id === 'streaming' && c.status === 'warn' && PACE_WARNING.test(c.detail)),
+      !(c.id === 'streaming' && c.status === 'warn' && PACE_WARNINGS.has(c.code ?? '')),
   );
 }
 
-/** Streaming warnings about when tokens came, not how the stream was shaped. */
-const PACE_WARNING = /paused mid-stream|in clumps of/;
+/** Streaming warnings about when tokens came, not how the stream was shaped (a stall, clumped reads). */
+const PACE_WARNINGS: ReadonlySet<string> = new Set(['stalled', 'clumped']);

@@ -12,11 +12,14 @@ import { commonestError, serverSaid } from './error-summary.js';
 import { fmtCounts, fmtNum, fmtPct, fmtRange } from './format.js';
 import { DEFAULT_CONFIDENCE, minSamplesForCi, percentile } from './percentiles.js';
 import { isCancelled, isMeasured } from './request-metrics.js';
-import { burstReason, streamArrival, streamingShape } from './stream-shape.js';
-import type { BurstReason } from './stream-shape.js';
+import { judgeStreaming } from './streaming-check.js';
+import type { ServerDecodeFigure } from './streaming-check.js';
+import { clientDecodeMs } from './stream-timing.js';
 import { coefficientOfVariation } from './throughput.js';
 
-export { burstReason, streamArrival, streamingShape } from './stream-shape.js';
+export { STALL_FACTOR, STALL_MIN_MS, stalledRequests } from './streaming-check.js';
+export type { ServerDecodeFigure } from './streaming-check.js';
+export { MAX_STREAM_TOKENS_PER_S, streamTiming } from './stream-timing.js';
 
 /** Round-spread limit: a CV above this means the environment is wrong (DESIGN.md, the article's 15 %). */
 export const ROUND_CV_LIMIT = 0.15;
@@ -149,136 +152,20 @@ export function inputLengthCheck(records: readonly RequestRecord[]): Check {
 }
 
 /**
- * streaming: tokens arrived over time. Judged per request by how its chunks arrived in network reads (see
- * burstReason), not by the chunk span's share of E2E, which under queueing is mostly wait. Fails when most
- * multi-token requests came in one burst and at least one of them shows the buffered shape (chunks crammed into one
- * read: TTFT is really E2E); warns when some did. A request whose whole output came in a single chunk cannot be
- * judged on its own (a block-diffusion model whose block covers the output, or a server that does not stream), so
- * single chunks alone only warn. Block-wise (diffusion) streams, one chunk per block, pass. A would-be failure only
- * warns when the client's own loop lag (p99) was past its limit: a stalled client merges reads itself.
+ * streaming: tokens arrived over time, judged by time against the decode time they must have taken (judgeStreaming
+ * in streaming-check.ts); a burst no longer than the loop lag this check's client limits let pass may be the client's.
+ * serverDecode: the engine's own per-level decode figure, where it reports one.
  */
-export function streamingCheck(records: readonly RequestRecord[], clientLoopLagP99Ms: number | null = null): Check {
-  const multi = okMeasured(records).filter((r) => r.nOut > 1);
-  if (multi.length === 0) {
-    return check('streaming', 'warn', 'no completed multi-token requests: streaming could not be verified');
-  }
-  const shapes = multi.map(streamingShape);
-  const single = shapes.filter((s) => s === 'single-chunk').length;
-  const buffered = shapes.filter((s) => s === 'buffered').length;
-  const bursts = single + buffered;
-  const arrivals = multi.filter((r) => r.chunks.length > 1).map(streamArrival);
-  const medianReads = arrivals.length > 0 ? median(arrivals.map((a) => a.reads)) : 0;
-  const readsText =
-    arrivals.length > 0
-      ? ` in ${fmtNum(medianReads)} distinct network read${medianReads === 1 ? '' : 's'} over ` +
-        `${fmtNum(median(arrivals.map((a) => a.spanMs)))} ms`
-      : '';
-  const chunksText = `median ${fmtNum(median(multi.map((r) => r.chunks.length)))} chunks per request${readsText}`;
-  if (bursts === 0) {
-    const perRead = median(arrivals.map((a) => a.chunks / a.reads));
-    if (perRead >= CLUMP_CHUNKS_PER_READ) {
-      return check(
-        'streaming',
-        'warn',
-        `tokens arrived over time but in clumps of ${fmtNum(perRead)} chunks per network read (${chunksText}): ` +
-          'a proxy that buffers part of the stream, or a client far behind the server; TTFT and ITL are coarse',
-      );
-    }
-    const stalls = stalledRequests(multi);
-    if (stalls.count > 0) {
-      return check(
-        'streaming',
-        'warn',
-        `${stalls.count}/${multi.length} requests paused mid-stream for up to ${fmtNum(stalls.maxGapMs)} ms ` +
-          `(median chunk gap ${fmtNum(stalls.medianGapMs)} ms): ` +
-          (clientLoopLagP99Ms !== null && clientLoopLagP99Ms > CLIENT_LIMITS.loopLagWarnMs
-            ? `the server, the network or this client stalled (its event loop lagged ${fmtNum(clientLoopLagP99Ms)} ms at p99)`
-            : 'the server stalled (a long prefill of other requests, a preemption) or the network did') +
-          '; it inflates E2E and TPOT',
-      );
-    }
-    return check(
-      'streaming',
-      'pass',
-      `tokens arrived over time in all ${multi.length} multi-token requests (${chunksText})`,
-    );
-  }
-  if (buffered === 0) {
-    const which =
-      single === multi.length
-        ? 'the whole output'
-        : `for ${single}/${multi.length} multi-token requests the whole output`;
-    return check(
-      'streaming',
-      'warn',
-      `cannot judge streaming: ${which} came in one chunk (a block-diffusion model whose block covers the output, ` +
-        `or a server that does not stream), so TTFT is E2E and ITL is not measured for ${single === 1 ? 'it' : 'them'}` +
-        (single < multi.length ? `; the other ${multi.length - single} streamed (${chunksText})` : ''),
-    );
-  }
-  const reasons = countBy(
-    multi.map(burstReason).filter((x): x is NonNullable<typeof x> => x !== null),
-    (x) => BURST_TEXT[x],
-  );
-  const what =
-    `${bursts}/${multi.length} multi-token requests arrived in one burst (${single} in a single chunk, ${buffered} buffered to the end)` +
-    ` — ${Object.entries(reasons)
-      .sort((a, b) => b[1] - a[1])
-      .map(([text, n]) => `${n} with ${text}`)
-      .join(', ')}`;
-  if (bursts * 2 > multi.length) {
-    // A client whose event loop stalls reads a fast stream's chunks together: then the reads prove nothing either way.
-    if (clientLoopLagP99Ms !== null && clientLoopLagP99Ms > CLIENT_LIMITS.loopLagWarnMs) {
-      return check(
-        'streaming',
-        'warn',
-        `cannot tell whether the server streams: ${what}, but the client's event loop lagged ${fmtNum(clientLoopLagP99Ms)} ms (p99), ` +
-          'long enough to merge a fast stream into one read; rerun with fewer concurrent requests or --client-workers, on a machine with idle cores',
-      );
-    }
-    return check(
-      'streaming',
-      'fail',
-      `${what}; ${chunksText}: the server or a proxy is not streaming, so TTFT and ITL are not measurable`,
-    );
-  }
-  return check('streaming', 'warn', `${what}; ${chunksText}`);
-}
-
-/** Median chunks per network read from which a stream counts as clumped (a client merely behind merges one or two). */
-export const CLUMP_CHUNKS_PER_READ = 4;
-
-const BURST_TEXT: Record<BurstReason, string> = {
-  'one-read': 'all chunks in one network read',
-  'most-in-one-read': 'most chunks in one network read',
-};
-
-/** A gap 20x the median chunk gap and over 250 ms is a stall, not decoding (a batched prefill stays under it). */
-export const STALL_FACTOR = 20;
-export const STALL_MIN_MS = 250;
-
-/** Requests with a mid-stream pause far longer than the typical chunk gap (diffusion blocks are regular, so pass). */
-export function stalledRequests(records: readonly RequestRecord[]): {
-  count: number;
-  maxGapMs: number;
-  medianGapMs: number;
-} {
-  const gapsOf = (r: RequestRecord): number[] => r.chunks.slice(1).map((c, i) => c[0] - r.chunks[i]![0]);
-  // Gaps between distinct network reads: chunks merged into one read (gap 0) say nothing of the decode pace.
-  const all = records.flatMap(gapsOf).filter((g) => g > 0);
-  if (all.length === 0) return { count: 0, maxGapMs: 0, medianGapMs: 0 };
-  const medianGapMs = median(all);
-  const limit = Math.max(STALL_MIN_MS, STALL_FACTOR * medianGapMs);
-  let count = 0;
-  let maxGapMs = 0;
-  for (const r of records) {
-    const worst = Math.max(0, ...gapsOf(r));
-    if (worst > limit) {
-      count++;
-      maxGapMs = Math.max(maxGapMs, worst);
-    }
-  }
-  return { count, maxGapMs, medianGapMs };
+export function streamingCheck(
+  records: readonly RequestRecord[],
+  clientLoopLagP99Ms: number | null = null,
+  serverDecode: ServerDecodeFigure | null = null,
+): Check {
+  return judgeStreaming(records, {
+    loopLagP99Ms: clientLoopLagP99Ms,
+    loopLagLimitMs: CLIENT_LIMITS.loopLagWarnMs,
+    serverDecode,
+  });
 }
 
 /**
@@ -624,7 +511,7 @@ export function serverTimingProblems(ok: readonly RequestRecord[]): { problems: 
   );
   if (timed.length === 0) return { problems: [] };
   const { decodeShare, slackMs } = SERVER_TIMING_LIMITS;
-  const clientDecode = (r: RequestRecord): number => r.chunks[r.chunks.length - 1]![0] - (r.firstTokenMs as number);
+  const clientDecode = (r: RequestRecord): number => clientDecodeMs(r) as number;
   const decodeDiffers = (r: RequestRecord): boolean => {
     const server = r.serverDecodeMs as number;
     return Math.abs(clientDecode(r) - server) > Math.max(decodeShare * server, slackMs);

@@ -14,7 +14,7 @@ import {
   tokenAgreementCheck,
   warmupCheck,
 } from './checks.js';
-import type { CutShort } from './checks.js';
+import type { CutShort, ServerDecodeFigure } from './checks.js';
 import { costPerMillionOutputTokens } from './cost.js';
 import { commonestError } from './error-summary.js';
 import { goodput } from './goodput.js';
@@ -55,6 +55,8 @@ export interface LevelSummaryInput {
   /** Tokens of the opening every unique prompt shares (chat template, first words); null when not counted. */
   openingTokens?: number | null;
   loopLagP99Ms?: number | null;
+  /** The engine's own mean decode time per request over the level (vLLM's /metrics histogram), when scraped. */
+  engineDecode?: ServerDecodeFigure | null;
   /** Checks computed elsewhere (telemetry: throttling, preemptions, server), appended after ours. */
   extraChecks?: Check[];
   /** Multi-turn: measured turns not sent because an earlier turn of their conversation failed. */
@@ -152,7 +154,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   const checks: Check[] = [
     outputLengthCheck(measured),
     inputLengthCheck(measured),
-    streamingCheck(measured, input.loopLagP99Ms ?? null),
+    streamingCheck(measured, input.loopLagP99Ms ?? null, input.engineDecode ?? null),
     warmupCheck(all),
     roundSpreadCheck(
       complete.map((r) => r.outputTokPerSec),

@@ -1,7 +1,7 @@
 import type { BenchConfig } from '../../shared/config.js';
 import type { RunEvent } from '../../shared/events.js';
 import type { RequestRecord } from '../../shared/request-record.js';
-import type { LevelResult, ServerVariant } from '../../shared/run-record.js';
+import type { LevelResult, LevelTelemetry, ServerVariant } from '../../shared/run-record.js';
 import type { Clock } from '../clock.js';
 import { goodputSlo } from '../capacity/plan.js';
 import type { RequestExecutor } from '../load/executor.js';
@@ -13,6 +13,7 @@ import type { BodyCompat } from '../load/request-body.js';
 import type { PromptCounting } from '../load/server-api.js';
 import type { AbortReason } from '../load/stream-client.js';
 import { summarizeLevel } from '../metrics/index.js';
+import type { ServerDecodeFigure } from '../metrics/checks.js';
 import { clientErrorFix, commonestError } from '../metrics/error-summary.js';
 import type { RunWriter } from '../runs/run-store.js';
 import { levelEnergyFromRecorder } from '../telemetry/level-energy.js';
@@ -33,6 +34,14 @@ export function firstBatchClientError(batch: readonly RequestRecord[], plan: Lev
   const fix = clientErrorFix(status, message, plan.inputLen, plan.outputLen);
   const which = batch[0]!.warmup ? 'warm-up requests' : 'requests of the first round';
   return `the server rejected all ${batch.length} ${which}: "${message}" — ${fix}`;
+}
+
+/** The engine's own per-level decode figure from its /metrics, for the streaming check (null where not scraped). */
+function engineDecodeFigure(telemetry: LevelTelemetry | undefined): ServerDecodeFigure | null {
+  const meanMs = telemetry?.engineDecodeMeanMs;
+  const requests = telemetry?.engineDecodeRequests;
+  if (typeof meanMs !== 'number' || typeof requests !== 'number') return null;
+  return { meanMs, requests, source: "the engine's /metrics decode-time histogram" };
 }
 
 /**
@@ -202,6 +211,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     prefixCacheHitsDelta: telemetry?.prefixCacheHits ?? null,
     openingTokens: input.openingTokens ?? null,
     loopLagP99Ms,
+    engineDecode: engineDecodeFigure(telemetry),
     extraChecks,
     cutShort,
     skippedTurns: run.skippedTurns,

@@ -5,7 +5,7 @@ import type { FaultSet } from './faults.js';
 import { errorBody, sendJson } from './http.js';
 import { PrefixCache, PREFIX_BLOCK } from './prefix-cache.js';
 import type { SimProfile } from './profile.js';
-import { Histogram, type MetricsSnapshot } from './prometheus.js';
+import { Histogram, REQUEST_LATENCY_BUCKETS, type MetricsSnapshot } from './prometheus.js';
 import type { ParsedRequest } from './request-parse.js';
 import { Responder } from './responder.js';
 import { Scheduler, type Seq } from './scheduler.js';
@@ -60,6 +60,7 @@ export class SimEngine {
   private readonly scheduler: Scheduler;
   private readonly truthLog: TruthLog | null;
   private readonly ttft = new Histogram();
+  private readonly decodeTime = new Histogram(REQUEST_LATENCY_BUCKETS);
   private readonly startedMs: number;
   private requestCounter = 0;
   private finishedRequests = 0;
@@ -109,6 +110,7 @@ export class SimEngine {
       kvUsedTokens: this.scheduler.kvUsed,
       stats: this.scheduler.stats,
       ttft: this.ttft,
+      decodeTime: this.decodeTime,
       genThroughput: this.genThroughput,
     };
   }
@@ -264,6 +266,7 @@ export class SimEngine {
       receivedMs,
       clock,
       onFirstToken: (ms) => this.ttft.observe(ms / 1000),
+      onDecoded: (ms) => this.decodeTime.observe(ms / 1000),
       onEnd: (record) => {
         if (record && seq) stampEnergy(record, seq);
         if (record) this.truthLog?.write(record);

@@ -6,17 +6,27 @@ export const TTFT_BUCKETS = [
   640.0, 2560.0,
 ];
 
+/** vLLM's request-latency buckets (seconds): e2e, queue, prefill and decode time histograms. */
+export const REQUEST_LATENCY_BUCKETS = [
+  0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0,
+  7680.0,
+];
+
 /** A cumulative Prometheus histogram. */
 export class Histogram {
-  readonly counts = new Array<number>(TTFT_BUCKETS.length).fill(0);
+  readonly counts: number[];
   count = 0;
   sum = 0;
+
+  constructor(readonly buckets: readonly number[] = TTFT_BUCKETS) {
+    this.counts = new Array<number>(buckets.length).fill(0);
+  }
 
   /** Records one observation (seconds). */
   observe(v: number): void {
     this.count++;
     this.sum += v;
-    for (let i = 0; i < TTFT_BUCKETS.length; i++) if (v <= TTFT_BUCKETS[i]!) this.counts[i]!++;
+    for (let i = 0; i < this.buckets.length; i++) if (v <= this.buckets[i]!) this.counts[i]!++;
   }
 }
 
@@ -29,6 +39,8 @@ export interface MetricsSnapshot {
   kvUsedTokens: number;
   stats: EngineStats;
   ttft: Histogram;
+  /** Per finished request: its first to its last generated token, as the engine made them (vLLM's decode time). */
+  decodeTime: Histogram;
   /** Generated tokens/s over the last GPU tick (SGLang reports this). */
   genThroughput: number;
 }
@@ -49,7 +61,7 @@ function metric(lines: string[], name: string, type: string, help: string, label
 function histogram(lines: string[], name: string, help: string, labels: string, h: Histogram): void {
   lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} histogram`);
   lines.push(`${name}_sum{${labels}} ${num(h.sum)}`);
-  TTFT_BUCKETS.forEach((le, i) => lines.push(`${name}_bucket{${labels},le="${num(le)}"} ${num(h.counts[i]!)}`));
+  h.buckets.forEach((le, i) => lines.push(`${name}_bucket{${labels},le="${num(le)}"} ${num(h.counts[i]!)}`));
   lines.push(`${name}_bucket{${labels},le="+Inf"} ${num(h.count)}`, `${name}_count{${labels}} ${num(h.count)}`);
 }
 
@@ -99,6 +111,13 @@ export function vllmMetrics(m: MetricsSnapshot): string {
     `vllm:request_success_total{${l}} ${num(m.stats.finished)}`,
   );
   histogram(lines, 'vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', l, m.ttft);
+  histogram(
+    lines,
+    'vllm:request_decode_time_seconds',
+    'Histogram of time spent in DECODE phase for request.',
+    l,
+    m.decodeTime,
+  );
   return lines.join('\n') + '\n';
 }
 

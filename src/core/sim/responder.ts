@@ -39,6 +39,8 @@ export interface ResponderOptions {
   /** The engine's clock: truth timestamps and TTFT. */
   clock: SimClock;
   onFirstToken?: (ttftMs: number) => void;
+  /** At the end of a request: its first to its last generated token (engine time, however it was written). */
+  onDecoded?: (decodeMs: number) => void;
   onEnd?: (record: TruthRecord | null) => void;
   /** Ends the sequence in the engine (midstream error). */
   abort?: () => void;
@@ -103,6 +105,7 @@ export class Responder {
   /** Called by the engine: `count` new tokens in chunks of `chunkTokens`; `done` ends the response. */
   onTokens(count: number, done: boolean, chunkTokens: number): void {
     if (this.finished) return;
+    this.noteGenerated(count, done);
     if (!this.o.stream) {
       this.generated += count;
       if (done) this.endNonStream();
@@ -339,6 +342,18 @@ export class Responder {
 
   private bufferedTokens = 0;
   private readonly bufferedMarks: number[] = [];
+  private firstGeneratedMs: number | null = null;
+  private lastGeneratedMs = 0;
+
+  /** The engine's own decode time, as vLLM stamps it: when tokens were made, not when they were written. */
+  private noteGenerated(count: number, done: boolean): void {
+    if (count > 0) {
+      const now = this.o.clock.nowMs();
+      this.firstGeneratedMs ??= now;
+      this.lastGeneratedMs = now;
+    }
+    if (done && this.firstGeneratedMs !== null) this.o.onDecoded?.(this.lastGeneratedMs - this.firstGeneratedMs);
+  }
 
   private noteFirstToken(): void {
     this.started = true;

@@ -16,6 +16,8 @@ const FIELDS: Field[] = [
   'prefixCacheHitsTotal',
   'prefixCacheQueriesTotal',
   'generationTokensTotal',
+  'requestDecodeSecondsSum',
+  'requestDecodeCount',
 ];
 
 /** One metric: summed over label sets (several engines / DP ranks), or the fullest one for a usage fraction. */
@@ -47,6 +49,8 @@ export const ENGINE_METRIC_READERS = Object.fromEntries(
 /** Maps one parsed /metrics page to an EngineSample (null where the engine does not export the metric). */
 export function engineSampleFromMetrics(text: PromText, tMs: number): EngineSample {
   const queries = ENGINE_METRIC_READERS.prefixCacheQueriesTotal(text);
+  const decodeSum = ENGINE_METRIC_READERS.requestDecodeSecondsSum(text);
+  const decodeCount = ENGINE_METRIC_READERS.requestDecodeCount(text);
   return {
     tMs,
     running: ENGINE_METRIC_READERS.running(text),
@@ -57,6 +61,9 @@ export function engineSampleFromMetrics(text: PromText, tMs: number): EngineSamp
     generationTokensTotal: ENGINE_METRIC_READERS.generationTokensTotal(text),
     // Only where the engine reports it: a record without it reads as before.
     ...(queries !== null ? { prefixCacheQueriesTotal: queries } : {}),
+    ...(decodeSum !== null && decodeCount !== null
+      ? { requestDecodeSecondsSum: decodeSum, requestDecodeCount: decodeCount }
+      : {}),
   };
 }
 

@@ -106,6 +106,28 @@ export function processesInWindow(snapshots: readonly GpuProcessSnapshot[], from
   return [...seen.values()];
 }
 
+/**
+ * The engine's mean decode time per request (ms) over the requests its histogram counted between the first and the
+ * last scrape inside [from, to], and how many; null with fewer than two such scrapes, no request counted between
+ * them, or a reset counter. Only scrapes inside the window: one before it would count the previous level's requests.
+ */
+export function engineDecodeMean(
+  samples: readonly EngineSample[],
+  fromMs: number,
+  toMs: number,
+): { meanMs: number; requests: number } | null {
+  const inside = samples
+    .filter((s) => inWindow(s.tMs, fromMs, toMs) && typeof s.requestDecodeSecondsSum === 'number')
+    .sort((a, b) => a.tMs - b.tMs);
+  if (inside.length < 2) return null;
+  const first = inside[0]!;
+  const last = inside[inside.length - 1]!;
+  const requests = (last.requestDecodeCount ?? 0) - (first.requestDecodeCount ?? 0);
+  const seconds = last.requestDecodeSecondsSum! - first.requestDecodeSecondsSum!;
+  if (!(requests > 0) || !(seconds >= 0)) return null;
+  return { meanMs: (seconds * 1000) / requests, requests };
+}
+
 /** The LevelTelemetry of one measured window (warm-up excluded): clocks, temperature, power, energy, throttle shares, engine peaks. */
 export function summarizeTelemetry(input: SummarizeInput): LevelTelemetry {
   const { fromMs, toMs } = input;
@@ -139,6 +161,8 @@ export function summarizeTelemetry(input: SummarizeInput): LevelTelemetry {
       ? Math.min(1, engineFields.prefixCacheHits / queries)
       : null;
   const cacheFields = queries !== null ? { prefixCacheQueries: queries, prefixCacheHitRate: hitRate } : {};
+  const decode = engineDecodeMean(input.engineSamples, fromMs, toMs);
+  const decodeFields = decode ? { engineDecodeMeanMs: decode.meanMs, engineDecodeRequests: decode.requests } : {};
   const others = input.processSnapshots ? processesInWindow(input.processSnapshots, fromMs, toMs) : undefined;
   const gpu = input.source === 'unavailable' ? [] : input.gpuSamples.filter((s) => inWindow(s.tMs, fromMs, toMs));
   const n = gpu.length;
@@ -179,6 +203,7 @@ export function summarizeTelemetry(input: SummarizeInput): LevelTelemetry {
     },
     ...engineFields,
     ...cacheFields,
+    ...decodeFields,
     ...(others ? { otherGpuProcesses: others } : {}),
   };
 }

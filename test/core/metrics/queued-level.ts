@@ -79,5 +79,25 @@ export const oneReadAtEnd = (times: number[]): number[] => times.map(() => times
 export const firstThenRest = (times: number[]): number[] =>
   times.map((t, i) => (i === 0 ? t : times[times.length - 1]! + 1));
 
-/** Every chunk in its own read, 0.02 ms apart, after the last one was produced (a replay of a buffer). */
-export const replayAtEnd = (times: number[]): number[] => times.map((_, i) => times[times.length - 1]! + 1 + i * 0.02);
+/**
+ * A buffer released at the end in one write, its frames handed to the client one by one 0.6 µs apart (as the HTTP
+ * client stamps each chunk frame of one read): every chunk its own timestamp, all within a fraction of a millisecond.
+ */
+export const replayAtEnd = (times: number[]): number[] =>
+  times.map((_, i) => times[times.length - 1]! + 1 + i * 0.0006);
+
+/** A proxy that flushes what it holds every `everyMs` (from the first chunk), frame by frame as replayAtEnd. */
+export const flushEvery =
+  (everyMs: number) =>
+  (times: number[]): number[] => {
+    const start = times[0]!;
+    const end = times[times.length - 1]! + 1;
+    let tick = -1;
+    let inTick = 0;
+    return times.map((t) => {
+      const at = Math.min(end, start + Math.ceil((t - start + 1e-9) / everyMs) * everyMs);
+      inTick = at === tick ? inTick + 1 : 0;
+      tick = at;
+      return at + inTick * 0.0006;
+    });
+  };

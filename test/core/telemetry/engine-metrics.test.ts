@@ -64,6 +64,22 @@ describe('engine /metrics mapping', () => {
     });
   });
 
+  it("reads vLLM's decode-time histogram (sum and count, over its engines) where the page has it", () => {
+    const page =
+      VLLM_V1 +
+      `# TYPE vllm:request_decode_time_seconds histogram
+vllm:request_decode_time_seconds_sum{engine="0",model_name="m"} 62.8
+vllm:request_decode_time_seconds_count{engine="0",model_name="m"} 21.0
+vllm:request_decode_time_seconds_sum{engine="1",model_name="m"} 7.2
+vllm:request_decode_time_seconds_count{engine="1",model_name="m"} 4.0
+`;
+    expect(engineSampleFromMetrics(parsePrometheusText(page), 10)).toMatchObject({
+      requestDecodeSecondsSum: 70,
+      requestDecodeCount: 25,
+    });
+    expect('requestDecodeSecondsSum' in engineSampleFromMetrics(parsePrometheusText(VLLM_V1), 10)).toBe(false);
+  });
+
   it('maps older vLLM names (gpu_cache_usage_perc, gpu_prefix_cache_hits)', () => {
     expect(engineSampleFromMetrics(parsePrometheusText(VLLM_OLD), 0)).toMatchObject({
       running: 2,

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { counterDelta, integratePowerJ, summarizeTelemetry } from '../../../src/core/telemetry/summarize.js';
+import {
+  counterDelta,
+  engineDecodeMean,
+  integratePowerJ,
+  summarizeTelemetry,
+} from '../../../src/core/telemetry/summarize.js';
 import type { EngineSample } from '../../../src/shared/telemetry.js';
 import { gpuSample } from './helpers.js';
 
@@ -123,5 +128,42 @@ describe('summarizeTelemetry', () => {
         unknownFraction: null,
       },
     });
+  });
+});
+
+describe("the engine's decode time per request", () => {
+  const decode = (tMs: number, seconds: number, count: number): EngineSample =>
+    engine(tMs, { requestDecodeSecondsSum: seconds, requestDecodeCount: count });
+
+  it('is the histogram growth between the first and last scrape inside the level, per request counted', () => {
+    // 12 s over 30 requests before the level (another level's, slower ones); 8 requests of 0.45 s inside it.
+    const samples = [decode(500, 12, 30), decode(1_200, 12.9, 32), decode(2_200, 14.7, 36), decode(3_200, 15.6, 38)];
+    expect(engineDecodeMean(samples, 1_000, 3_500)).toEqual({ meanMs: expect.closeTo(450, 9), requests: 6 });
+    const t = summarizeTelemetry({
+      source: 'unavailable',
+      gpuSamples: [],
+      engineSamples: samples,
+      fromMs: 1_000,
+      toMs: 3_500,
+      outputTokens: 0,
+    });
+    expect(t.engineDecodeMeanMs).toBeCloseTo(450, 9);
+    expect(t.engineDecodeRequests).toBe(6);
+  });
+
+  it('is none with fewer than two scrapes inside, no request finished between them, a reset, or no histogram', () => {
+    expect(engineDecodeMean([decode(500, 1, 2), decode(1_500, 2, 4)], 1_000, 2_000)).toBeNull();
+    expect(engineDecodeMean([decode(1_100, 2, 4), decode(1_900, 2, 4)], 1_000, 2_000)).toBeNull();
+    expect(engineDecodeMean([decode(1_100, 9, 40), decode(1_900, 0.5, 1)], 1_000, 2_000)).toBeNull();
+    expect(engineDecodeMean([engine(1_100), engine(1_900)], 1_000, 2_000)).toBeNull();
+    const t = summarizeTelemetry({
+      source: 'unavailable',
+      gpuSamples: [],
+      engineSamples: [engine(1_100), engine(1_900)],
+      fromMs: 1_000,
+      toMs: 2_000,
+      outputTokens: 0,
+    });
+    expect('engineDecodeMeanMs' in t).toBe(false);
   });
 });

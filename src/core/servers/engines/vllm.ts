@@ -46,6 +46,9 @@ export const VLLM_METRICS: EngineMetricNames = {
   prefixCacheHitsTotal: ['vllm:prefix_cache_hits_total', 'vllm:gpu_prefix_cache_hits_total'],
   prefixCacheQueriesTotal: ['vllm:prefix_cache_queries_total', 'vllm:gpu_prefix_cache_queries_total'],
   generationTokensTotal: ['vllm:generation_tokens_total'],
+  // decode_time = last_token_ts - first_token_ts per finished request (vllm/v1/metrics/stats.py).
+  requestDecodeSecondsSum: ['vllm:request_decode_time_seconds_sum'],
+  requestDecodeCount: ['vllm:request_decode_time_seconds_count'],
 };
 
 const PIP = 'pip install vllm';
