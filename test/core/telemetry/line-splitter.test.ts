@@ -5,7 +5,11 @@ describe('createLineSplitter', () => {
   it('joins lines across chunks, strips CR, and drops the rest of a line past the cap (saying so)', () => {
     const lines: string[] = [];
     let overlong = 0;
-    const split = createLineSplitter((l) => lines.push(l), 8, () => overlong++);
+    const split = createLineSplitter(
+      (l) => lines.push(l),
+      8,
+      () => overlong++,
+    );
     split('0, 61\r\n0, 6');
     split('2\n');
     split('x'.repeat(5));
