@@ -10,6 +10,8 @@ export type MetricsMode =
   | 'lies'
   /** A 24 MB page of well-formed histogram lines (a flood within the format). */
   | 'huge-page'
+  /** A 6 MB page of well-formed histogram lines: big, yet within what servebench reads. */
+  | 'big-page'
   /** One 20 MB line. */
   | 'huge-line'
   /** One 1 MB line inside an otherwise small page. */
@@ -51,6 +53,8 @@ const LIES = [
   'vllm:generation_tokens_total{model_name="m"} -Inf',
   '',
 ].join('\n');
+
+const BUCKETS = 'vllm:e2e_request_latency_seconds_bucket{le="0.5",model_name="m"} 1.0\n'.repeat(1000);
 
 /** Starts a /metrics stand-in on a free loopback port. */
 export async function startMetricsServer(mode: MetricsMode): Promise<MetricsServer> {
@@ -98,8 +102,9 @@ export async function startMetricsServer(mode: MetricsMode): Promise<MetricsServ
         return;
       }
       case 'huge-page':
+      case 'big-page':
         res.write(HONEST);
-        return pump(res, 'vllm:e2e_request_latency_seconds_bucket{le="0.5",model_name="m"} 1.0\n'.repeat(1000), 24e6);
+        return pump(res, BUCKETS, mode === 'huge-page' ? 24e6 : 6e6);
       case 'huge-line':
         res.write(HONEST);
         return pump(res, 'x'.repeat(64 << 10), 20e6);
@@ -109,11 +114,7 @@ export async function startMetricsServer(mode: MetricsMode): Promise<MetricsServ
         res.end('\n');
         return;
       case 'endless':
-        return pump(
-          res,
-          'vllm:e2e_request_latency_seconds_bucket{le="0.5",model_name="m"} 1.0\n'.repeat(1000),
-          Infinity,
-        );
+        return pump(res, BUCKETS, Infinity);
       case 'drip': {
         res.write(HONEST.slice(0, 40));
         const timer = setInterval(() => {

@@ -60,8 +60,15 @@ interface Run {
   check: (id: Check['id']) => Check | undefined;
 }
 
-/** One level (c=2, 3 rounds of 4, 64 tokens) against an honest LLM, with the /metrics and nvidia-smi given. */
-async function runWith(telemetry: { metricsUrl?: string; smi?: SmiMode }): Promise<Run> {
+/**
+ * One level (c=2, 3 rounds of 4, 64 tokens) against an honest LLM, with the /metrics and nvidia-smi given;
+ * `scrapes` gets each engine scrape's parse as [start, end] on the run clock (page read .. sample handed on).
+ */
+async function runWith(telemetry: {
+  metricsUrl?: string;
+  smi?: SmiMode;
+  scrapes?: Array<[number, number]>;
+}): Promise<Run> {
   const server = await llm();
   const startServer: StartServer = async () => {
     const running: RunningServer = {
@@ -99,6 +106,10 @@ async function runWith(telemetry: { metricsUrl?: string; smi?: SmiMode }): Promi
       createTelemetry: (o) =>
         createTelemetryRecorder({
           ...o,
+          onEngineSample: (sample) => {
+            o.onEngineSample?.(sample);
+            telemetry.scrapes?.push([sample.tMs, o.clock.nowMs()]);
+          },
           engineIntervalMs: 50,
           nvidiaSmiPath: telemetry.smi ? HOSTILE_SMI : '/nonexistent/nvidia-smi',
           env: smiEnv(telemetry.smi ?? 'hang'),
@@ -160,6 +171,20 @@ describe('/metrics pages that would stall the client', () => {
     expect(page.scrapes()).toBe(1);
     expect(page.bytesSent()).toBeLessThan((8 << 20) + (4 << 20));
     expect(run.level.completed).toBe(12);
+  });
+
+  it('a 6 MB page within the caps, scraped all level long: tokens are read while it is being parsed', async () => {
+    const page = await metrics('big-page');
+    const scrapes: Array<[number, number]> = [];
+    const run = await runWith({ metricsUrl: page.url, scrapes });
+    expect(run.level.telemetry!.issues).toBeUndefined();
+    expect(run.level.telemetry!.runningPeak).toBe(2);
+    // Causality, not timing: a parse that held the event loop would let no read happen inside it; these parses let
+    // the streams' chunks be read (and stamped) while they ran.
+    const reads = run.requests.flatMap((r) => r.chunks.map(([t]) => t));
+    const during = reads.filter((t) => scrapes.some(([from, to]) => t > from && t < to));
+    expect(scrapes.length).toBeGreaterThan(1);
+    expect(during.length).toBeGreaterThan(0);
   });
 
   it('a page within the caps is parsed in slices: the event loop turns over while it is parsed', async () => {
