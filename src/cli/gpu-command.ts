@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { UserError } from '../core/errors.js';
 import { readGpuSnapshot, type GpuSnapshot } from '../core/telemetry/gpu-snapshot.js';
 import { formatGpuProcess } from '../core/telemetry/nvidia-smi-static.js';
+import { telemetryFieldName } from '../core/telemetry/sample-bounds.js';
 import { clockRatio, describeThrottleMask } from '../core/telemetry/throttle.js';
 import { wrapHelp } from './help-text.js';
 
@@ -51,6 +52,11 @@ export function formatGpuSnapshot(s: GpuSnapshot): string {
       `throttle ${x.class}${x.throttleMask !== null ? ` (0x${x.throttleMask.toString(16)}: ${describeThrottleMask(x.throttleMask)})` : ''}`,
     ].filter(Boolean);
     lines.push(`  GPU ${x.gpu}: ${parts.join(', ')}`);
+    const rejected = Object.entries(x.rejected ?? {});
+    if (rejected.length > 0) {
+      const named = rejected.map(([field, value]) => `${telemetryFieldName('gpu', field)} ${value}`).join(', ');
+      lines.push(`    impossible values left out (shown as ?): ${named}`);
+    }
   }
   if (s.droppedFields.length)
     lines.push(`Fields this driver does not report (left out): ${s.droppedFields.join(', ')}`);
@@ -79,10 +85,12 @@ export async function gpuCommand(argv: string[]): Promise<number> {
     console.log(wrapHelp(HELP));
     return 0;
   }
+  // nvidia-smi without persistence mode can take seconds to start, a hung one takes its whole time-out: say so.
+  const slow = setTimeout(() => process.stderr.write('waiting for the GPU source to answer…\n'), 3_000);
   const result = await readGpuSnapshot({
     ...(values['nvidia-smi'] ? { nvidiaSmiPath: values['nvidia-smi'] } : {}),
     ...(values['dcgm-url'] ? { dcgmUrl: values['dcgm-url'] } : {}),
-  });
+  }).finally(() => clearTimeout(slow));
   if (!result.ok) throw new UserError(result.reason);
   console.log(values.json ? JSON.stringify(result.snapshot, null, 2) : formatGpuSnapshot(result.snapshot));
   return 0;

@@ -38,6 +38,8 @@ export function defaultBenchmarkDeps(): Omit<BenchmarkDeps, 'onEvent' | 'signal'
         onEngineSample: o.onEngineSample,
         onClientSample: o.onClientSample,
         ownPids: o.ownPids,
+        signal: o.signal,
+        onIssue: o.onIssue,
         ...gpuSource(o.nvidiaSmiPath, o.gpuStateFile),
       }),
   };

@@ -54,4 +54,23 @@ export interface RequestRecord {
   serverDecodeMs?: number;
   /** Prompt tokens the server said it served from its prefix cache (its usage or llama.cpp's timings.cache_n). */
   cachedPromptTokens?: number;
+  /**
+   * Counts in the server's usage that cannot be true, left out of this record (nOut then counts one token per chunk,
+   * marked estimated, and no figure is built on it); absent when every count was plausible.
+   */
+  usageProblems?: UsageProblem[];
+}
+
+/** One impossible count in a response's usage: which field, why, the value (null when not finite) and the bound. */
+export interface UsageProblem {
+  field: 'completion_tokens' | 'prompt_tokens' | 'cached_tokens' | 'reasoning_tokens';
+  code:
+    | 'not-a-count'
+    | 'above-max-tokens'
+    | 'below-chunks'
+    | 'above-request-size'
+    | 'above-prompt-tokens'
+    | 'above-completion-tokens';
+  value: number | null;
+  bound?: number;
 }

@@ -73,6 +73,18 @@ const LevelTelemetrySchema = z.looseObject({
   engineDecodeMeanMs: numOrNull.optional(),
   engineDecodeRequests: numOrNull.optional(),
   otherGpuProcesses: z.array(z.string()).optional(),
+  issues: z
+    .array(
+      z.looseObject({
+        source: z.string(),
+        code: z.string(),
+        field: z.string().optional(),
+        count: num.optional(),
+        example: z.string().optional(),
+        detail: z.string(),
+      }),
+    )
+    .optional(),
 });
 
 const LevelSchema = z.looseObject({

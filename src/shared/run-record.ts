@@ -105,6 +105,24 @@ export interface LevelTelemetry {
   engineDecodeRequests?: number | null;
   /** Other processes that held GPU memory during the level (names/pids), when known. */
   otherGpuProcesses?: string[];
+  /** What a telemetry source sent that was left out: impossible values in this window, a source dropped by then. */
+  issues?: TelemetryIssue[];
+}
+
+/** Something a telemetry source sent that servebench left out rather than build a figure or verdict on. */
+export interface TelemetryIssue {
+  source: 'gpu' | 'engine';
+  /**
+   * 'impossible-value' (a field out of its physical range, `count` samples of the window, e.g. `example`), or why the
+   * source was dropped: 'oversized' (page or output too big), 'line-too-long', 'timed-out', 'flooding', 'hung'.
+   */
+  code: string;
+  /** The field, for impossible values (e.g. 'tempC'). */
+  field?: string;
+  count?: number;
+  example?: string;
+  /** One line for people, rendered from the above. */
+  detail: string;
 }
 
 /**

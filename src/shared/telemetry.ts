@@ -19,6 +19,8 @@ export interface GpuSample {
   /** clocks_throttle_reasons.active / clocks_event_reasons.active bit mask. */
   throttleMask: number | null;
   class: ThrottleClass;
+  /** Values read but impossible (NaN, out of physical range), left out above: field -> the value as read. */
+  rejected?: Record<string, string>;
 }
 
 /** One scrape of the engine's Prometheus /metrics. */
@@ -38,6 +40,8 @@ export interface EngineSample {
    */
   requestDecodeSecondsSum?: number | null;
   requestDecodeCount?: number | null;
+  /** Values read but impossible (NaN, negative, a usage above 1, hits above queries), left out: field -> as read. */
+  rejected?: Record<string, string>;
 }
 
 /** A contiguous stretch of thermal or hardware slowdown. */

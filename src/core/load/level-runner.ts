@@ -61,6 +61,8 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
   const wait: WaitUntil = input.wait ?? ((tMs, s) => waitUntil(clock, tMs, s));
   // Each request's own prompt (its expected lengths and workload meta go into its record).
   const promptOf = new Map<number, Prompt>();
+  // Each request's body size bounds the prompt tokens its server can report.
+  const bodyBytesOf = new Map<number, number>();
   const makeSpec = (prompt: Prompt, keepText = false): RequestSpec => {
     const id = nextId++;
     promptOf.set(id, prompt);
@@ -82,6 +84,7 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
       requestTag: `${input.tagPrefix}-${id}`,
     };
     if (keepText) spec.keepText = true;
+    bodyBytesOf.set(id, Buffer.byteLength(spec.body));
     return spec;
   };
   const total = plan.warmup + plan.rounds * plan.requestsPerRound;
@@ -96,6 +99,7 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
           round,
           expectedIn: prompt?.inputLen ?? plan.inputLen,
           expectedOut: prompt?.outputLen ?? plan.outputLen,
+          bodyBytes: bodyBytesOf.get(o.id),
           meta: prompt?.meta,
         });
         if (uncountedTurn(prompt)) {

@@ -1,6 +1,8 @@
-import type { RequestRecord } from '../../shared/request-record.js';
+import type { RequestRecord, UsageProblem } from '../../shared/request-record.js';
 import { reasoningFields } from './reasoning-fields.js';
 import type { ScheduledOutcome } from './scheduler.js';
+import type { StreamResult } from './stream-accumulator.js';
+import { usageProblems } from './usage-bounds.js';
 
 /** Context that the outcome itself does not carry. */
 export interface RecordContext {
@@ -8,13 +10,54 @@ export interface RecordContext {
   round: number;
   expectedIn: number;
   expectedOut: number;
+  /** UTF-8 bytes of the request body: no prompt can have more tokens than that (plus a chat template's). */
+  bodyBytes?: number;
   /** The workload's place for this request (shared-prefix group, conversation turn, source line). */
   meta?: RequestRecord['workload'];
 }
 
-/** Turns what the client saw into a request record: server token counts first, chunk counts only as a fallback. */
+/** The stream's counts with every impossible one set to null, and the problems that named them. */
+function boundedCounts(r: StreamResult, ctx: RecordContext): { result: StreamResult; problems: UsageProblem[] } {
+  const crossChecked = usageProblems(
+    {
+      completionTokens: r.completionTokens,
+      promptTokens: r.promptTokens,
+      cachedPromptTokens: r.cachedPromptTokens,
+      reasoningTokens: r.reasoningTokens,
+      chunks: r.chunks.length,
+      chunkSlack: r.chunkSlack ?? 0,
+    },
+    { maxTokens: ctx.expectedOut, ...(ctx.bodyBytes !== undefined ? { bodyBytes: ctx.bodyBytes } : {}) },
+  );
+  const problems = [...(r.usageProblems ?? []), ...crossChecked];
+  if (problems.length === 0) return { result: r, problems };
+  const bad = new Set(problems.map((p) => p.field));
+  const completionBad = bad.has('completion_tokens');
+  return {
+    problems,
+    result: {
+      ...r,
+      completionTokens: completionBad ? null : r.completionTokens,
+      promptTokens: bad.has('prompt_tokens') ? null : r.promptTokens,
+      cachedPromptTokens: bad.has('cached_tokens') ? null : r.cachedPromptTokens,
+      reasoningTokens: bad.has('reasoning_tokens') || completionBad ? null : r.reasoningTokens,
+      // Per-chunk counts come from the same usage: with its total impossible, a chunk is only known to hold a token.
+      ...(completionBad && {
+        chunks: r.chunks.map(([t]) => [t, 1] as [number, number]),
+        chunkTokensFromServer: false,
+        reasoningChunkTokens: 0,
+        contentChunkTokens: 0,
+      }),
+    },
+  };
+}
+
+/**
+ * Turns what the client saw into a request record: server token counts first, chunk counts only as a fallback.
+ * Counts that cannot be true (see usageProblems) are left out and listed in usageProblems.
+ */
 export function outcomeToRecord(outcome: ScheduledOutcome, ctx: RecordContext): RequestRecord {
-  const r = outcome.result;
+  const { result: r, problems } = boundedCounts(outcome.result, ctx);
   const ok = outcome.httpStatus === 200 && r.error === null;
   const estimatedOut = r.chunks.reduce((sum, c) => sum + c[1], 0);
   const record: RequestRecord = {
@@ -44,6 +87,7 @@ export function outcomeToRecord(outcome: ScheduledOutcome, ctx: RecordContext): 
     record.serverDecodeMs = r.serverTimings.decodeMs;
   }
   if (r.cachedPromptTokens !== null) record.cachedPromptTokens = r.cachedPromptTokens;
+  if (problems.length > 0) record.usageProblems = problems;
   if (ctx.meta && Object.keys(ctx.meta).length > 0) record.workload = { ...ctx.meta };
   if (outcome.scheduledMs !== undefined) record.scheduledMs = outcome.scheduledMs;
   if (outcome.httpStatus !== null) record.httpStatus = outcome.httpStatus;

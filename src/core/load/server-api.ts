@@ -5,6 +5,7 @@ import type { PromptMessage, TokenCounter } from './prompts.js';
 import { FULL_COMPAT, apiPath, buildRequestBody } from './request-body.js';
 import type { BodyCompat } from './request-body.js';
 import { describeNonStream, looksLikeSse, streamModeOf } from './response-guard.js';
+import { isTokenCount, maxPromptTokens } from './usage-bounds.js';
 
 export interface ServerApiOptions {
   baseUrl: string;
@@ -33,6 +34,22 @@ function serverMessage(res: JsonResponse): string {
 
 /** Most a control call may answer: a tokenize of a long prompt with pieces is well under this. */
 const MAX_CONTROL_BODY = 16 << 20;
+
+/**
+ * A token count a server answered for a body it was asked to count, or null when it cannot be one: no safe
+ * non-negative integer, or more tokens than the body had bytes (plus a chat template's allowance). A prompt built
+ * on such a count would be absurd (a negative count once asked for a billion filler words).
+ */
+export function boundedCount(value: unknown, body: unknown): number | null {
+  if (typeof value !== 'number' || !isTokenCount(value)) return null;
+  return value <= maxPromptTokens(Buffer.byteLength(JSON.stringify(body))) ? value : null;
+}
+
+/** What a server answered in place of a count, for the message that says why its /tokenize is not used. */
+function impossibleCount(value: unknown, body: unknown): string | null {
+  if (typeof value !== 'number' || boundedCount(value, body) !== null) return null;
+  return `count ${value} for a ${Buffer.byteLength(JSON.stringify(body))}-byte request`;
+}
 
 function seconds(ms: number): string {
   return ms >= 10_000 ? `${Math.round(ms / 1000)} s` : `${+(ms / 1000).toFixed(2)} s`;
@@ -139,11 +156,14 @@ export class ServerApi {
    */
   async tokenCounter(api: 'chat' | 'completions', model: string, compat: BodyCompat): Promise<PromptCounting> {
     let odd: JsonResponse | null = null;
+    let impossible: string | null = null;
     const countOf = async (body: Record<string, unknown>, signal?: AbortSignal): Promise<number | null> => {
       const res = await this.call('POST', '/tokenize', body, signal);
       if (res.status === 200 && res.json === null) odd = res;
       const n = (res.json as { count?: unknown } | null)?.count;
-      return res.status === 200 && typeof n === 'number' ? n : null;
+      if (res.status !== 200) return null;
+      impossible ??= impossibleCount(n, body);
+      return boundedCount(n, body);
     };
     // vLLM reads add_generation_prompt; SGLang's chat template adds the generation prompt itself: try both bodies.
     const chatBodies = [true, false].map(
@@ -175,12 +195,15 @@ export class ServerApi {
     const completionsExact = api === 'chat' && (await countOf(promptBody('hello'))) !== null;
     // A 200 that is no JSON at all is not "no /tokenize": something (a gateway, a login page) answers in its place.
     const answered = odd as JsonResponse | null;
+    const said = impossible as string | null;
     return {
       viaTokenize: false,
       completionsExact,
       ...(answered && {
         tokenizeAnswer: `POST ${this.base}/tokenize answered 200 ${answered.contentType ?? 'without a content type'}, not a token count (${JSON.stringify(answered.text.replace(/\s+/g, ' ').trim().slice(0, 60))})`,
       }),
+      ...(said !== null &&
+        !answered && { tokenizeAnswer: `POST ${this.base}/tokenize answered ${said}, not a token count` }),
       counter: async (text, signal) => {
         const body = JSON.parse(
           buildRequestBody({
@@ -197,7 +220,7 @@ export class ServerApi {
         delete body.min_tokens;
         const res = await this.call('POST', apiPath(api), body, signal);
         const n = (res.json as { usage?: { prompt_tokens?: unknown } } | null)?.usage?.prompt_tokens;
-        if (res.status === 200) return typeof n === 'number' ? n : null;
+        if (res.status === 200) return boundedCount(n, body);
         if (res.status >= 400 && res.status < 500) {
           throw new UserError(
             `the server refused a prompt-calibration request (HTTP ${res.status}: ${serverMessage(res)}): lower --input-len, or raise the server's context length`,
@@ -217,7 +240,7 @@ export class ServerApi {
       const res = await this.call('POST', '/tokenize', { content, add_special: true, parse_special: true }, signal);
       if (res.status === 200 && res.json === null) onOdd(res);
       const list = (res.json as { tokens?: unknown } | null)?.tokens;
-      return res.status === 200 && Array.isArray(list) ? list.length : null;
+      return res.status === 200 && Array.isArray(list) ? boundedCount(list.length, content) : null;
     };
     const probe = await tokens('hello');
     if (probe === null || probe === 0) return null;

@@ -1,3 +1,6 @@
+import type { UsageProblem } from '../../shared/request-record.js';
+import { isTokenCount, notACount } from './usage-bounds.js';
+
 /** What one streamed response amounted to, before it becomes a RequestRecord. */
 export interface StreamResult {
   firstTokenMs: number | null;
@@ -28,6 +31,13 @@ export interface StreamResult {
    * timings.cache_n; null when the response said nothing.
    */
   cachedPromptTokens: number | null;
+  /** Usage values that were numbers but no count (negative, fractional, beyond 2^53): left null above, named here. */
+  usageProblems?: UsageProblem[];
+  /**
+   * Token-bearing chunks that may share one server step: 1 where reasoning and answer text both came without
+   * per-chunk counts (SGLang splits the step that crosses from one to the other over two chunks), else 0.
+   */
+  chunkSlack?: number;
   /** Only when asked for (multi-turn): the answer text (content, not reasoning), at most MAX_KEPT_TEXT_CHARS. */
   text?: string;
 }
@@ -50,14 +60,9 @@ function serverTimings(timings: unknown): { promptMs: number; decodeMs: number }
   return { promptMs, decodeMs };
 }
 
-/** A count a server reported: a non-negative integer, else null (a hostile or broken server sends anything). */
-function tokenCount(value: unknown): number | null {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : null;
-}
-
 /** llama.cpp's timings.cache_n: prompt tokens its slot reused from the previous prompt. */
-function timingsCacheN(timings: unknown): number | null {
-  return timings && typeof timings === 'object' ? tokenCount((timings as { cache_n?: unknown }).cache_n) : null;
+function timingsCacheN(timings: unknown): unknown {
+  return timings && typeof timings === 'object' ? (timings as { cache_n?: unknown }).cache_n : undefined;
 }
 
 interface UsageLike {
@@ -69,17 +74,50 @@ interface UsageLike {
 }
 
 /** The server's reasoning-token count in a usage object: vLLM nests it, SGLang puts it at the top. */
-function usageReasoningTokens(usage: UsageLike): number | null {
+function usageReasoningTokens(usage: UsageLike): unknown {
   const nested = usage.completion_tokens_details;
   if (nested && typeof nested === 'object' && typeof nested.reasoning_tokens === 'number')
     return nested.reasoning_tokens;
-  return typeof usage.reasoning_tokens === 'number' ? usage.reasoning_tokens : null;
+  return usage.reasoning_tokens;
 }
 
 interface ChoiceLike {
-  delta?: { content?: unknown; reasoning_content?: unknown; reasoning?: unknown };
+  delta?: { content?: unknown; reasoning_content?: unknown; reasoning?: unknown } | null;
   text?: unknown;
   finish_reason?: unknown;
+}
+
+const TEXT_FIELDS = ['content', 'reasoning_content', 'reasoning'] as const;
+
+/**
+ * Why an event is no chat/completions chunk although it is JSON (choices null without usage, a choice or delta that
+ * is no object, text that is a number or an object), or null for a well-formed one. Such a chunk's tokens cannot be
+ * timed, so the request cannot be measured.
+ */
+function malformedChunk(choices: unknown, hasUsage: boolean): string | null {
+  if (choices === undefined || Array.isArray(choices)) {
+    const choice: unknown = Array.isArray(choices) ? choices[0] : undefined;
+    if (choice === undefined) return null;
+    if (choice === null || typeof choice !== 'object') return `its choices[0] is ${kindOf(choice)}`;
+    const { delta, text } = choice as ChoiceLike;
+    if (delta !== undefined && delta !== null && typeof delta !== 'object') return `its delta is ${kindOf(delta)}`;
+    for (const field of TEXT_FIELDS) {
+      const value = delta?.[field];
+      if (value !== undefined && value !== null && typeof value !== 'string')
+        return `its delta.${field} is ${kindOf(value)}`;
+    }
+    if (text !== undefined && text !== null && typeof text !== 'string') return `its text is ${kindOf(text)}`;
+    return null;
+  }
+  // A usage-only chunk may say choices: null; one without usage carries nothing a stream chunk should.
+  if (choices === null) return hasUsage ? null : 'its choices is null';
+  return `its choices is ${kindOf(choices)}`;
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
 const MAX_ERROR_CHARS = 500;
@@ -105,6 +143,9 @@ export class StreamAccumulator {
   private promptTokens: number | null = null;
   private lastTextCompletionTokens = 0;
   private allChunksCounted = true;
+  private lastChunkReasoning = false;
+  private mergedCrossing = false;
+  private readonly problems = new Map<UsageProblem['field'], UsageProblem>();
   private finishReason: string | null = null;
   private sawDone = false;
   private error: string | null = null;
@@ -158,13 +199,18 @@ export class StreamAccumulator {
     }
     // llama.cpp appends its timings to the last chunk (the usage chunk with include_usage, else the finish chunk).
     this.serverTimings = serverTimings(event.timings) ?? this.serverTimings;
-    this.cachedPromptTokens = timingsCacheN(event.timings) ?? this.cachedPromptTokens;
+    this.cachedPromptTokens = this.count('cached_tokens', timingsCacheN(event.timings)) ?? this.cachedPromptTokens;
     const usage = event.usage;
+    const malformed = malformedChunk(event.choices, Boolean(usage && typeof usage === 'object'));
+    if (malformed !== null) {
+      this.fail(`the server sent a stream chunk that is no chat/completions chunk (${malformed})`, 'malformed-chunk');
+      return;
+    }
     const choice = Array.isArray(event.choices) ? event.choices[0] : undefined;
     let hasText = false;
     let hasContent = false;
     if (choice) {
-      const delta = choice.delta;
+      const delta = choice.delta ?? undefined;
       hasContent = delta ? nonEmpty(delta.content) : nonEmpty(choice.text);
       if (hasContent && this.textParts) this.keep((delta ? delta.content : choice.text) as string);
       const hasReasoning = delta ? nonEmpty(delta.reasoning_content) || nonEmpty(delta.reasoning) : false;
@@ -174,24 +220,27 @@ export class StreamAccumulator {
     }
     let usageCompletion: number | null = null;
     if (usage && typeof usage === 'object') {
-      if (typeof usage.prompt_tokens === 'number') this.promptTokens = usage.prompt_tokens;
+      this.promptTokens = this.count('prompt_tokens', usage.prompt_tokens) ?? this.promptTokens;
       const details = usage.prompt_tokens_details;
       if (details && typeof details === 'object') {
-        this.cachedPromptTokens = tokenCount(details.cached_tokens) ?? this.cachedPromptTokens;
+        this.cachedPromptTokens = this.count('cached_tokens', details.cached_tokens) ?? this.cachedPromptTokens;
       }
-      if (typeof usage.completion_tokens === 'number') {
-        usageCompletion = usage.completion_tokens;
-        this.completionTokens = usageCompletion;
-      }
-      const reasoning = usageReasoningTokens(usage);
-      if (reasoning !== null) this.reasoningTokens = reasoning;
+      usageCompletion = this.count('completion_tokens', usage.completion_tokens);
+      if (usageCompletion !== null) this.completionTokens = usageCompletion;
+      this.reasoningTokens = this.count('reasoning_tokens', usageReasoningTokens(usage)) ?? this.reasoningTokens;
     }
     if (!hasText) return;
     if (usageCompletion !== null && usageCompletion === this.lastTextCompletionTokens && this.chunks.length > 0) {
-      // The server's count did not grow: this text belongs to the last step (SGLang splits a step that crosses from
-      // reasoning into the answer over two chunks with one total), so it is no new token and no new chunk.
-      if (hasContent) this.firstContentMs ??= tMs;
-      return;
+      // The server's count did not grow: this text belongs to the last step when it is the answer's start right after
+      // reasoning (SGLang splits a step that crosses from reasoning into the answer over two chunks with one total), so
+      // it is no new token and no new chunk. Anywhere else a count that stands still is no count of this chunk.
+      if (hasContent && this.lastChunkReasoning && !this.mergedCrossing) {
+        this.mergedCrossing = true;
+        this.lastChunkReasoning = false;
+        this.firstContentMs ??= tMs;
+        return;
+      }
+      usageCompletion = null;
     }
     if (this.firstTokenMs === null) this.firstTokenMs = tMs;
     let tokens = 1;
@@ -203,6 +252,7 @@ export class StreamAccumulator {
       this.allChunksCounted = false;
     }
     this.chunks.push([tMs, tokens]);
+    this.lastChunkReasoning = !hasContent;
     // A chunk with answer text counts as content even if it also closes the reasoning.
     if (hasContent) {
       this.firstContentMs ??= tMs;
@@ -210,6 +260,18 @@ export class StreamAccumulator {
     } else {
       this.reasoningChunkTokens += tokens;
     }
+  }
+
+  /**
+   * A usage value as a token count: a non-negative safe integer, else null; a number that is none (negative,
+   * fractional, 1e308, JSON's 1e400 = Infinity) is kept as the field's problem. Anything else (a string, true) is
+   * ignored, as an absent field.
+   */
+  private count(field: UsageProblem['field'], value: unknown): number | null {
+    if (typeof value !== 'number') return null;
+    if (isTokenCount(value)) return value;
+    this.problems.set(field, notACount(field, value));
+    return null;
   }
 
   private keep(piece: string): void {
@@ -259,6 +321,8 @@ export class StreamAccumulator {
       reasoningTokens: this.reasoningTokens,
       serverTimings: this.serverTimings,
       cachedPromptTokens: this.cachedPromptTokens,
+      usageProblems: [...this.problems.values()],
+      chunkSlack: this.sawReasoning && this.contentChunkTokens > 0 && !this.allChunksCounted ? 1 : 0,
     };
     if (this.textParts) result.text = this.textParts.join('');
     return result;

@@ -16,6 +16,7 @@ import { judgeStreaming } from './streaming-check.js';
 import type { ServerDecodeFigure } from './streaming-check.js';
 import { clientDecodeMs } from './stream-timing.js';
 import { coefficientOfVariation } from './throughput.js';
+import { impossibleUsage, type ImpossibleUsage } from './usage-checks.js';
 
 export { STALL_FACTOR, STALL_MIN_MS, stalledRequests } from './streaming-check.js';
 export type { ServerDecodeFigure } from './streaming-check.js';
@@ -75,6 +76,10 @@ export function outputLengthCheck(records: readonly RequestRecord[]): Check {
     return check('output-length', 'warn', 'no completed requests: output length could not be verified');
   const counted = ok.filter((r) => r.nOutSource === 'server');
   const wrong = counted.filter((r) => r.nOut !== r.expectedOut);
+  const impossible = impossibleUsage(ok, 'completion_tokens', 'output length not verified for them');
+  if (impossible && wrong.length === 0) {
+    return check('output-length', 'warn', impossible.detail, impossible.code, impossible.facts);
+  }
   if (wrong.length > 0) {
     const reasons = countBy(wrong, (r) => r.finishReason ?? 'none');
     return check(
@@ -115,6 +120,12 @@ export function inputLengthCheck(records: readonly RequestRecord[]): Check {
     return check('input-length', 'warn', 'no completed requests: input length could not be verified');
   const known = ok.filter((r) => r.nIn !== null && r.expectedInSource === undefined);
   const wrong = known.filter((r) => r.nIn !== r.expectedIn);
+  const impossible = impossibleUsage(
+    ok,
+    'prompt_tokens',
+    'input length not verified, and total tok/s is left out (it would rest on them)',
+  );
+  if (impossible) return check('input-length', 'fail', impossible.detail, impossible.code, impossible.facts);
   if (wrong.length > 0) {
     return check(
       'input-length',
@@ -205,8 +216,22 @@ export function warmupCheck(records: readonly RequestRecord[]): Check {
  * show a spread. partialRounds (rounds cut short by a cancel or a dying server) are left out and named; with no
  * complete round at all the level has no throughput, which the check warns about.
  */
-export function roundSpreadCheck(perRoundOutputTokPerSec: readonly number[], partialRounds: number = 0): Check {
+export function roundSpreadCheck(
+  perRoundOutputTokPerSec: readonly number[],
+  partialRounds: number = 0,
+  uncountedRequests: number = 0,
+): Check {
   const rounds = perRoundOutputTokPerSec.length;
+  if (uncountedRequests > 0) {
+    return check(
+      'round-spread',
+      'warn',
+      `no spread: the server's output count of ${plural(uncountedRequests, 'request')} was impossible ` +
+        '(see token-agreement), so per-round throughput is unknown',
+      'output-count-impossible',
+      { uncountedRequests },
+    );
+  }
   const list = `${perRoundOutputTokPerSec.map(fmtNum).join(', ')} tok/s`;
   const leftOut = partialRounds > 0 ? `; ${plural(partialRounds, 'partial round')} left out` : '';
   if (rounds === 0 && partialRounds > 0) {
@@ -338,6 +363,8 @@ export interface PrefixCacheInput {
   promptsFromFile?: boolean;
   /** File prompts: measured requests whose record was already sent on this server configuration. */
   repeatedRecords?: number;
+  /** Responses whose cached_tokens could not be true (left out of responseCache). */
+  impossibleCached?: ImpossibleUsage | null;
 }
 
 /** What the level's evidence on the prefix cache says, in words: the engine's counter first, else its responses. */
@@ -350,8 +377,19 @@ function cacheEvidence(hits: number | null, rc: ResponseCache | null): string {
   return engine ? `${engine}; ${responses}` : responses;
 }
 
-/** prefix-cache: prompts were unique, so no request rode on another's cache; warns on the cached case or on reported hits. */
+/**
+ * prefix-cache: prompts were unique, so no request rode on another's cache; warns on the cached case or on reported
+ * hits, and where responses reported impossible cached_tokens (named first; they count nowhere).
+ */
 export function prefixCacheCheck(input: PrefixCacheInput): Check {
+  const verdict = prefixCacheVerdict(input);
+  const bad = input.impossibleCached;
+  if (!bad) return verdict;
+  const status = verdict.status === 'fail' ? 'fail' : 'warn';
+  return check('prefix-cache', status, `${bad.detail}; ${verdict.detail}`, bad.code, bad.facts);
+}
+
+function prefixCacheVerdict(input: PrefixCacheInput): Check {
   const hits = input.prefixCacheHitsDelta ?? null;
   const rc = input.responseCache ?? null;
   const seen = cacheEvidence(hits, rc);
@@ -552,6 +590,13 @@ export function serverTimingProblems(ok: readonly RequestRecord[]): { problems: 
 export function tokenAgreementCheck(records: readonly RequestRecord[]): Check {
   const measured = records.filter(isMeasured);
   const ok = okMeasured(records);
+  const impossible =
+    impossibleUsage(ok, 'completion_tokens', 'TPOT, ITL per token, tok/s, cost and goodput on TPOT are left out') ??
+    impossibleUsage(ok, 'reasoning_tokens', 'the reasoning/answer split counts chunks instead');
+  if (impossible) {
+    const fail = impossible.facts.field === 'completion_tokens';
+    return check('token-agreement', fail ? 'fail' : 'warn', impossible.detail, impossible.code, impossible.facts);
+  }
   const malformed = measured.reduce((a, r) => a + r.malformedLines, 0);
   const irregular = ok.filter(hasIrregularChunks);
   const problems: string[] = [];

@@ -19,9 +19,17 @@ import { costPerMillionOutputTokens } from './cost.js';
 import { commonestError } from './error-summary.js';
 import { goodput } from './goodput.js';
 import { summarize } from './percentiles.js';
-import { isCancelled, isMeasured, poolLatencies, type PooledLatencies } from './request-metrics.js';
+import {
+  isCancelled,
+  isMeasured,
+  outputCounted,
+  poolLatencies,
+  usageRejected,
+  type PooledLatencies,
+} from './request-metrics.js';
 import { responseCacheOf } from './response-cache.js';
 import { requestEndBound, roundCv, roundResults } from './throughput.js';
+import { impossibleUsage } from './usage-checks.js';
 
 /** Everything summarizeLevel needs besides the records: the level's conditions and the run's options. */
 export interface LevelSummaryInput {
@@ -135,7 +143,10 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   const noThroughput = complete.length === 0 && rounds.length > 0;
   const rate = (pick: (r: (typeof rounds)[number]) => number): number | null =>
     noThroughput ? null : mean(complete.map(pick));
-  const outputTokPerSec = rate((r) => r.outputTokPerSec);
+  // A token count the server got impossibly wrong leaves every rate built on it out (req/s does not rest on it).
+  const uncounted = ok.filter((r) => !outputCounted(r)).length;
+  const promptsUncounted = ok.some((r) => usageRejected(r, 'prompt_tokens'));
+  const outputTokPerSec = uncounted > 0 ? null : rate((r) => r.outputTokPerSec);
   const malformedLines = measured.reduce((a, r) => a + r.malformedLines, 0);
 
   const scheduleLags = measured.filter((r) => r.scheduledMs !== undefined).map((r) => r.sendMs - r.scheduledMs!);
@@ -159,6 +170,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     roundSpreadCheck(
       complete.map((r) => r.outputTokPerSec),
       partialRounds,
+      uncounted,
     ),
     sampleSizeCheck(ttftMs),
     errorsCheck(measured, input.skippedTurns ?? 0),
@@ -172,6 +184,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
       openingTokens: input.openingTokens ?? null,
       measuredRequests: measured.length,
       multiTurn: turns !== null,
+      impossibleCached: impossibleUsage(ok, 'cached_tokens', 'left out of the cache figures and the hit rate'),
     }),
     clientCheck({ loopLagP99Ms: input.loopLagP99Ms ?? null, scheduleLagP99Ms: scheduleLagMs?.p99 ?? null }),
     tokenAgreementCheck(measured),
@@ -199,9 +212,9 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     e2eMs: summarize(pooled.e2eMs),
     tokensPerChunk: summarize(pooled.tokensPerChunk),
     outputTokPerSec,
-    totalTokPerSec: rate((r) => r.totalTokPerSec),
+    totalTokPerSec: uncounted > 0 || promptsUncounted ? null : rate((r) => r.totalTokPerSec),
     reqPerSec: rate((r) => r.reqPerSec),
-    roundCv: roundCv(complete),
+    roundCv: uncounted > 0 ? null : roundCv(complete),
     completed: ok.length,
     failed: measured.length - ok.length - cancelled,
     malformedLines,
@@ -234,7 +247,8 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
       if (atU !== null) result.costPerMOutputTokAtUtilizationUsd = atU;
     }
   }
-  if (input.slo !== undefined) {
+  // Goodput on a TPOT SLO rests on the output counts too.
+  if (input.slo !== undefined && !(input.slo.tpotMs !== undefined && uncounted > 0)) {
     const g = goodput(measured, input.slo);
     if (g !== null) result.goodput = g;
   }

@@ -1,4 +1,4 @@
-import type { RequestRecord } from '../../shared/request-record.js';
+import type { RequestRecord, UsageProblem } from '../../shared/request-record.js';
 
 /** Latency figures of one request (ms); null where the request cannot define them. */
 export interface RequestMetrics {
@@ -28,13 +28,27 @@ export function isCancelled(record: RequestRecord): boolean {
   return !record.ok && record.errorKind === 'cancelled';
 }
 
-/** Derives TTFT, E2E, TPOT, ITL and ITL per token from one record (DESIGN.md "Metric definitions"). */
+/** True when the server's count of a usage field was impossible for this request (usageProblems), so left out. */
+export function usageRejected(record: RequestRecord, field: UsageProblem['field']): boolean {
+  return record.usageProblems?.some((p) => p.field === field) ?? false;
+}
+
+/** True when the request's output token count is known: no figure is built on a count the server got impossibly wrong. */
+export function outputCounted(record: RequestRecord): boolean {
+  return !usageRejected(record, 'completion_tokens');
+}
+
+/**
+ * Derives TTFT, E2E, TPOT, ITL and ITL per token from one record (DESIGN.md "Metric definitions"). Where the
+ * server's output count was impossible, the figures built on it (TPOT, ITL per token, tokens per chunk) are left out.
+ */
 export function requestMetrics(record: RequestRecord): RequestMetrics {
   const ttftMs = record.firstTokenMs === null ? null : record.firstTokenMs - record.sendMs;
   const e2eMs = record.endMs === null ? null : record.endMs - record.sendMs;
+  const counted = outputCounted(record);
   // One token-bearing chunk holds the whole output (a diffusion block): no decoding was seen, so there is no TPOT.
   const tpotMs =
-    ttftMs !== null && e2eMs !== null && record.nOut > 1 && record.chunks.length >= 2
+    counted && ttftMs !== null && e2eMs !== null && record.nOut > 1 && record.chunks.length >= 2
       ? (e2eMs - ttftMs) / (record.nOut - 1)
       : null;
   const itlMs: number[] = [];
@@ -43,12 +57,12 @@ export function requestMetrics(record: RequestRecord): RequestMetrics {
   const chunks = record.chunks;
   for (let i = 0; i < chunks.length; i++) {
     const [timeMs, tokens] = chunks[i]!;
-    tokensPerChunk.push(tokens);
+    if (counted) tokensPerChunk.push(tokens);
     if (i === 0) continue;
     const gap = timeMs - chunks[i - 1]![0];
     itlMs.push(gap);
     // A chunk with no counted tokens has no per-token time; leave it out rather than divide by zero.
-    if (tokens > 0) itlPerTokenMs.push(gap / tokens);
+    if (counted && tokens > 0) itlPerTokenMs.push(gap / tokens);
   }
   const ttfoMs =
     record.firstContentMs === undefined || record.firstContentMs === null
@@ -98,7 +112,7 @@ export function poolLatencies(records: readonly RequestRecord[]): PooledLatencie
     for (const v of m.itlPerTokenMs) pooled.itlPerTokenMs.push(v);
     for (const v of m.tokensPerChunk) pooled.tokensPerChunk.push(v);
     if (m.ttfoMs !== null) pooled.ttfoMs.push(m.ttfoMs);
-    if (record.nReasoning !== undefined) {
+    if (record.nReasoning !== undefined && outputCounted(record)) {
       pooled.reasoningTokens.push(record.nReasoning);
       pooled.contentTokens.push(record.nContent ?? record.nOut - record.nReasoning);
       if (record.nReasoningSource === 'server') pooled.reasoningFromServer++;

@@ -15,6 +15,7 @@ import type { AbortReason } from '../load/stream-client.js';
 import { summarizeLevel } from '../metrics/index.js';
 import type { ServerDecodeFigure } from '../metrics/checks.js';
 import { clientErrorFix, commonestError } from '../metrics/error-summary.js';
+import { outputCounted } from '../metrics/request-metrics.js';
 import type { RunWriter } from '../runs/run-store.js';
 import { levelEnergyFromRecorder } from '../telemetry/level-energy.js';
 import type { TelemetryChecks, TelemetryRecorder } from '../telemetry/types.js';
@@ -173,7 +174,8 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
   const endMs = input.clock.nowMs();
   if (run.measured.length === 0) return null;
   const measuredOk = run.measured.filter((r) => r.ok);
-  const outputTokens = measuredOk.reduce((s, r) => s + r.nOut, 0);
+  // An impossible server count leaves J per output token out (0 tokens: the summary gives no ratio).
+  const outputTokens = measuredOk.every(outputCounted) ? measuredOk.reduce((s, r) => s + r.nOut, 0) : 0;
   const telemetry =
     input.telemetry && run.measureStartMs !== null && run.measureEndMs !== null
       ? input.telemetry.summarizeWindow(run.measureStartMs, run.measureEndMs, outputTokens)

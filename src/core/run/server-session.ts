@@ -215,6 +215,8 @@ export class ServerSession {
         run.emit({ type: 'engine-sample', sample });
       },
       onClientSample: (sample) => line('client', sample),
+      signal: this.levelAbort.signal,
+      onIssue: (issue) => run.emit({ type: 'message', severity: 'warn', text: issue.detail }),
     });
     this.telemetry = telemetry;
     await telemetry.start();

@@ -1,4 +1,5 @@
 import type { ServerConfig } from '../../shared/config.js';
+import type { TelemetryIssue } from '../../shared/run-record.js';
 import type { ClientSample, EngineSample, GpuSample } from '../../shared/telemetry.js';
 import type { Clock } from '../clock.js';
 
@@ -17,4 +18,8 @@ export interface TelemetryFactoryOptions {
   onGpuSample?: (sample: GpuSample) => void;
   onEngineSample?: (sample: EngineSample) => void;
   onClientSample?: (sample: ClientSample) => void;
+  /** Ends telemetry's queries and children at once (the run's cancel). */
+  signal?: AbortSignal;
+  /** A source was dropped or sent an impossible value: said once, as a run message. */
+  onIssue?: (issue: TelemetryIssue) => void;
 }

@@ -1,4 +1,5 @@
-import type { Check, LevelTelemetry } from '../../shared/run-record.js';
+import type { Check, LevelTelemetry, TelemetryIssue } from '../../shared/run-record.js';
+import { telemetryFieldName } from './sample-bounds.js';
 import type { TelemetryChecks } from './types.js';
 
 /** Share of the measured window above which thermal or hardware slowdown fails the level. */
@@ -19,7 +20,52 @@ function clockNote(t: LevelTelemetry, lowest: boolean): string {
   return parts.join(', ');
 }
 
+function issuesOf(t: LevelTelemetry | undefined, source: TelemetryIssue['source']): TelemetryIssue[] {
+  return (t?.issues ?? []).filter((i) => i.source === source);
+}
+
+/** The issues in one clause each: dropped sources as said, impossible values together (field, first value, samples). */
+function issuesText(issues: readonly TelemetryIssue[], what: 'gpu' | 'engine'): string {
+  const values = issues.filter((i) => i.code === 'impossible-value');
+  const parts = issues.filter((i) => i.code !== 'impossible-value').map((i) => i.detail);
+  if (values.length > 0) {
+    const listed = values.map(
+      (i) =>
+        `${telemetryFieldName(i.source, i.field ?? '')} ${i.example ?? '?'} (${i.count ?? 1} sample${i.count === 1 ? '' : 's'})`,
+    );
+    parts.push(
+      `${what === 'gpu' ? 'GPU telemetry' : "the engine's /metrics"} reported impossible values, left out: ${listed.join(', ')}`,
+    );
+  }
+  return parts.join('; ');
+}
+
+/** A check with the source's issues named first; it never passes over them, and carries their code and count. */
+function withIssues(verdict: Check, issues: readonly TelemetryIssue[], what: 'gpu' | 'engine'): Check {
+  if (issues.length === 0) return verdict;
+  const impossible = issues.some((i) => i.code === 'impossible-value');
+  return {
+    id: verdict.id,
+    status: verdict.status === 'fail' ? 'fail' : 'warn',
+    detail: `${issuesText(issues, what)}; ${verdict.detail}`,
+    code: impossible ? `impossible-${what}-values` : `${what}-source-${issues[0]!.code}`,
+    facts: {
+      issues: issues.length,
+      fields: issues
+        .map((i) => i.field)
+        .filter(Boolean)
+        .join(','),
+    },
+  };
+}
+
 function throttlingCheck(t: LevelTelemetry | undefined): Check {
+  // A dropped source is the verdict's own reason already: said once.
+  const issues = issuesOf(t, 'gpu').filter((i) => i.detail !== t?.reason);
+  return withIssues(throttlingVerdict(t), issues, 'gpu');
+}
+
+function throttlingVerdict(t: LevelTelemetry | undefined): Check {
   if (!t || t.source === 'unavailable') {
     const why = t?.reason ?? 'no GPU telemetry was recorded for this level';
     return { id: 'throttling', status: 'warn', detail: `unknown: ${why}` };
@@ -70,6 +116,18 @@ function throttlingCheck(t: LevelTelemetry | undefined): Check {
 }
 
 function preemptionsCheck(t: LevelTelemetry | undefined): Check | null {
+  const issues = issuesOf(t, 'engine');
+  const verdict = preemptionsVerdict(t);
+  if (verdict) return withIssues(verdict, issues, 'engine');
+  if (issues.length === 0) return null;
+  return withIssues(
+    { id: 'preemptions', status: 'warn', detail: 'unknown: no engine preemption count to go by' },
+    issues,
+    'engine',
+  );
+}
+
+function preemptionsVerdict(t: LevelTelemetry | undefined): Check | null {
   if (!t || t.preemptions === null) return null;
   if (t.preemptions === 0) return { id: 'preemptions', status: 'pass', detail: 'the engine preempted no request' };
   const n = Math.round(t.preemptions);

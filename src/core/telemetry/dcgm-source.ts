@@ -1,8 +1,8 @@
 import type { GpuSample } from '../../shared/telemetry.js';
 import type { Clock } from '../clock.js';
-import { describeHttpError, type HttpGetText } from './http-get.js';
+import { BodyTooLargeError, describeHttpError, MAX_SCRAPE_BYTES, type HttpGetText } from './http-get.js';
 import { startPoller } from './poller.js';
-import { parsePrometheusText, type PromText } from './prometheus-parser.js';
+import { LineTooLongError, parsePrometheusTextSliced, type PromText } from './prometheus-parser.js';
 import { classifyThrottle } from './throttle.js';
 
 const THROTTLE_NAMES = ['DCGM_FI_DEV_CLOCK_THROTTLE_REASONS', 'DCGM_FI_DEV_CLOCKS_EVENT_REASONS'];
@@ -60,7 +60,16 @@ export function gpuSamplesFromDcgm(text: PromText, tMs: number): GpuSample[] {
   return samples;
 }
 
-/** Polls a DCGM exporter URL as the GPU source (remote GPUs in attach mode). */
+/** A DCGM page parsed in slices, its DCGM_FI_* samples only (bounded as every page from outside). */
+export function parseDcgmPage(body: string): Promise<PromText> {
+  if (body.length > MAX_SCRAPE_BYTES) return Promise.reject(new BodyTooLargeError(MAX_SCRAPE_BYTES));
+  return parsePrometheusTextSliced(body, { keep: (name) => name.startsWith('DCGM_FI_') });
+}
+
+/**
+ * Polls a DCGM exporter URL as the GPU source (remote GPUs in attach mode), each page bounded and parsed in slices.
+ * A page too big or with too long a line drops the source for the rest of the run (onDropped says why).
+ */
 export function startDcgmSource(options: {
   url: string;
   clock: Clock;
@@ -68,22 +77,38 @@ export function startDcgmSource(options: {
   intervalMs: number;
   onSample: (sample: GpuSample) => void;
   onError?: (reason: string) => void;
+  onDropped?: (reason: string, code: 'oversized' | 'line-too-long') => void;
 }): { stop(): Promise<void>; firstScrape: Promise<{ ok: true } | { ok: false; reason: string }> } {
   let resolveFirst: (r: { ok: true } | { ok: false; reason: string }) => void = () => undefined;
   const firstScrape = new Promise<{ ok: true } | { ok: false; reason: string }>((resolve) => {
     resolveFirst = resolve;
   });
+  const life = new AbortController();
+  let dropped = false;
   const poller = startPoller(options.intervalMs, async () => {
+    if (dropped) return;
     try {
-      const res = await options.get(options.url, { timeoutMs: Math.max(2_000, options.intervalMs * 2) });
+      const res = await options.get(options.url, {
+        timeoutMs: Math.max(2_000, options.intervalMs * 2),
+        maxBytes: MAX_SCRAPE_BYTES,
+        signal: life.signal,
+      });
       const tMs = options.clock.nowMs();
       if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
-      const samples = gpuSamplesFromDcgm(parsePrometheusText(res.body), tMs);
+      const samples = gpuSamplesFromDcgm(await parseDcgmPage(res.body), tMs);
+      if (life.signal.aborted) return;
       if (samples.length === 0) throw new Error('no DCGM_FI_DEV_* metrics with a gpu label');
       for (const s of samples) options.onSample(s);
       resolveFirst({ ok: true });
     } catch (error) {
+      if (life.signal.aborted) return;
       const reason = `DCGM exporter at ${options.url} gave no GPU metrics (${describeHttpError(error)}); check --dcgm-url`;
+      const code =
+        error instanceof BodyTooLargeError ? 'oversized' : error instanceof LineTooLongError ? 'line-too-long' : null;
+      if (code) {
+        dropped = true;
+        options.onDropped?.(`GPU telemetry dropped: ${reason}`, code);
+      }
       options.onError?.(reason);
       resolveFirst({ ok: false, reason });
     }
@@ -91,6 +116,7 @@ export function startDcgmSource(options: {
   return {
     firstScrape,
     async stop() {
+      life.abort();
       await poller.stop();
       resolveFirst({ ok: false, reason: 'stopped before the first scrape' });
     },

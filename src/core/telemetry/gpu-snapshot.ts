@@ -1,14 +1,14 @@
 import type { GpuSample } from '../../shared/telemetry.js';
 import type { Clock } from '../clock.js';
 import { createMonoClock } from '../clock.js';
-import { gpuSamplesFromDcgm } from './dcgm-source.js';
+import { gpuSamplesFromDcgm, parseDcgmPage } from './dcgm-source.js';
 import { createExecaRunner, type CommandRunner } from './exec.js';
 import { describeHttpError, undiciGetText, type HttpGetText } from './http-get.js';
 import { resolveNvidiaSmi } from './nvidia-smi-binary.js';
 import { LOOP_FIELDS, parseLoopLine } from './nvidia-smi-fields.js';
 import { probeFields } from './nvidia-smi-probe.js';
 import { queryGpuInfo, queryGpuProcesses, type GpuInfo, type GpuProcess } from './nvidia-smi-static.js';
-import { parsePrometheusText } from './prometheus-parser.js';
+import { boundGpuSample } from './sample-bounds.js';
 
 /** What `servebench gpu` shows: static facts, processes holding GPU memory, one sample per GPU. */
 export interface GpuSnapshot {
@@ -37,7 +37,8 @@ export async function readGpuSnapshot(options: {
     try {
       const res = await get(options.dcgmUrl, { timeoutMs: 5_000 });
       if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
-      const samples = gpuSamplesFromDcgm(parsePrometheusText(res.body), clock.nowMs());
+      const page = await parseDcgmPage(res.body);
+      const samples = gpuSamplesFromDcgm(page, clock.nowMs()).map(boundGpuSample);
       if (!samples.length) throw new Error('no DCGM_FI_DEV_* metrics with a gpu label');
       const gpus: GpuInfo[] = samples.map((s) => ({
         index: s.gpu,
@@ -51,7 +52,7 @@ export async function readGpuSnapshot(options: {
         maxSmClockMhz: s.maxSmClockMhz,
         maxMemClockMhz: null,
       }));
-      const labels = parsePrometheusText(res.body).samples.filter((s) => s.name.startsWith('DCGM_FI_DEV_'));
+      const labels = page.samples.filter((s) => s.name.startsWith('DCGM_FI_DEV_'));
       for (const g of gpus) {
         const l = labels.find((s) => s.labels.gpu === String(g.index))?.labels;
         g.name = l?.modelName ?? null;
@@ -82,7 +83,8 @@ export async function readGpuSnapshot(options: {
   const maxFor = (i: number) => gpus.find((g) => g.index === i)?.maxSmClockMhz ?? null;
   const samples = probe.lines
     .map((l) => parseLoopLine(l, probe.fields, tMs, maxFor))
-    .filter((s): s is GpuSample => s !== null);
+    .filter((s): s is GpuSample => s !== null)
+    .map(boundGpuSample);
   const procs = await queryGpuProcesses(runner, location.path, env);
   return {
     ok: true,

@@ -1,7 +1,7 @@
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { LevelEnergy } from '../../shared/run-record.js';
 import type { GpuSample } from '../../shared/telemetry.js';
-import { isMeasured } from '../metrics/request-metrics.js';
+import { isMeasured, outputCounted } from '../metrics/request-metrics.js';
 import { summarize } from '../metrics/percentiles.js';
 import { attributeEnergy } from './energy-attribution.js';
 import type { TelemetryRecorder } from './types.js';
@@ -53,7 +53,9 @@ export function levelEnergy(
     const e = a.perRequest.get(r.id)!;
     return [r.id, round(e.prefillJ + e.decodeJ), round(e.prefillJ), round(e.decodeJ)];
   });
-  const outTokens = measured.reduce((s, r) => s + r.nOut, 0);
+  // A server count that could not be true leaves the per-token figures out (the joules per request stand).
+  const counted = measured.every(outputCounted);
+  const outTokens = counted ? measured.reduce((s, r) => s + r.nOut, 0) : 0;
   const total = requests.reduce((s, r) => s + r[1], 0);
   const idleW = idle.source === 'none' ? null : [...idle.byGpu.values()].reduce((s, w) => s + w, 0);
   return {
@@ -65,8 +67,8 @@ export function levelEnergy(
     attributedJ: round(a.attributedJ),
     unattributedJ: round(a.unattributedJ),
     weights: a.weights,
-    ...(a.prefillJPerToken !== undefined ? { prefillJPerToken: a.prefillJPerToken } : {}),
-    ...(a.decodeJPerToken !== undefined ? { decodeJPerToken: a.decodeJPerToken } : {}),
+    ...(counted && a.prefillJPerToken !== undefined ? { prefillJPerToken: a.prefillJPerToken } : {}),
+    ...(counted && a.decodeJPerToken !== undefined ? { decodeJPerToken: a.decodeJPerToken } : {}),
     perRequestJ: summarize(requests.map((r) => r[1])),
     jPerOutputTok: outTokens > 0 ? total / outTokens : null,
     prefillJ: round(requests.reduce((s, r) => s + r[2], 0)),

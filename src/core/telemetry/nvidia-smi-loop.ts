@@ -4,6 +4,12 @@ import type { CommandRunner, LineProcess } from './exec.js';
 import { parseLoopLine, type ProbedFields } from './nvidia-smi-fields.js';
 import type { TelemetryGap } from './types.js';
 
+/** Most the loop may print in FLOOD_WINDOW_MS: hundreds of times what nvidia-smi prints for 64 GPUs at 100 ms. */
+export const FLOOD_BYTES = 1 << 20;
+export const FLOOD_WINDOW_MS = 2_000;
+/** No sample for this long (or 30 intervals, if longer) while the loop runs: it hangs, and is restarted. */
+export const HANG_MS = 15_000;
+
 /** The `-lms` sampling loop: one long-running nvidia-smi for all GPUs, restarted if it dies. */
 export interface NvidiaSmiLoop {
   stop(): Promise<void>;
@@ -23,8 +29,10 @@ export function loopArgs(fields: ProbedFields, intervalMs: number): string[] {
 
 /**
  * Starts the loop. Each parsed line is stamped with the run clock when it is read. If the child
- * exits while sampling, the gap (last sample .. first sample after the restart) is recorded and the
- * loop is restarted after restartDelayMs, doubling up to maxRestartDelayMs while it keeps failing.
+ * exits while sampling, or prints no sample for HANG_MS, the gap (last sample .. first sample after
+ * the restart) is recorded and the loop is restarted after restartDelayMs, doubling up to
+ * maxRestartDelayMs while it keeps failing. A child that prints more than FLOOD_BYTES within
+ * FLOOD_WINDOW_MS is stopped for good and onDropped says why: what it printed is not read any more.
  */
 export function startNvidiaSmiLoop(options: {
   runner: CommandRunner;
@@ -37,6 +45,9 @@ export function startNvidiaSmiLoop(options: {
   fallbackMax?: (gpu: number) => number | null;
   restartDelayMs?: number;
   maxRestartDelayMs?: number;
+  /** The loop was stopped for good (a flood): one line saying so. */
+  onDropped?: (reason: string) => void;
+  hangMs?: number;
 }): NvidiaSmiLoop {
   const baseDelay = options.restartDelayMs ?? 1_000;
   const maxDelay = options.maxRestartDelayMs ?? 10_000;
@@ -48,12 +59,47 @@ export function startNvidiaSmiLoop(options: {
   let openGap: TelemetryGap | null = null;
   let child: LineProcess | null = null;
   let timer: NodeJS.Timeout | null = null;
+  let watchdog: NodeJS.Timeout | null = null;
+  let hung: string | null = null;
+  // A rate over wall time, not a measurement: it does not read the run clock.
+  let windowStart = performance.now();
+  let windowBytes = 0;
+  const hangMs = options.hangMs ?? Math.max(HANG_MS, 30 * options.intervalMs);
+
+  const watch = (current: LineProcess) => {
+    if (watchdog) clearTimeout(watchdog);
+    watchdog = setTimeout(() => {
+      if (stopped || child !== current) return;
+      hung = `nvidia-smi loop gave no sample for ${Math.round(hangMs / 1000)} s (it hangs): restarted`;
+      void current.stop();
+    }, hangMs);
+    watchdog.unref();
+  };
+
+  const onBytes = (bytes: number) => {
+    if (stopped) return;
+    const wall = performance.now();
+    if (wall - windowStart > FLOOD_WINDOW_MS) {
+      windowStart = wall;
+      windowBytes = 0;
+    }
+    windowBytes += bytes;
+    if (windowBytes <= FLOOD_BYTES) return;
+    const now = options.clock.nowMs();
+    stopped = true;
+    if (watchdog) clearTimeout(watchdog);
+    const reason = `nvidia-smi printed more than ${FLOOD_BYTES >> 20} MiB within ${FLOOD_WINDOW_MS / 1000} s (it floods its output): stopped, GPU telemetry dropped from here on`;
+    if (openGap === null) gaps.push({ fromMs: lastSampleMs ?? now, toMs: now, reason });
+    void child?.stop();
+    options.onDropped?.(reason);
+  };
 
   const onLine = (line: string) => {
     if (stopped) return;
     const tMs = options.clock.nowMs();
     const sample = parseLoopLine(line, options.fields, tMs, options.fallbackMax);
     if (!sample) return;
+    if (child) watch(child);
     if (openGap) {
       openGap.toMs = tMs;
       openGap = null;
@@ -68,8 +114,10 @@ export function startNvidiaSmiLoop(options: {
     if (stopped) return;
     const current = options.runner.spawnLines(options.binary, loopArgs(options.fields, options.intervalMs), onLine, {
       env: options.env,
+      onBytes,
     });
     child = current;
+    watch(current);
     void current.exited.then((result) => {
       if (stopped || child !== current) return;
       const now = options.clock.nowMs();
@@ -78,10 +126,11 @@ export function startNvidiaSmiLoop(options: {
         openGap = {
           fromMs: lastSampleMs ?? now,
           toMs: null,
-          reason: `nvidia-smi loop exited (code ${result.exitCode ?? 'signal'})${why ? `: ${why.trim()}` : ''}`,
+          reason: hung ?? `nvidia-smi loop exited (code ${result.exitCode ?? 'signal'})${why ? `: ${why.trim()}` : ''}`,
         };
         gaps.push(openGap);
       }
+      hung = null;
       restarts++;
       timer = setTimeout(spawn, delay);
       delay = Math.min(delay * 2, maxDelay);
@@ -95,10 +144,13 @@ export function startNvidiaSmiLoop(options: {
     },
     gaps: () => gaps.map((g) => ({ ...g })),
     async stop() {
-      if (stopped) return;
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      if (openGap) openGap.toMs = options.clock.nowMs();
+      if (watchdog) clearTimeout(watchdog);
+      if (!stopped) {
+        stopped = true;
+        if (timer) clearTimeout(timer);
+        if (openGap) openGap.toMs = options.clock.nowMs();
+      }
+      // After a flood the child is stopping already: wait for that (stop() is idempotent).
       await child?.stop();
     },
   };

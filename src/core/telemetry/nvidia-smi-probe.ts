@@ -22,8 +22,21 @@ export function refusedFields(output: string): string[] {
   return [...output.matchAll(REFUSED_FIELD)].map((m) => m[1] ?? '').filter(Boolean);
 }
 
-/** Turns nvidia-smi's own failure text into one line naming the fix, or null when it is not a driver-level failure. */
+/** How long one nvidia-smi query may take: without persistence mode its first call on many GPUs takes seconds. */
+export const SMI_TIMEOUT_MS = 15_000;
+
+/**
+ * Turns nvidia-smi's own failure text into one line naming the fix, or null when it is not a driver-level failure.
+ * A query that hangs, floods its output or is cancelled ends the probing at once: nothing after it would answer.
+ */
 export function describeSmiFailure(result: ExecResult): string | null {
+  if (result.aborted) return 'nvidia-smi was stopped (cancelled)';
+  if (result.timedOut) {
+    return `nvidia-smi gave no answer within ${SMI_TIMEOUT_MS / 1000} s and was stopped: it hangs (a GPU or driver in a bad state); run nvidia-smi by hand to see it, reset the GPU or reboot, or pass --nvidia-smi PATH`;
+  }
+  if (result.tooLarge) {
+    return 'nvidia-smi printed more than 1 MiB for one query and was stopped: that is no nvidia-smi answer; check --nvidia-smi (or SERVEBENCH_NVIDIA_SMI)';
+  }
   if (result.notFound)
     return `nvidia-smi could not be started (${firstLine(result.stderr) || 'not found'}); install the NVIDIA driver or pass --nvidia-smi PATH`;
   const text = `${result.stdout}\n${result.stderr}`;
@@ -73,12 +86,17 @@ export async function probeFields(
   binary: string,
   wanted: readonly string[],
   env?: NodeJS.ProcessEnv,
+  signal?: AbortSignal,
 ): Promise<SmiProbe | SmiFailure> {
   const candidates = wanted.map((name) => [name, ...(FIELD_ALTERNATIVES[name] ?? [])]);
   const choice = candidates.map(() => 0);
   const dropped: string[] = [];
   const query = async (names: string[]) =>
-    runner.run(binary, [`--query-gpu=${names.join(',')}`, '--format=csv,noheader,nounits'], { env });
+    runner.run(binary, [`--query-gpu=${names.join(',')}`, '--format=csv,noheader,nounits'], {
+      env,
+      timeoutMs: SMI_TIMEOUT_MS,
+      ...(signal ? { signal } : {}),
+    });
   const current = () => {
     const q: string[] = [];
     const c: string[] = [];

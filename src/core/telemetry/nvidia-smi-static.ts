@@ -1,6 +1,6 @@
 import type { CommandRunner } from './exec.js';
 import { cell, STATIC_FIELDS } from './nvidia-smi-fields.js';
-import { describeSmiFailure, probeFields, type SmiFailure } from './nvidia-smi-probe.js';
+import { describeSmiFailure, probeFields, SMI_TIMEOUT_MS, type SmiFailure } from './nvidia-smi-probe.js';
 import { parseSmiNumber, parseSmiText, splitSmiCsv } from './nvidia-smi-values.js';
 
 /** Facts about one GPU that do not change during a run. */
@@ -39,10 +39,11 @@ export async function queryGpuInfo(
   runner: CommandRunner,
   binary: string,
   env?: NodeJS.ProcessEnv,
+  signal?: AbortSignal,
 ): Promise<{ ok: true; gpus: GpuInfo[] } | SmiFailure> {
-  const probe = await probeFields(runner, binary, STATIC_FIELDS, env);
+  const probe = await probeFields(runner, binary, STATIC_FIELDS, env, signal);
   if (!probe.ok) return probe;
-  const banner = await runner.run(binary, [], { env });
+  const banner = await runner.run(binary, [], { env, timeoutMs: SMI_TIMEOUT_MS, ...(signal ? { signal } : {}) });
   const cuda = banner.exitCode === 0 ? parseCudaVersion(banner.stdout) : null;
   const gpus: GpuInfo[] = [];
   probe.lines.forEach((line, i) => {
@@ -86,11 +87,12 @@ export async function queryGpuProcesses(
   runner: CommandRunner,
   binary: string,
   env?: NodeJS.ProcessEnv,
+  signal?: AbortSignal,
 ): Promise<{ ok: true; processes: GpuProcess[] } | SmiFailure> {
   const result = await runner.run(
     binary,
     ['--query-compute-apps=pid,process_name,used_memory', '--format=csv,noheader,nounits'],
-    { env },
+    { env, timeoutMs: SMI_TIMEOUT_MS, ...(signal ? { signal } : {}) },
   );
   const failure = describeSmiFailure(result);
   if (failure) return { ok: false, reason: failure };

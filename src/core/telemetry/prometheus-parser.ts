@@ -130,6 +130,77 @@ export function parsePrometheusText(text: string): PromText {
   return out;
 }
 
+/** The error of a line past its cap: no exposition line is that long, so the page is not one. */
+export class LineTooLongError extends Error {
+  readonly code = 'SB_LINE_TOO_LONG';
+  constructor(readonly maxChars: number) {
+    super(`a line longer than ${maxChars >> 10} KiB`);
+  }
+}
+
+/** Options of parsePrometheusTextSliced. */
+export interface SlicedParseOptions {
+  /** Longest line accepted (default 64 KiB); a longer one rejects with LineTooLongError. */
+  maxLineChars?: number;
+  /** Metric names to keep; others are skipped before being parsed (a vLLM page is mostly histogram buckets). */
+  keep?: (name: string) => boolean;
+  /** Characters parsed between two yields to the event loop (default 64 Ki). */
+  sliceChars?: number;
+}
+
+/** The metric name a sample line starts with, or '' for a line that is not one. */
+function lineName(line: string, from: number, to: number): string {
+  let end = from;
+  while (end < to) {
+    const c = line.charCodeAt(end);
+    // Up to the first '{', space or tab.
+    if (c === 123 || c === 32 || c === 9) break;
+    end++;
+  }
+  return line.slice(from, end);
+}
+
+/**
+ * parsePrometheusText for pages from outside, without taking the event loop for long: it yields between slices of
+ * `sliceChars`, bounds each line, and parses only the samples (and TYPE/HELP) of the names `keep` wants.
+ */
+export async function parsePrometheusTextSliced(text: string, options: SlicedParseOptions = {}): Promise<PromText> {
+  const maxLine = options.maxLineChars ?? 64 << 10;
+  const slice = options.sliceChars ?? 64 << 10;
+  const keep = options.keep ?? (() => true);
+  const out: PromText = { samples: [], types: new Map(), help: new Map(), errors: [] };
+  let start = 0;
+  let nextYield = slice;
+  while (start < text.length) {
+    const nl = text.indexOf('\n', start);
+    const end = nl < 0 ? text.length : nl;
+    if (end - start > maxLine) throw new LineTooLongError(maxLine);
+    let from = start;
+    while (text[from] === ' ' || text[from] === '\t') from++;
+    if (text[from] === '#') {
+      const line = text.slice(start, end).replace(/\r$/, '');
+      const m = /^\s*#\s+(HELP|TYPE)\s+([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\s+(.*))?$/.exec(line);
+      if (m?.[2] !== undefined && keep(m[2])) {
+        if (m[1] === 'TYPE') out.types.set(m[2], (m[3] ?? 'untyped').trim());
+        else out.help.set(m[2], unescapeHelp(m[3] ?? ''));
+      }
+    } else if (from < end && keep(lineName(text, from, end))) {
+      const line = text.slice(start, end).replace(/\r$/, '');
+      if (line.trim()) {
+        const sample = parsePromSampleLine(line);
+        if (sample) out.samples.push(sample);
+        else out.errors.push(line);
+      }
+    }
+    start = end + 1;
+    if (start >= nextYield) {
+      nextYield = start + slice;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+  return out;
+}
+
 /** Sum of a metric over all its label sets (optionally only those matching `where`), or null when absent. */
 export function sumMetric(
   text: PromText,

@@ -1,4 +1,4 @@
-import type { LevelTelemetry } from '../../shared/run-record.js';
+import type { LevelTelemetry, TelemetryIssue } from '../../shared/run-record.js';
 import type { EngineKind } from '../../shared/config.js';
 import type { ClientSample, EngineSample, GpuSample } from '../../shared/telemetry.js';
 import type { Clock } from '../clock.js';
@@ -15,7 +15,8 @@ import { probeFields } from './nvidia-smi-probe.js';
 import { formatGpuProcess, queryGpuInfo, queryGpuProcesses, type GpuInfo } from './nvidia-smi-static.js';
 import { isOwnProcess } from './own-processes.js';
 import { startPoller, type Poller } from './poller.js';
-import { summarizeTelemetry } from './summarize.js';
+import { boundGpuSample } from './sample-bounds.js';
+import { impossibleValueText, summarizeTelemetry } from './summarize.js';
 import { findEpisodes } from './throttle.js';
 import type { GpuProcessSnapshot, TelemetryGap, TelemetryRecorder } from './types.js';
 
@@ -53,6 +54,10 @@ export interface TelemetryRecorderOptions {
   parentPid?: (pid: number) => number | null;
   /** Delay before restarting a dead nvidia-smi loop (default 1 s, doubling to 10 s). */
   restartDelayMs?: number;
+  /** Ends whatever telemetry is doing at once (Ctrl-C, SIGTERM): a hung nvidia-smi probe included. */
+  signal?: AbortSignal;
+  /** A source was dropped, or first sent an impossible value of a field: one line for the run's messages. */
+  onIssue?: (issue: TelemetryIssue) => void;
 }
 
 /** The recorder plus what the CLI and app show besides levels. */
@@ -105,6 +110,28 @@ export function createTelemetryRecorder(options: TelemetryRecorderOptions): Tele
   let stopClient: (() => void) | null = null;
   let started: Promise<void> | null = null;
   let stopped = false;
+  // stop() or the caller's signal ends every query and child at once.
+  const life = new AbortController();
+  const signal = options.signal ? AbortSignal.any([life.signal, options.signal]) : life.signal;
+  const sourceIssues: Array<TelemetryIssue & { tMs: number }> = [];
+  const namedFields = new Set<string>();
+  const tell = (issue: TelemetryIssue) => safe(options.onIssue, issue);
+  /** A source dropped mid-run: its issue counts for every level from now on, and the run is told once. */
+  const dropSource = (source: TelemetryIssue['source'], code: string, detail: string) => {
+    const issue: TelemetryIssue = { source, code, detail };
+    sourceIssues.push({ ...issue, tMs: clock.nowMs() });
+    tell(issue);
+  };
+  /** The first impossible value of each field is told to the run; the level summaries count them all. */
+  const tellRejected = (source: TelemetryIssue['source'], sample: { rejected?: Record<string, string> }) => {
+    const name = source === 'gpu' ? `GPU telemetry (${options.dcgmUrl ? 'dcgm' : 'nvidia-smi'})` : 'engine /metrics';
+    for (const [field, example] of Object.entries(sample.rejected ?? {})) {
+      if (namedFields.has(`${source}.${field}`)) continue;
+      namedFields.add(`${source}.${field}`);
+      const detail = impossibleValueText(source, name, field, example, 'and is left out wherever it recurs');
+      tell({ source, code: 'impossible-value', field, example, detail });
+    }
+  };
 
   const safe = <T>(fn: ((x: T) => void) | undefined, x: T) => {
     try {
@@ -113,7 +140,9 @@ export function createTelemetryRecorder(options: TelemetryRecorderOptions): Tele
       // a listener's failure must not stop sampling
     }
   };
-  const addGpu = (s: GpuSample) => {
+  const addGpu = (raw: GpuSample) => {
+    const s = boundGpuSample(raw);
+    if (s.rejected) tellRejected('gpu', s);
     gpu.push(s);
     safe(options.onGpuSample, s);
     for (const l of [...gpuListeners]) l();
@@ -121,7 +150,7 @@ export function createTelemetryRecorder(options: TelemetryRecorderOptions): Tele
   const maxFor = (index: number) => info.find((g) => g.index === index)?.maxSmClockMhz ?? null;
 
   const snapshotProcesses = async (binary: string) => {
-    const res = await queryGpuProcesses(runner, binary, env);
+    const res = await queryGpuProcesses(runner, binary, env, signal);
     if (!res.ok) return;
     const own = new Set<number>([process.pid, ...(options.ownPids?.() ?? [])]);
     const others = res.processes.filter((p) => !isOwnProcess(p.pid, own, options.parentPid));
@@ -134,11 +163,12 @@ export function createTelemetryRecorder(options: TelemetryRecorderOptions): Tele
       gpuStatus = { available: false, source: 'unavailable', reason: location.reason };
       return;
     }
-    const probe = await probeFields(runner, location.path, LOOP_FIELDS, env);
+    const probe = await probeFields(runner, location.path, LOOP_FIELDS, env, signal);
     if (!probe.ok) {
       gpuStatus = { available: false, source: 'unavailable', reason: probe.reason };
       return;
     }
+    if (stopped || signal.aborted) return;
     dropped = probe.fields.dropped;
     const tMs = clock.nowMs();
     for (const line of probe.lines) {
@@ -156,9 +186,17 @@ export function createTelemetryRecorder(options: TelemetryRecorderOptions): Tele
       env,
       onSample: addGpu,
       fallbackMax: maxFor,
+      onDropped: (reason) => {
+        gpuStatus = { available: false, source: 'unavailable', reason };
+        dropSource('gpu', 'flooding', reason);
+        for (const l of [...gpuListeners]) l();
+      },
       ...(options.restartDelayMs !== undefined ? { restartDelayMs: options.restartDelayMs } : {}),
     });
-    const [facts] = await Promise.all([queryGpuInfo(runner, location.path, env), snapshotProcesses(location.path)]);
+    const [facts] = await Promise.all([
+      queryGpuInfo(runner, location.path, env, signal),
+      snapshotProcesses(location.path),
+    ]);
     if (facts.ok) info = facts.gpus;
     const others = snapshots.at(-1)?.processes ?? [];
     if (others.length) {
@@ -180,7 +218,18 @@ export function createTelemetryRecorder(options: TelemetryRecorderOptions): Tele
   };
 
   const startDcgm = async (url: string) => {
-    const source = startDcgmSource({ url, clock, get, intervalMs, onSample: addGpu });
+    const source = startDcgmSource({
+      url,
+      clock,
+      get,
+      intervalMs,
+      onSample: addGpu,
+      onDropped: (reason, code) => {
+        gpuStatus = { available: false, source: 'unavailable', reason };
+        dropSource('gpu', code, reason);
+        for (const l of [...gpuListeners]) l();
+      },
+    });
     pollers.push(source);
     const first = await source.firstScrape;
     if (first.ok) {
@@ -217,12 +266,14 @@ export function createTelemetryRecorder(options: TelemetryRecorderOptions): Tele
             get,
             intervalMs: options.engineIntervalMs ?? 1_000,
             onSample: (s) => {
+              if (s.rejected) tellRejected('engine', s);
               engine.push(s);
               safe(options.onEngineSample, s);
             },
             onStatus: (s) => {
               engineStatus = s;
             },
+            onDropped: (reason, code) => dropSource('engine', code, reason),
           });
           pollers.push(scraper);
         }
@@ -233,6 +284,7 @@ export function createTelemetryRecorder(options: TelemetryRecorderOptions): Tele
     },
     async stop() {
       stopped = true;
+      life.abort();
       await started?.catch(() => undefined);
       stopClient?.();
       await Promise.all([loop?.stop(), ...pollers.map((p) => p.stop())]);
@@ -257,6 +309,7 @@ export function createTelemetryRecorder(options: TelemetryRecorderOptions): Tele
         fromMs,
         toMs,
         outputTokens,
+        sourceIssues,
       });
     },
     explainSpread(rounds, roundCv) {
@@ -285,7 +338,8 @@ export function createTelemetryRecorder(options: TelemetryRecorderOptions): Tele
         };
         const onAbort = () => done(signal?.reason ?? new Error('aborted'));
         function check() {
-          if (stopped) return done();
+          // A source dropped mid-wait (a flood) will say nothing more: waiting on it would last the full time-out.
+          if (stopped || !gpuStatus.available) return done();
           const latest = new Map<number, GpuSample>();
           for (const s of gpu) if (s.tMs >= since) latest.set(s.gpu, s);
           const gpus = new Set(gpu.map((s) => s.gpu));

@@ -1,6 +1,7 @@
-import type { LevelTelemetry } from '../../shared/run-record.js';
+import type { LevelTelemetry, TelemetryIssue } from '../../shared/run-record.js';
 import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
 import { medianSpacingMs } from './power-curve.js';
+import { telemetryFieldName } from './sample-bounds.js';
 import { clockRatio } from './throttle.js';
 import type { GpuProcessSnapshot } from './types.js';
 
@@ -14,6 +15,8 @@ export interface SummarizeInput {
   fromMs: number;
   toMs: number;
   outputTokens: number;
+  /** Sources dropped during the run (a flood, a hang), each from its moment on. */
+  sourceIssues?: ReadonlyArray<TelemetryIssue & { tMs: number }>;
 }
 
 const inWindow = (t: number, from: number, to: number) => t >= from && t <= to;
@@ -128,6 +131,47 @@ export function engineDecodeMean(
   return { meanMs: (seconds * 1000) / requests, requests };
 }
 
+/** Impossible values among some samples, one issue per field: how many samples had one, and the first as read. */
+export function valueIssues(
+  source: TelemetryIssue['source'],
+  sourceName: string,
+  samples: ReadonlyArray<{ rejected?: Record<string, string> }>,
+): TelemetryIssue[] {
+  const byField = new Map<string, { count: number; example: string }>();
+  for (const s of samples) {
+    for (const [field, example] of Object.entries(s.rejected ?? {})) {
+      const seen = byField.get(field);
+      if (seen) seen.count++;
+      else byField.set(field, { count: 1, example });
+    }
+  }
+  return [...byField.entries()].map(([field, { count, example }]) => ({
+    source,
+    code: 'impossible-value',
+    field,
+    count,
+    example,
+    detail: impossibleValueText(
+      source,
+      sourceName,
+      field,
+      example,
+      `in ${count} sample${count === 1 ? '' : 's'}: left out`,
+    ),
+  }));
+}
+
+/** "GPU telemetry (nvidia-smi) reported an impossible temperature.gpu (-273 °C) in 3 samples: left out". */
+export function impossibleValueText(
+  source: TelemetryIssue['source'],
+  sourceName: string,
+  field: string,
+  example: string,
+  tail: string,
+): string {
+  return `${sourceName} reported an impossible ${telemetryFieldName(source, field)} (${example}) ${tail}`;
+}
+
 /** The LevelTelemetry of one measured window (warm-up excluded): clocks, temperature, power, energy, throttle shares, engine peaks. */
 export function summarizeTelemetry(input: SummarizeInput): LevelTelemetry {
   const { fromMs, toMs } = input;
@@ -164,6 +208,15 @@ export function summarizeTelemetry(input: SummarizeInput): LevelTelemetry {
   const decode = engineDecodeMean(input.engineSamples, fromMs, toMs);
   const decodeFields = decode ? { engineDecodeMeanMs: decode.meanMs, engineDecodeRequests: decode.requests } : {};
   const others = input.processSnapshots ? processesInWindow(input.processSnapshots, fromMs, toMs) : undefined;
+  const issues = [
+    ...valueIssues(
+      'gpu',
+      `GPU telemetry (${input.source})`,
+      input.gpuSamples.filter((s) => inWindow(s.tMs, fromMs, toMs)),
+    ),
+    ...valueIssues('engine', 'engine /metrics', engine),
+    ...(input.sourceIssues ?? []).filter((i) => i.tMs <= toMs).map(({ tMs: _t, ...issue }) => issue),
+  ];
   const gpu = input.source === 'unavailable' ? [] : input.gpuSamples.filter((s) => inWindow(s.tMs, fromMs, toMs));
   const n = gpu.length;
   const share = (cls: string) => (n ? gpu.filter((s) => s.class === cls).length / n : null);
@@ -205,5 +258,6 @@ export function summarizeTelemetry(input: SummarizeInput): LevelTelemetry {
     ...cacheFields,
     ...decodeFields,
     ...(others ? { otherGpuProcesses: others } : {}),
+    ...(issues.length > 0 ? { issues } : {}),
   };
 }
