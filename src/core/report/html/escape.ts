@@ -1,6 +1,13 @@
-/** Text made safe for HTML content and attribute values. */
+import { stripControls } from '../../../shared/control-chars.js';
+
+/** Text made safe for HTML content and attribute values (quoted either way); terminal and bidi controls removed. */
 export function esc(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  return stripControls(String(text))
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
 }
 
 /** JSON made safe inside an inline <script> element (no "</script>", no HTML comment openers). */
