@@ -1,4 +1,4 @@
-import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { RunRecord } from '../../shared/run-record.js';
@@ -17,6 +17,7 @@ import {
 import { currentWriter, withLiveStatus } from './writer-identity.js';
 import { scrubSecrets } from '../servers/redact.js';
 import { UserError } from '../errors.js';
+import { FileReadError, readFileLines, readTextFile } from '../bounded-file.js';
 
 /** The files of one run folder. */
 export const RUN_FILES = {
@@ -26,6 +27,9 @@ export const RUN_FILES = {
   telemetry: 'telemetry.jsonl',
   serverLog: 'server.log',
 } as const;
+
+/** A run.json is summaries and messages (capped): past this it is not one servebench wrote. */
+export const RUN_JSON_MAX_BYTES = 64 * 2 ** 20;
 
 /** `20261130T094800Z` from a date: sortable, safe in file names. */
 export function runTimestamp(date: Date): string {
@@ -189,8 +193,9 @@ export async function loadRun(path: string): Promise<RunRecord> {
   const dir = dirname(file);
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
-  } catch {
+    text = await readTextFile(file, { what: `run.json in ${dir}`, maxBytes: RUN_JSON_MAX_BYTES, expected: 'a run record' });
+  } catch (error) {
+    if (error instanceof FileReadError && error.refusal !== 'missing') throw error;
     throw new UserError(`no run.json in ${dir}: give a run folder (e.g. runs/20261130T094800Z-demo)`);
   }
   const decoded = decodeRunJson(text);
@@ -198,22 +203,23 @@ export async function loadRun(path: string): Promise<RunRecord> {
   return withLiveStatus(decoded.record);
 }
 
+/**
+ * The lines of one of a run folder's JSONL files ([] when it is not there); a FIFO or device in its place is
+ * refused in one line (it would block the reader forever). No size cap: every measured line counts.
+ */
+export function runFolderLines(dir: string, name: string): Promise<string[]> {
+  return readFileLines(join(dir, name), { what: `${name} in ${dir}`, expected: 'the file the run wrote' });
+}
+
 /** Loads requests.jsonl of a run folder. */
 export async function loadRequests(dir: string): Promise<RequestRecord[]> {
-  let text: string;
-  try {
-    text = await readFile(join(dir, RUN_FILES.requests), 'utf8');
-  } catch {
-    return [];
-  }
-  return parseLines<RequestRecord>(text);
+  return parseLines<RequestRecord>(await runFolderLines(dir, RUN_FILES.requests));
 }
 
 /** JSON lines; a line that does not parse (a write cut short by a crash) is skipped, not fatal. */
-function parseLines<T>(text: string): T[] {
+function parseLines<T>(lines: string[]): T[] {
   const out: T[] = [];
-  for (const line of text.split('\n')) {
-    if (!line) continue;
+  for (const line of lines) {
     try {
       out.push(JSON.parse(line) as T);
     } catch {
@@ -226,13 +232,7 @@ function parseLines<T>(text: string): T[] {
 /** Loads telemetry.jsonl of a run folder, split by kind (gpu, engine; client samples are left out). */
 export async function loadTelemetry(dir: string): Promise<{ gpu: GpuSample[]; engine: EngineSample[] }> {
   const out: { gpu: GpuSample[]; engine: EngineSample[] } = { gpu: [], engine: [] };
-  let text: string;
-  try {
-    text = await readFile(join(dir, RUN_FILES.telemetry), 'utf8');
-  } catch {
-    return out;
-  }
-  for (const sample of parseLines<{ kind?: string }>(text)) {
+  for (const sample of parseLines<{ kind?: string }>(await runFolderLines(dir, RUN_FILES.telemetry))) {
     if (sample.kind === 'gpu') out.gpu.push(sample as unknown as GpuSample);
     else if (sample.kind === 'engine') out.engine.push(sample as unknown as EngineSample);
   }
