@@ -1,7 +1,7 @@
-import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { UserError } from '../core/errors.js';
+import { DiskError, nodeRunFs, replaceFile } from '../core/runs/run-fs.js';
 import { plainNumber } from '../shared/field-values.js';
 import { argsErrorLine } from './args-error.js';
 import { COMPARE_FORMATS, renderComparison } from '../core/report/compare/index.js';
@@ -72,11 +72,10 @@ export async function compareCommand(argv: string[]): Promise<number> {
   }
   const file = resolve(values.out ?? `compare.${format}`);
   try {
-    await writeFile(file, result.text);
+    // Replaced whole: a full disk leaves the report that was there, never half a new one.
+    await replaceFile(nodeRunFs, file, result.text);
   } catch (error) {
-    throw new UserError(
-      `cannot write ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): choose another --out`,
-    );
+    throw new DiskError(file, error);
   }
   console.log(`${format} comparison of ${result.series} series (${result.levels} matching levels) written to ${file}`);
   return 0;

@@ -1,7 +1,7 @@
-import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { UserError } from '../core/errors.js';
+import { DiskError, nodeRunFs, replaceFile } from '../core/runs/run-fs.js';
 import { argsErrorLine } from './args-error.js';
 import type { ExportContext } from '../core/report/exporter.js';
 import { loadRunFolder } from '../core/report/load-run-folder.js';
@@ -65,11 +65,10 @@ export async function reportCommand(argv: string[]): Promise<number> {
   }
   const file = resolve(values.out ?? join(folder.dir, `report${exporter.extension}`));
   try {
-    await writeFile(file, output);
+    // Replaced whole: a full disk leaves the report that was there, never half a new one.
+    await replaceFile(nodeRunFs, file, output);
   } catch (error) {
-    throw new UserError(
-      `cannot write ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): choose another --out`,
-    );
+    throw new DiskError(file, error);
   }
   for (const note of folder.notes) console.error(`note: ${note}`);
   console.log(`${format} report written to ${file}`);

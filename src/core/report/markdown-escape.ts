@@ -4,8 +4,9 @@ import { stripControls } from '../../shared/control-chars.js';
 // Markdown export through here. Markdown passes raw HTML through and turns brackets into links and images: the
 // text is made inert for any CommonMark or GitHub renderer, and one line (a table cell or a list item).
 
-/** Markdown punctuation that starts inline syntax: escapes, code, emphasis, links and images, table cells, strikethrough. */
-const MD_SPECIAL = /[\\`*_[\]|~]/g;
+/** Markdown punctuation that starts inline syntax: escapes, code, emphasis, a link's or image's `](`, cells, strikethrough. */
+const MD_SPECIAL = /[\\`*_|~]|\](?=[([])/g;
+const WORD = /[\p{L}\p{N}]/u;
 
 /**
  * Text shown as itself in Markdown, on one line: controls stripped, newlines made spaces, `& < >` as entities
@@ -17,7 +18,12 @@ export function mdText(text: string): string {
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')
-    .replace(MD_SPECIAL, (c) => `\\${c}`);
+    .replace(MD_SPECIAL, (c, at: number, all: string) =>
+      // An underscore inside a word (tpot_p95, Llama_3) starts no emphasis in CommonMark: left as written. A
+      // bracket makes a link or an image only as `](` or `][` (no foreign text starts a line, so none can define
+      // a reference): `[580, 650]` stays as it reads.
+      c === '_' && WORD.test(all[at - 1] ?? '') && WORD.test(all[at + 1] ?? '') ? c : `\\${c}`,
+    );
 }
 
 /**
