@@ -8,6 +8,7 @@ import { COMPARE_FORMATS, renderComparison } from '../core/report/compare/index.
 import type { CompareFormat } from '../core/report/compare/index.js';
 import { BOOTSTRAP_SEED } from '../core/report/compare/statistics.js';
 import { wrapHelp } from './help-text.js';
+import { writeData } from './terminal-output.js';
 
 const HELP = `Usage: servebench compare RUN_OR_FILE RUN_OR_FILE [...] [--format html|md] [--out FILE]
 
@@ -67,7 +68,7 @@ export async function compareCommand(argv: string[]): Promise<number> {
       'give two or more run folders or result files (one run folder is enough only for a server sweep)',
     );
   if (values.out === '-') {
-    process.stdout.write(result.text);
+    writeData(result.text);
     return 0;
   }
   const file = resolve(values.out ?? `compare.${format}`);

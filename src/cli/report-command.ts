@@ -8,6 +8,7 @@ import { loadRunFolder } from '../core/report/load-run-folder.js';
 import { findChromium, printPdfWithChromium } from '../core/report/pdf.js';
 import { EXPORTERS, REPORT_FORMATS, findExporter, renderExport } from '../core/report/registry.js';
 import { wrapHelp } from './help-text.js';
+import { writeData } from './terminal-output.js';
 
 const HELP = `Usage: servebench report RUN_DIR [--format FORMAT] [--out FILE]
 
@@ -60,7 +61,7 @@ export async function reportCommand(argv: string[]): Promise<number> {
   }
   const output = await renderExport(exporter, folder, context);
   if (values.out === '-') {
-    process.stdout.write(output as string);
+    writeData(output as string);
     return 0;
   }
   const file = resolve(values.out ?? join(folder.dir, `report${exporter.extension}`));
