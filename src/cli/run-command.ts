@@ -7,6 +7,7 @@ import { benchSecretValues, redactEvent, redactLine } from '../core/servers/reda
 import { capacitySearches } from '../shared/capacity.js';
 import { capacityLines, capacityTitle } from '../shared/capacity-format.js';
 import { recordedConfig } from './run-from.js';
+import { confirmRecorded, recordedToConfirm, terminalIo } from './confirm-recorded.js';
 import { formatLevelTable, formatProblems, formatTurnTable } from './format-table.js';
 import { createProgressRenderer } from './progress.js';
 import { BENCH_OPTIONS_HELP, benchConfigFromFlags, runOptions } from './run-options.js';
@@ -43,6 +44,11 @@ export async function runCommand(argv: string[]): Promise<number> {
     throw new UserError('--from needs a run folder (e.g. runs/20261130T094800Z-demo)');
   const config = benchConfigFromFlags(values, process.env, from?.base);
   for (const line of from?.notices ?? []) process.stderr.write(`${line}\n`);
+  // A folder from someone else runs nothing it records (command, binaries, env) until the user says so.
+  if (from) {
+    const trust = values['trust-recorded-commands'] === true;
+    await confirmRecorded(recordedToConfirm(from, config), from.fromRun.path, trust, terminalIo());
+  }
   await checkServerAddress(config.server);
   const controller = new AbortController();
   const activeRuns = new ActiveRuns();

@@ -4,6 +4,8 @@ import type { RunOrigin } from '../shared/run-record.js';
 import { loadRun } from '../core/runs/run-store.js';
 import { loadPreset } from '../core/servers/presets.js';
 import { REDACTED } from '../core/servers/redact.js';
+import { executedSettings, type ExecutedSetting } from '../core/runs/recorded-commands.js';
+import { sealHolds } from '../core/runs/run-seal.js';
 
 type Values = Record<string, unknown>;
 
@@ -14,6 +16,10 @@ export interface RecordedConfig {
   /** One line each: secrets to give again, fields this servebench does not know. */
   notices: string[];
   fromRun: RunOrigin;
+  /** What the record runs (command, binaries, env, arguments, workload files), as run.json holds it. */
+  recorded: ExecutedSetting[];
+  /** True when run.json carries this user's seal over `recorded`: written by this user's servebench here. */
+  sealed: boolean;
 }
 
 /** Placeholders a record holds where a secret was (older records wrote '<redacted>'). */
@@ -105,6 +111,8 @@ function presetOverRecorded(server: Record<string, unknown>, name: string, notic
 export async function recordedConfig(runDir: string, values: Values, env: NodeJS.ProcessEnv): Promise<RecordedConfig> {
   const record = await loadRun(runDir);
   const folder = resolve(runDir.endsWith('.json') ? dirname(runDir) : runDir);
+  const recorded = executedSettings(record.config);
+  const sealed = sealHolds(record.writer?.seal, record.id, recorded);
   const base = structuredClone(record.config) as unknown as Record<string, unknown>;
   const again: string[] = [];
   const notices: string[] = [];
@@ -156,5 +164,5 @@ export async function recordedConfig(runDir: string, values: Values, env: NodeJS
   if (again.length > 0) {
     notices.push(`--from: secrets are not recorded; give again if the run needs them: ${again.join(', ')}`);
   }
-  return { base, notices, fromRun: { id: record.id, path: folder } };
+  return { base, notices, fromRun: { id: record.id, path: folder }, recorded, sealed };
 }

@@ -20,6 +20,7 @@ export const benchOptions = {
   vary: { type: 'string', multiple: true },
   config: { type: 'string' },
   from: { type: 'string' },
+  'trust-recorded-commands': { type: 'boolean' },
   verbose: { type: 'boolean', short: 'v' },
   help: { type: 'boolean', short: 'h' },
 } satisfies NonNullable<ParseArgsConfig['options']>;
@@ -43,6 +44,7 @@ Output:
 ${section('output')}
 ${helpLine('--config FILE', 'YAML with the same fields (camelCase or flag names); flags win')}
 ${helpLine('--from RUN_DIR', "re-run a run folder's recorded configuration; each layer overrides the one before: recorded < --preset < --config < flags; the new run folder goes beside the old one unless --out")}
+${helpLine('--trust-recorded-commands', "--from: run the folder's recorded command, binaries, env and files without asking, even if another user or machine wrote it (else a terminal asks, and a script is refused)")}
 ${helpLine('-v, --verbose', "show the server's log lines")}`;
 
 type Values = Record<string, unknown>;

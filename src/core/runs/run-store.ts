@@ -15,6 +15,8 @@ import {
   type RunFs,
 } from './run-fs.js';
 import { currentWriter, withLiveStatus } from './writer-identity.js';
+import { executedSettings } from './recorded-commands.js';
+import { sealKey, sealOf } from './run-seal.js';
 import { scrubSecrets } from '../servers/redact.js';
 import { UserError } from '../errors.js';
 import { FileReadError, readFileLines, readTextFile } from '../bounded-file.js';
@@ -65,6 +67,8 @@ export interface RunWriterOptions {
   fs?: RunFs;
   /** Secret values of this run (API key, tokens): blanked in every file, wherever a server echoed them. */
   secrets?: readonly string[];
+  /** The key run.json's seal is made with (default: this user's, see run-seal.ts); null: no seal. */
+  sealKey?: Buffer | null;
 }
 
 /**
@@ -86,10 +90,12 @@ export class RunWriter {
   readonly errors: string[] = [];
 
   private readonly secrets: string[];
+  private readonly sealKey: Buffer | null;
 
   constructor(dir: string, options: RunWriterOptions = {}) {
     this.dir = dir;
     this.fs = options.fs ?? nodeRunFs;
+    this.sealKey = options.sealKey === undefined ? sealKey(true) : options.sealKey;
     // Files hold JSON: a secret with quotes or backslashes appears there in its escaped form.
     const forms = (options.secrets ?? []).flatMap((v) => [v, JSON.stringify(v).slice(1, -1)]);
     this.secrets = [...new Set(forms)].sort((a, b) => b.length - a.length);
@@ -100,6 +106,21 @@ export class RunWriter {
     return scrubSecrets(text, this.secrets);
   }
 
+  /** run.json's text: stamped with this process as its writer, and sealed as this user's (what it runs). */
+  private recordText(record: RunRecord, pretty: boolean): string {
+    const writer = { ...currentWriter() };
+    if (this.sealKey) {
+      // Sealed as the file will read back: the settings pass the same scrub as the whole text.
+      const settings = executedSettings(record.config).map((s) => ({
+        setting: this.clean(s.setting),
+        value: this.clean(s.value),
+      }));
+      writer.seal = sealOf(this.sealKey, record.id, settings);
+    }
+    const stamped: RunRecord = { ...record, writer };
+    return this.clean(pretty ? `${JSON.stringify(stamped, null, 2)}\n` : `${JSON.stringify(stamped)}\n`);
+  }
+
   /** Aborts when a write fails: the run must stop rather than measure what it cannot keep. */
   get fatalSignal(): AbortSignal {
     return this.fatalController.signal;
@@ -107,7 +128,7 @@ export class RunWriter {
 
   /** run.json written synchronously: the last act of a process that is being forced to exit. */
   writeRecordSync(record: RunRecord): void {
-    replaceFileSync(this.fs, join(this.dir, RUN_FILES.record), this.clean(recordText(record, true)));
+    replaceFileSync(this.fs, join(this.dir, RUN_FILES.record), this.recordText(record, true));
   }
 
   /** run.json, replaced atomically (a reader never sees half a file); stamped with this process as writer. */
@@ -115,11 +136,11 @@ export class RunWriter {
     const file = join(this.dir, RUN_FILES.record);
     return this.enqueue(file, 'record', async () => {
       try {
-        await replaceFile(this.fs, file, this.clean(recordText(record, true)));
+        await replaceFile(this.fs, file, this.recordText(record, true));
       } catch (error) {
         // A full disk may still take the same record without indentation: the final status matters most.
         if (!isOutOfSpace(error)) throw error;
-        await replaceFile(this.fs, file, this.clean(recordText(record, false)));
+        await replaceFile(this.fs, file, this.recordText(record, false));
       }
     });
   }
@@ -176,11 +197,6 @@ export class RunWriter {
     });
     return this.queue;
   }
-}
-
-function recordText(record: RunRecord, pretty: boolean): string {
-  const stamped: RunRecord = { ...record, writer: currentWriter() };
-  return pretty ? `${JSON.stringify(stamped, null, 2)}\n` : `${JSON.stringify(stamped)}\n`;
 }
 
 /**
