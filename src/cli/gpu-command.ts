@@ -4,6 +4,7 @@ import { readGpuSnapshot, type GpuSnapshot } from '../core/telemetry/gpu-snapsho
 import { formatGpuProcess } from '../core/telemetry/nvidia-smi-static.js';
 import { clockRatio, describeThrottleMask } from '../core/telemetry/throttle.js';
 import { wrapHelp } from './help-text.js';
+import { helpAsked } from './args-error.js';
 
 const HELP = `Usage: servebench gpu [--nvidia-smi PATH] [--dcgm-url URL] [--json]
 
@@ -73,6 +74,10 @@ export async function gpuCommand(argv: string[]): Promise<number> {
       allowPositionals: false,
     }));
   } catch (error) {
+    if (helpAsked(argv)) {
+      console.log(wrapHelp(HELP));
+      return 0;
+    }
     throw new UserError(`${error instanceof Error ? error.message : String(error)}; run 'servebench gpu --help'`);
   }
   if (values.help) {

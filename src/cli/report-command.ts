@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { UserError } from '../core/errors.js';
 import { DiskError, nodeRunFs, replaceFile } from '../core/runs/run-fs.js';
-import { argsErrorLine } from './args-error.js';
+import { argsErrorLine, helpAsked } from './args-error.js';
 import type { ExportContext } from '../core/report/exporter.js';
 import { loadRunFolder } from '../core/report/load-run-folder.js';
 import { findChromium, printPdfWithChromium } from '../core/report/pdf.js';
@@ -36,6 +36,10 @@ export async function reportCommand(argv: string[]): Promise<number> {
       },
     }));
   } catch (error) {
+    if (helpAsked(argv)) {
+      console.log(wrapHelp(HELP));
+      return 0;
+    }
     throw new UserError(argsErrorLine(error as Error, 'report'));
   }
   if (values.help) {

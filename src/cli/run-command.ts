@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { ActiveRuns, runBenchmark } from '../core/benchmark.js';
 import { defaultBenchmarkDeps } from '../core/default-deps.js';
 import { UserError } from '../core/errors.js';
-import { argsErrorLine } from './args-error.js';
+import { argsErrorLine, helpAsked } from './args-error.js';
 import { benchSecretValues, redactEvent, redactLine } from '../core/servers/redact.js';
 import { capacitySearches } from '../shared/capacity.js';
 import { capacityLines, capacityTitle } from '../shared/capacity-format.js';
@@ -33,6 +33,10 @@ export async function runCommand(argv: string[]): Promise<number> {
   try {
     ({ values } = parseArgs({ args: argv, options: runOptions, strict: true, allowPositionals: false }));
   } catch (error) {
+    if (helpAsked(argv)) {
+      console.log(wrapHelp(RUN_HELP));
+      return 0;
+    }
     throw new UserError(argsErrorLine(error as Error, 'run'));
   }
   if (values.help) {

@@ -56,12 +56,13 @@ function dropRedactedArgs(argv: unknown): { args: string[]; dropped: string[] } 
   return { args, dropped };
 }
 
-/** A URL without a redacted password, or undefined when it had none. */
-function dropRedactedPassword(url: unknown): string | undefined {
+/** A URL without its user name and password (servebench sends none), or undefined when it had none. */
+function dropCredentials(url: unknown): string | undefined {
   if (typeof url !== 'string') return undefined;
   try {
     const parsed = new URL(url);
-    if (!isRedacted(decodeURIComponent(parsed.password))) return undefined;
+    if (!parsed.username && !parsed.password) return undefined;
+    parsed.username = '';
     parsed.password = '';
     return parsed.toString();
   } catch {
@@ -140,15 +141,21 @@ export async function recordedConfig(runDir: string, values: Values, env: NodeJS
     delete server.command;
     again.push('--cmd "..." (its secret arguments were redacted)');
   }
-  const url = dropRedactedPassword(server.url);
+  const url = dropCredentials(server.url);
   if (url !== undefined) {
     server.url = url;
-    if (!given(values, 'url')) again.push('--url with its password');
+    if (!given(values, 'url'))
+      notices.push(
+        `--from: the recorded --url carried a user name or password, which servebench does not send: ${url}`,
+      );
   }
-  const dcgm = dropRedactedPassword(base.dcgmUrl);
+  const dcgm = dropCredentials(base.dcgmUrl);
   if (dcgm !== undefined) {
     base.dcgmUrl = dcgm;
-    if (!given(values, 'dcgm-url')) again.push('--dcgm-url with its password');
+    if (!given(values, 'dcgm-url'))
+      notices.push(
+        `--from: the recorded --dcgm-url carried a user name or password, which servebench does not send: ${dcgm}`,
+      );
   }
   // Another engine on the command line: the recorded server address belonged to the old one.
   if (given(values, 'engine')) delete server.url;

@@ -3,6 +3,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { plainNumber } from '../shared/field-values.js';
 import { UserError } from '../core/errors.js';
 import { wrapHelp } from './help-text.js';
+import { helpAsked } from './args-error.js';
 import {
   applyOverrides,
   DEFAULT_PROFILE_NAME,
@@ -85,6 +86,10 @@ export async function simCommand(argv: string[]): Promise<number> {
   try {
     values = parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values as typeof values;
   } catch (error) {
+    if (helpAsked(argv)) {
+      console.log(wrapHelp(help()));
+      return 0;
+    }
     const msg = (error as Error).message.split('\n')[0] ?? 'bad arguments';
     throw new UserError(`${msg.replace(/\.$/, '')}; run 'servebench sim --help' for the options`);
   }

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { userDataDir } from '../settings/settings-store.js';
+import { userDataDir } from '../user-data-dir.js';
 import type { ExecutedSetting } from './recorded-commands.js';
 
 // How `run --from` knows a run folder is this user's own, written on this machine. The writer's pid and

@@ -44,12 +44,25 @@ export function safeLabel(label: string): string {
 }
 
 /**
+ * Checks that `outDir` can hold run folders: a writable folder (created when missing), not a system folder,
+ * and not a run folder itself (a new run would nest inside the old one). One line naming the fix otherwise.
+ */
+export async function checkRunsParent(outDir: string, fs: RunFs = nodeRunFs): Promise<void> {
+  const dir = resolve(outDir);
+  if ((await stat(join(dir, RUN_FILES.record)).catch(() => null))?.isFile())
+    throw new UserError(
+      `--out ${outDir} is a run folder (it holds run.json): give the folder that holds run folders, e.g. ${dirname(dir)}`,
+    );
+  await checkOutWritable(dir, fs);
+}
+
+/**
  * Creates `<out>/<UTC timestamp>-<label>/` (suffixed when taken) and returns its absolute path. Checks first
  * that `outDir` is a writable folder, so a bad --out fails in one line before any server is launched.
  */
 export async function createRunDir(outDir: string, label: string, startedAt: Date, fs: RunFs = nodeRunFs): Promise<string> {
   const base = join(resolve(outDir), `${runTimestamp(startedAt)}-${safeLabel(label)}`);
-  await checkOutWritable(resolve(outDir), fs);
+  await checkRunsParent(outDir, fs);
   for (let i = 0; ; i++) {
     const dir = i === 0 ? base : `${base}-${i + 1}`;
     try {

@@ -1,24 +1,15 @@
 import { mkdir } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AppSettingsSchema } from '../../shared/settings.js';
 import type { AppSettings, FormValues, SettingsAnswer } from '../../shared/settings.js';
 import { isSecretName } from '../../shared/secret-names.js';
 import { FileReadError, readTextFile, readTextFileSync } from '../bounded-file.js';
-import { checkOutWritable, nodeRunFs, replaceFile } from '../runs/run-fs.js';
+import { nodeRunFs, replaceFile } from '../runs/run-fs.js';
+import { userDataDir } from '../user-data-dir.js';
+import { checkRunsParent } from '../runs/run-store.js';
 
-/** The user-data folder of `servebench ui` (the desktop app's on Linux too): SERVEBENCH_CONFIG_DIR, else the OS's. */
-export function userDataDir(
-  env: NodeJS.ProcessEnv = process.env,
-  platform = process.platform,
-  home = homedir(),
-): string {
-  if (env.SERVEBENCH_CONFIG_DIR) return env.SERVEBENCH_CONFIG_DIR;
-  if (platform === 'win32') return join(env.APPDATA ?? join(home, 'AppData', 'Roaming'), 'servebench');
-  if (platform === 'darwin') return join(home, 'Library', 'Application Support', 'servebench');
-  return join(env.XDG_CONFIG_HOME ?? join(home, '.config'), 'servebench');
-}
+export { userDataDir };
 
 /** The settings file in the user-data folder. */
 export const SETTINGS_FILE = 'settings.json';
@@ -205,7 +196,7 @@ export function createSettingsStore(options: SettingsStoreOptions = {}): Setting
 /** A runs folder the app may use: not a system folder, and one this user can create and write run folders in. */
 async function checkRunsFolder(path: string): Promise<void> {
   try {
-    await checkOutWritable(path);
+    await checkRunsParent(path);
   } catch (error) {
     // checkOutWritable names --out (the CLI's flag): here the setting is the runs folder.
     if (error instanceof Error)
