@@ -69,13 +69,13 @@ export async function uiCommand(argv: string[], overrides: UiCommandOverrides = 
   if (!Number.isSafeInteger(port) || port < 0 || port > 65535) {
     throw new UserError(`--port must be a whole number from 0 to 65535 (got '${values.port}')`);
   }
+  const outDir = resolve(values.out ?? 'runs');
+  // Before listening: a file, a run folder or a system folder as --out is said now, not at the first run.
+  await checkRunsParent(outDir);
   const staticDir = overrides.staticDir ?? join(packageRoot(), 'out', 'renderer');
   if (!existsSync(join(staticDir, 'index.html'))) {
     throw new UserError(`the app is not built (${staticDir} is missing): run \`npm run build\` first`);
   }
-  const outDir = resolve(values.out ?? 'runs');
-  // Before listening: a file, a run folder or a system folder as --out is said now, not at the first run.
-  await checkRunsParent(outDir);
   const service = createServebenchService({
     outDir,
     deps: defaultBenchmarkDeps(),

@@ -1,3 +1,4 @@
+/* eslint-disable no-control-regex -- matching control characters is what this module is for */
 // Characters that steer a terminal or reorder text rather than show it. A server's error, a log line, a GPU
 // name or a run folder's label may carry them; every place servebench shows such text strips them first.
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { RequestRecord } from '../../shared/request-record.js';
@@ -74,6 +75,11 @@ export async function createRunDir(outDir: string, label: string, startedAt: Dat
   }
 }
 
+/** The file that holds disk space for the run's last words (see RunWriter); gone when the run ends. */
+export const RESERVE_FILE = '.servebench-reserve';
+/** The least space held back: a run.json of a long sweep, twice (the new one is written before the old goes). */
+const RESERVE_MIN_BYTES = 256 * 1024;
+
 /** Options of a run writer. */
 export interface RunWriterOptions {
   /** File operations (default the real file system; tests inject failures). */
@@ -104,6 +110,8 @@ export class RunWriter {
 
   private readonly secrets: string[];
   private readonly sealKey: Buffer | null;
+  /** Bytes held in RESERVE_FILE: freed when a write fails, so the final run.json still fits on a full disk. */
+  private reserved = 0;
 
   constructor(dir: string, options: RunWriterOptions = {}) {
     this.dir = dir;
@@ -141,6 +149,15 @@ export class RunWriter {
 
   /** run.json written synchronously: the last act of a process that is being forced to exit. */
   writeRecordSync(record: RunRecord): void {
+    if (this.reserved > 0) {
+      // The last write of all: the space held for it is given back first.
+      this.reserved = 0;
+      try {
+        this.fs.unlinkSync(join(this.dir, RESERVE_FILE));
+      } catch {
+        // Already gone.
+      }
+    }
     replaceFileSync(this.fs, join(this.dir, RUN_FILES.record), this.recordText(record, true));
   }
 
@@ -148,14 +165,47 @@ export class RunWriter {
   writeRecord(record: RunRecord): Promise<void> {
     const file = join(this.dir, RUN_FILES.record);
     return this.enqueue(file, 'record', async () => {
+      const text = this.recordText(record, true);
       try {
-        await replaceFile(this.fs, file, this.recordText(record, true));
+        await replaceFile(this.fs, file, text);
       } catch (error) {
         // A full disk may still take the same record without indentation: the final status matters most.
         if (!isOutOfSpace(error)) throw error;
         await replaceFile(this.fs, file, this.recordText(record, false));
       }
+      await this.holdReserve(text.length);
     });
+  }
+
+  /**
+   * Keeps RESERVE_FILE at least twice run.json's size (random bytes: a compressing file system must not shrink
+   * it). A disk too full for it is one too full for the run: that failure is the run's first, and fatal.
+   */
+  private async holdReserve(recordBytes: number): Promise<void> {
+    const want = Math.max(RESERVE_MIN_BYTES, 2 * recordBytes);
+    if (this.fatal || this.reserved >= want) return;
+    const file = join(this.dir, RESERVE_FILE);
+    try {
+      await this.fs.writeFile(file, randomBytes(want));
+      this.reserved = want;
+    } catch (error) {
+      await this.fs.unlink(file).catch(() => undefined);
+      this.reserved = 0;
+      this.failed(file, error);
+    }
+  }
+
+  /** Gives the held space back: after a failed write (for the record of why), and when the run ends. */
+  private async releaseReserve(): Promise<void> {
+    if (this.reserved === 0) return;
+    this.reserved = 0;
+    await this.fs.unlink(join(this.dir, RESERVE_FILE)).catch(() => undefined);
+  }
+
+  /** Ends the writer: every queued write done, the held space given back (the folder keeps only the run's files). */
+  async close(): Promise<void> {
+    this.queue = this.queue.then(() => this.releaseReserve());
+    await this.queue;
   }
 
   appendRequests(records: RequestRecord[]): Promise<void> {
@@ -195,20 +245,27 @@ export class RunWriter {
     this.queue = this.queue.then(async () => {
       // After a failure, measuring more is pointless: only the record of why is still attempted.
       if (this.fatal && kind === 'data') return;
+      // ... in the space held back for it.
+      if (this.fatal) await this.releaseReserve();
       try {
         await task();
         if (isRecord) this.recordSaved = true;
       } catch (error) {
         if (isRecord) this.recordSaved = false;
-        const diskError = new DiskError(file, error);
-        this.errors.push(diskError.message);
-        if (!this.fatal) {
-          this.fatal = diskError;
-          this.fatalController.abort(diskError);
-        }
+        this.failed(file, error);
       }
     });
     return this.queue;
+  }
+
+  /** Counts a failed write; the first one is fatal (the run stops). */
+  private failed(file: string, error: unknown): void {
+    const diskError = new DiskError(file, error);
+    this.errors.push(diskError.message);
+    if (!this.fatal) {
+      this.fatal = diskError;
+      this.fatalController.abort(diskError);
+    }
   }
 }
 
