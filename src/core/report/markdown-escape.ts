@@ -13,17 +13,23 @@ const WORD = /[\p{L}\p{N}]/u;
  * (no HTML reaches the renderer), and Markdown's punctuation backslash-escaped (pipes too, for tables).
  */
 export function mdText(text: string): string {
-  return stripControls(String(text))
-    .replace(/[\n\t]+/g, ' ')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(MD_SPECIAL, (c, at: number, all: string) =>
-      // An underscore inside a word (tpot_p95, Llama_3) starts no emphasis in CommonMark: left as written. A
-      // bracket makes a link or an image only as `](` or `][` (no foreign text starts a line, so none can define
-      // a reference): `[580, 650]` stays as it reads.
-      c === '_' && WORD.test(all[at - 1] ?? '') && WORD.test(all[at + 1] ?? '') ? c : `\\${c}`,
-    );
+  return (
+    stripControls(String(text))
+      .replace(/[\n\t]+/g, ' ')
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(MD_SPECIAL, (c, at: number, all: string) =>
+        // An underscore inside a word (tpot_p95, Llama_3) starts no emphasis in CommonMark: left as written. A
+        // bracket makes a link or an image only as `](` or `][` (no foreign text starts a line, so none can define
+        // a reference): `[580, 650]` stays as it reads.
+        c === '_' && WORD.test(all[at - 1] ?? '') && WORD.test(all[at + 1] ?? '') ? c : `\\${c}`,
+      )
+      // GitHub's renderer links bare URLs, www. names and e-mail addresses: an escape inside each keeps it text.
+      .replace(/:\/\//g, '\\://')
+      .replace(/\bwww\./gi, (w) => `${w.slice(0, 3)}\\.`)
+      .replace(/@/g, '\\@')
+  );
 }
 
 /**

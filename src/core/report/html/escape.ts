@@ -12,8 +12,15 @@ export function esc(text: string): string {
 
 /** JSON made safe inside an inline <script> element (no "</script>", no HTML comment openers). */
 export function scriptJson(value: unknown): string {
-  return JSON.stringify(value)
-    .replace(/</g, '\\u003c')
-    .replace(/\u2028/g, '\\u2028')
-    .replace(/\u2029/g, '\\u2029');
+  return (
+    JSON.stringify(value)
+      .replace(/</g, '\\u003c')
+      .replace(/\u2028/g, '\\u2028')
+      .replace(/\u2029/g, '\\u2029')
+      // C1 and bidi controls as escapes too: the data stays exact, the page's bytes carry no control.
+      .replace(
+        /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+        (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+      )
+  );
 }
