@@ -91,7 +91,10 @@ function checkReplayLength(config: BenchConfig, schedule: readonly number[], spe
     const g = (schedule[i] as number) - (schedule[i - 1] as number);
     if (g > gap) [gap, at] = [g, i];
   }
-  const fits = Math.ceil((span / TRACE_REPLAY_MAX_MS) * speed * 100) / 100;
+  // The least speed that fits, rounded up to three significant digits (0.0000174, 1.17, 250).
+  const least = (span / TRACE_REPLAY_MAX_MS) * speed;
+  const step = 10 ** (Math.floor(Math.log10(least)) - 2);
+  const fits = Number((Math.ceil(least / step) * step).toPrecision(3));
   throw new UserError(
     `--trace ${config.trace}: one replay would take ${spanText(span)} at --trace-speed ${speed} (the longest gap, ${spanText(gap)}, is between arrivals ${at} and ${at + 1}); at most ${spanText(TRACE_REPLAY_MAX_MS)} a round: pass --trace-speed ${fits} or more, or replay its first arrivals with --requests-per-round N`,
   );
