@@ -50,7 +50,7 @@ describe('messages that name the real problem', () => {
   it('the app attaching to a URL with credentials: the same line (the core refuses it, not only the CLI)', async () => {
     const error = await attachServer(
       BenchConfigSchema.parse({ server: { engine: 'attach', url: 'http://u:p@127.0.0.1:9' } }).server,
-      {},
+      { runDir: tmp },
       () => undefined,
       { fetch: () => Promise.reject(new Error('no request may be made')), pollMs: 1, connectTimeoutMs: 1 },
     ).catch((e: unknown) => e);

@@ -17,7 +17,6 @@ import { loadText } from '../../shared/level-load.js';
 import { messageRows, messagesLeftOutText } from '../../shared/message-rows.js';
 import { mdCodeBlock, mdText as esc } from './markdown-escape.js';
 
-
 function table(columns: readonly Column[], rows: readonly LevelRow[]): string {
   const cols = visibleColumns(columns, rows);
   const head = `| ${cols.map((c) => esc(c.unit ? `${c.header} (${c.unit})` : c.header)).join(' | ')} |`;
@@ -52,7 +51,11 @@ export function markdownReport(folder: RunFolder): string {
   const turns = turnTableRows(record);
   if (turns.length) {
     out.push('## TTFT per conversation turn', '', `| ${TURN_TABLE_HEAD.map(esc).join(' | ')} |`);
-    out.push(`|${TURN_TABLE_HEAD.map(() => ' --- |').join('')}`, ...turns.map((r) => `| ${r.map(esc).join(' | ')} |`), '');
+    out.push(
+      `|${TURN_TABLE_HEAD.map(() => ' --- |').join('')}`,
+      ...turns.map((r) => `| ${r.map(esc).join(' | ')} |`),
+      '',
+    );
     out.push('Multi-turn: each turn sends the conversation so far back; TTFT in ms.', '');
   }
   const searches = capacitySearches(record);
@@ -72,7 +75,8 @@ export function markdownReport(folder: RunFolder): string {
     );
   }
   out.push('## Checks', '');
-  for (const c of sortedChecks(record.checks)) out.push(`- **${esc(c.status.toUpperCase())}** ${esc(c.id)}: ${esc(c.detail)}`);
+  for (const c of sortedChecks(record.checks))
+    out.push(`- **${esc(c.status.toUpperCase())}** ${esc(c.id)}: ${esc(c.detail)}`);
   const levelProblems = record.levels.flatMap((l) =>
     l.checks
       .filter((c) => c.status !== 'pass')

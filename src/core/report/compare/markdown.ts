@@ -12,7 +12,6 @@ import {
 import { loadText } from './types.js';
 import { mdText as cell } from '../markdown-escape.js';
 
-
 /** The comparison as Markdown: conditions, like-for-like, then per matching level the figures with verdicts. */
 export function compareMarkdown(c: Comparison): string {
   const out: string[] = [];
