@@ -5,6 +5,7 @@ import { defineConfig } from 'vitest/config';
 export const config = defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    setupFiles: ['test/setup-env.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

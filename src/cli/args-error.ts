@@ -9,3 +9,9 @@ export function argsErrorLine(error: Error, command: string): string {
   if (missing) return `${missing[1]} needs a value (see 'servebench ${command} --help')`;
   return `${first.replace(/\.$/, '')} (see 'servebench ${command} --help')`;
 }
+
+/** True when the command line asks for help (`--help` or `-h` anywhere, before `--`): help wins over a bad flag. */
+export function helpAsked(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).some((a) => a === '--help' || a === '-h');
+}

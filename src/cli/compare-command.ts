@@ -1,13 +1,15 @@
-import { writeFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { basename, dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { UserError } from '../core/errors.js';
+import { DiskError, nodeRunFs, replaceFile } from '../core/runs/run-fs.js';
 import { plainNumber } from '../shared/field-values.js';
-import { argsErrorLine } from './args-error.js';
+import { argsErrorLine, helpAsked } from './args-error.js';
 import { COMPARE_FORMATS, renderComparison } from '../core/report/compare/index.js';
 import type { CompareFormat } from '../core/report/compare/index.js';
 import { BOOTSTRAP_SEED } from '../core/report/compare/statistics.js';
 import { wrapHelp } from './help-text.js';
+import { writeData } from './terminal-output.js';
 
 const HELP = `Usage: servebench compare RUN_OR_FILE RUN_OR_FILE [...] [--format html|md] [--out FILE]
 
@@ -29,6 +31,24 @@ Options:
   --seed N         bootstrap seed (default ${BOOTSTRAP_SEED}); the same inputs and seed give the same report
   -h, --help       this help`;
 
+/** The one place an input stands for: its real path, a folder's own run.json as the folder. */
+async function inputIdentity(path: string): Promise<string> {
+  const real = await realpath(resolve(path)).catch(() => resolve(path));
+  return basename(real) === 'run.json' ? dirname(real) : real;
+}
+
+/** One run against itself differs in nothing: refused, as the app refuses it (a copy elsewhere is another run). */
+async function refuseRepeats(paths: readonly string[]): Promise<void> {
+  const seen = new Map<string, string>();
+  for (const p of paths) {
+    const id = await inputIdentity(p);
+    const first = seen.get(id);
+    if (first !== undefined)
+      throw new UserError(`${p} is given twice (also as ${first}): give each run once to compare them`);
+    seen.set(id, p);
+  }
+}
+
 /** `servebench compare A B [...]`: one comparison report; exit 2 with one line for a bad input or option. */
 export async function compareCommand(argv: string[]): Promise<number> {
   let values: { format?: string; out?: string; seed?: string; help?: boolean };
@@ -45,6 +65,10 @@ export async function compareCommand(argv: string[]): Promise<number> {
       },
     }));
   } catch (error) {
+    if (helpAsked(argv)) {
+      console.log(wrapHelp(HELP));
+      return 0;
+    }
     throw new UserError(argsErrorLine(error as Error, 'compare'));
   }
   if (values.help) {
@@ -61,22 +85,22 @@ export async function compareCommand(argv: string[]): Promise<number> {
     throw new UserError(
       'give two or more run folders or result files, e.g. servebench compare runs/a runs/b (see --help)',
     );
+  await refuseRepeats(positionals);
   const result = await renderComparison(positionals, format as CompareFormat, { seed });
   if (result.series < 2)
     throw new UserError(
       'give two or more run folders or result files (one run folder is enough only for a server sweep)',
     );
   if (values.out === '-') {
-    process.stdout.write(result.text);
+    writeData(result.text);
     return 0;
   }
   const file = resolve(values.out ?? `compare.${format}`);
   try {
-    await writeFile(file, result.text);
+    // Replaced whole: a full disk leaves the report that was there, never half a new one.
+    await replaceFile(nodeRunFs, file, result.text);
   } catch (error) {
-    throw new UserError(
-      `cannot write ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): choose another --out`,
-    );
+    throw new DiskError(file, error);
   }
   console.log(`${format} comparison of ${result.series} series (${result.levels} matching levels) written to ${file}`);
   return 0;

@@ -5,6 +5,7 @@ import { formatGpuProcess } from '../core/telemetry/nvidia-smi-static.js';
 import { telemetryFieldName } from '../core/telemetry/sample-bounds.js';
 import { clockRatio, describeThrottleMask } from '../core/telemetry/throttle.js';
 import { wrapHelp } from './help-text.js';
+import { helpAsked } from './args-error.js';
 
 const HELP = `Usage: servebench gpu [--nvidia-smi PATH] [--dcgm-url URL] [--json]
 
@@ -79,6 +80,10 @@ export async function gpuCommand(argv: string[]): Promise<number> {
       allowPositionals: false,
     }));
   } catch (error) {
+    if (helpAsked(argv)) {
+      console.log(wrapHelp(HELP));
+      return 0;
+    }
     throw new UserError(`${error instanceof Error ? error.message : String(error)}; run 'servebench gpu --help'`);
   }
   if (values.help) {

@@ -1,6 +1,7 @@
 import { isUserError } from '../core/errors.js';
 import { SERVEBENCH_VERSION } from '../core/version.js';
 import { wrapHelp } from './help-text.js';
+import { guardTerminalOutput } from './terminal-output.js';
 
 const HELP = `servebench ${SERVEBENCH_VERSION} — trustworthy speed numbers for LLM servers
 
@@ -30,6 +31,8 @@ const commands: Record<string, () => Promise<Command>> = {
 
 /** Entry point: dispatches to a command and maps errors to one line and an exit code. */
 export async function main(argv: string[]): Promise<number> {
+  // Before anything prints: no foreign text reaches the terminal with its control characters.
+  guardTerminalOutput();
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     console.log(wrapHelp(HELP));

@@ -2,6 +2,8 @@ import cliProgress from 'cli-progress';
 import type { RunEvent } from '../shared/events.js';
 import { loadText } from '../shared/level-load.js';
 import { prefixCacheHitRate } from '../shared/report-columns.js';
+import { stripControls } from '../shared/control-chars.js';
+import { barStream } from './terminal-output.js';
 
 /** Renders run events: a bar per level on a TTY, plain lines otherwise (logs, CI). */
 export function createProgressRenderer(stream: NodeJS.WriteStream, verbose: boolean): (event: RunEvent) => void {
@@ -42,9 +44,10 @@ export function createProgressRenderer(stream: NodeJS.WriteStream, verbose: bool
           if (bar) bar.stop();
           bar = new cliProgress.SingleBar(
             {
-              format: `${label.padEnd(24)} {bar} {value}/{total} req  {phase}`,
+              format: `${stripControls(label).padEnd(24)} {bar} {value}/{total} req  {phase}`,
               hideCursor: true,
-              stream,
+              // The bar's cursor moves bypass the output filter; its text is the line above, filtered.
+              stream: barStream(stream) as unknown as NodeJS.WritableStream,
               clearOnComplete: false,
             },
             cliProgress.Presets.shades_classic,

@@ -1,13 +1,14 @@
-import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { UserError } from '../core/errors.js';
-import { argsErrorLine } from './args-error.js';
+import { DiskError, nodeRunFs, replaceFile } from '../core/runs/run-fs.js';
+import { argsErrorLine, helpAsked } from './args-error.js';
 import type { ExportContext } from '../core/report/exporter.js';
 import { loadRunFolder } from '../core/report/load-run-folder.js';
 import { findChromium, printPdfWithChromium } from '../core/report/pdf.js';
 import { EXPORTERS, REPORT_FORMATS, findExporter, renderExport } from '../core/report/registry.js';
 import { wrapHelp } from './help-text.js';
+import { writeData } from './terminal-output.js';
 
 const HELP = `Usage: servebench report RUN_DIR [--format FORMAT] [--out FILE]
 
@@ -35,6 +36,10 @@ export async function reportCommand(argv: string[]): Promise<number> {
       },
     }));
   } catch (error) {
+    if (helpAsked(argv)) {
+      console.log(wrapHelp(HELP));
+      return 0;
+    }
     throw new UserError(argsErrorLine(error as Error, 'report'));
   }
   if (values.help) {
@@ -60,16 +65,15 @@ export async function reportCommand(argv: string[]): Promise<number> {
   }
   const output = await renderExport(exporter, folder, context);
   if (values.out === '-') {
-    process.stdout.write(output as string);
+    writeData(output as string);
     return 0;
   }
   const file = resolve(values.out ?? join(folder.dir, `report${exporter.extension}`));
   try {
-    await writeFile(file, output);
+    // Replaced whole: a full disk leaves the report that was there, never half a new one.
+    await replaceFile(nodeRunFs, file, output);
   } catch (error) {
-    throw new UserError(
-      `cannot write ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)}): choose another --out`,
-    );
+    throw new DiskError(file, error);
   }
   for (const note of folder.notes) console.error(`note: ${note}`);
   console.log(`${format} report written to ${file}`);

@@ -2,11 +2,12 @@ import { parseArgs } from 'node:util';
 import { ActiveRuns, runBenchmark } from '../core/benchmark.js';
 import { defaultBenchmarkDeps } from '../core/default-deps.js';
 import { UserError } from '../core/errors.js';
-import { argsErrorLine } from './args-error.js';
+import { argsErrorLine, helpAsked } from './args-error.js';
 import { benchSecretValues, redactEvent, redactLine } from '../core/servers/redact.js';
 import { capacitySearches } from '../shared/capacity.js';
 import { capacityLines, capacityTitle } from '../shared/capacity-format.js';
 import { recordedConfig } from './run-from.js';
+import { confirmRecorded, recordedToConfirm, terminalIo } from './confirm-recorded.js';
 import { formatLevelTable, formatProblems, formatTurnTable } from './format-table.js';
 import { createProgressRenderer } from './progress.js';
 import { BENCH_OPTIONS_HELP, benchConfigFromFlags, runOptions } from './run-options.js';
@@ -32,6 +33,10 @@ export async function runCommand(argv: string[]): Promise<number> {
   try {
     ({ values } = parseArgs({ args: argv, options: runOptions, strict: true, allowPositionals: false }));
   } catch (error) {
+    if (helpAsked(argv)) {
+      console.log(wrapHelp(RUN_HELP));
+      return 0;
+    }
     throw new UserError(argsErrorLine(error as Error, 'run'));
   }
   if (values.help) {
@@ -43,6 +48,11 @@ export async function runCommand(argv: string[]): Promise<number> {
     throw new UserError('--from needs a run folder (e.g. runs/20261130T094800Z-demo)');
   const config = benchConfigFromFlags(values, process.env, from?.base);
   for (const line of from?.notices ?? []) process.stderr.write(`${line}\n`);
+  // A folder from someone else runs nothing it records (command, binaries, env) until the user says so.
+  if (from) {
+    const trust = values['trust-recorded-commands'] === true;
+    await confirmRecorded(recordedToConfirm(from, config), from.fromRun.path, trust, terminalIo());
+  }
   await checkServerAddress(config.server);
   const controller = new AbortController();
   const activeRuns = new ActiveRuns();

@@ -4,6 +4,8 @@ import type { RunOrigin } from '../shared/run-record.js';
 import { loadRun } from '../core/runs/run-store.js';
 import { loadPreset } from '../core/servers/presets.js';
 import { REDACTED } from '../core/servers/redact.js';
+import { executedSettings, type ExecutedSetting } from '../core/runs/recorded-commands.js';
+import { sealHolds } from '../core/runs/run-seal.js';
 
 type Values = Record<string, unknown>;
 
@@ -14,6 +16,10 @@ export interface RecordedConfig {
   /** One line each: secrets to give again, fields this servebench does not know. */
   notices: string[];
   fromRun: RunOrigin;
+  /** What the record runs (command, binaries, env, arguments, workload files), as run.json holds it. */
+  recorded: ExecutedSetting[];
+  /** True when run.json carries this user's seal over `recorded`: written by this user's servebench here. */
+  sealed: boolean;
 }
 
 /** Placeholders a record holds where a secret was (older records wrote '<redacted>'). */
@@ -50,12 +56,13 @@ function dropRedactedArgs(argv: unknown): { args: string[]; dropped: string[] } 
   return { args, dropped };
 }
 
-/** A URL without a redacted password, or undefined when it had none. */
-function dropRedactedPassword(url: unknown): string | undefined {
+/** A URL without its user name and password (servebench sends none), or undefined when it had none. */
+function dropCredentials(url: unknown): string | undefined {
   if (typeof url !== 'string') return undefined;
   try {
     const parsed = new URL(url);
-    if (!isRedacted(decodeURIComponent(parsed.password))) return undefined;
+    if (!parsed.username && !parsed.password) return undefined;
+    parsed.username = '';
     parsed.password = '';
     return parsed.toString();
   } catch {
@@ -105,6 +112,8 @@ function presetOverRecorded(server: Record<string, unknown>, name: string, notic
 export async function recordedConfig(runDir: string, values: Values, env: NodeJS.ProcessEnv): Promise<RecordedConfig> {
   const record = await loadRun(runDir);
   const folder = resolve(runDir.endsWith('.json') ? dirname(runDir) : runDir);
+  const recorded = executedSettings(record.config);
+  const sealed = sealHolds(record.writer?.seal, record.id, recorded);
   const base = structuredClone(record.config) as unknown as Record<string, unknown>;
   const again: string[] = [];
   const notices: string[] = [];
@@ -132,15 +141,21 @@ export async function recordedConfig(runDir: string, values: Values, env: NodeJS
     delete server.command;
     again.push('--cmd "..." (its secret arguments were redacted)');
   }
-  const url = dropRedactedPassword(server.url);
+  const url = dropCredentials(server.url);
   if (url !== undefined) {
     server.url = url;
-    if (!given(values, 'url')) again.push('--url with its password');
+    if (!given(values, 'url'))
+      notices.push(
+        `--from: the recorded --url carried a user name or password, which servebench does not send: ${url}`,
+      );
   }
-  const dcgm = dropRedactedPassword(base.dcgmUrl);
+  const dcgm = dropCredentials(base.dcgmUrl);
   if (dcgm !== undefined) {
     base.dcgmUrl = dcgm;
-    if (!given(values, 'dcgm-url')) again.push('--dcgm-url with its password');
+    if (!given(values, 'dcgm-url'))
+      notices.push(
+        `--from: the recorded --dcgm-url carried a user name or password, which servebench does not send: ${dcgm}`,
+      );
   }
   // Another engine on the command line: the recorded server address belonged to the old one.
   if (given(values, 'engine')) delete server.url;
@@ -156,5 +171,5 @@ export async function recordedConfig(runDir: string, values: Values, env: NodeJS
   if (again.length > 0) {
     notices.push(`--from: secrets are not recorded; give again if the run needs them: ${again.join(', ')}`);
   }
-  return { base, notices, fromRun: { id: record.id, path: folder } };
+  return { base, notices, fromRun: { id: record.id, path: folder }, recorded, sealed };
 }

@@ -1,13 +1,13 @@
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ParseArgsConfig } from 'node:util';
-import { parse as parseYaml } from 'yaml';
 import { BenchConfigSchema } from '../shared/config.js';
 import type { BenchConfig, BenchConfigInput } from '../shared/config.js';
 import { FIELDS, SWEEPABLE_FIELDS, isServerField, type FieldDescriptor, type FieldGroup } from '../shared/fields.js';
 import { expandVary, parseFieldText, setPath } from '../shared/field-values.js';
 import { splitCommandLine } from '../shared/command-line.js';
 import { UserError } from '../core/errors.js';
+import { FileReadError, readTextFileSync } from '../core/bounded-file.js';
+import { parseYamlText } from '../core/yaml-text.js';
 import { applyFlags, fieldHelp, flagOptions, helpLine } from './field-flags.js';
 import { SERVER_FIELDS, serverConfigFromFlags, serverOptions } from './server-options.js';
 
@@ -20,6 +20,7 @@ export const benchOptions = {
   vary: { type: 'string', multiple: true },
   config: { type: 'string' },
   from: { type: 'string' },
+  'trust-recorded-commands': { type: 'boolean' },
   verbose: { type: 'boolean', short: 'v' },
   help: { type: 'boolean', short: 'h' },
 } satisfies NonNullable<ParseArgsConfig['options']>;
@@ -43,6 +44,7 @@ Output:
 ${section('output')}
 ${helpLine('--config FILE', 'YAML with the same fields (camelCase or flag names); flags win')}
 ${helpLine('--from RUN_DIR', "re-run a run folder's recorded configuration; each layer overrides the one before: recorded < --preset < --config < flags; the new run folder goes beside the old one unless --out")}
+${helpLine('--trust-recorded-commands', "--from: run the folder's recorded command, binaries, env and files without asking, even if another user or machine wrote it (else a terminal asks, and a script is refused)")}
 ${helpLine('-v, --verbose', "show the server's log lines")}`;
 
 type Values = Record<string, unknown>;
@@ -169,46 +171,23 @@ export const CONFIG_MAX_BYTES = 1024 * 1024;
 
 /** The text of a --config file: a regular file (never a device or FIFO, which may block or never end), capped. */
 function readConfigText(path: string): string {
-  let fd: number;
   try {
-    // stat first: opening a FIFO would block until a writer comes.
-    if (!statSync(path).isFile()) throw new UserError(`--config ${path} is not a regular file: pass a YAML file`);
-    fd = openSync(path, 'r');
+    return readTextFileSync(path, { what: `--config ${path}`, maxBytes: CONFIG_MAX_BYTES, expected: 'a YAML file' });
   } catch (error) {
-    if (error instanceof UserError) throw error;
+    const refusal = error instanceof FileReadError ? error.refusal : 'unreadable';
+    if (refusal === 'not-regular') throw new UserError(`--config ${path} is not a regular file: pass a YAML file`);
+    if (refusal === 'too-large')
+      throw new UserError(`--config ${path} is larger than ${CONFIG_MAX_BYTES / 1024} KiB: not a servebench config`);
     throw new UserError(`cannot read --config ${path}: check the path`);
-  }
-  try {
-    const buffer = Buffer.alloc(CONFIG_MAX_BYTES + 1);
-    let size = 0;
-    for (;;) {
-      const n = readSync(fd, buffer, size, buffer.length - size, null);
-      if (n === 0) break;
-      size += n;
-      if (size > CONFIG_MAX_BYTES) {
-        throw new UserError(`--config ${path} is larger than ${CONFIG_MAX_BYTES / 1024} KiB: not a servebench config`);
-      }
-    }
-    return buffer.toString('utf8', 0, size);
-  } catch (error) {
-    if (error instanceof UserError) throw error;
-    throw new UserError(`cannot read --config ${path}: check the path`);
-  } finally {
-    closeSync(fd);
   }
 }
 
 /** Reads a YAML config: keys in camelCase or as flag names; `concurrency: "1,2,4"` or a list. */
 export function readConfigFile(path: string): Record<string, unknown> {
   const text = readConfigText(path);
-  let data: unknown;
-  try {
-    data = parseYaml(text);
-  } catch (error) {
-    // The parser's first line ends with ':' before a code frame that one line cannot carry.
-    const first = ((error as Error).message.split('\n')[0] ?? '').replace(/:\s*$/, '');
-    throw new UserError(`--config ${path} is not valid YAML: ${first}`);
-  }
+  const parsed = parseYamlText(text);
+  if ('problem' in parsed) throw new UserError(`--config ${path} is not valid YAML: ${parsed.problem}`);
+  const data = parsed.value;
   if (data === null || data === undefined) return {};
   if (typeof data !== 'object' || Array.isArray(data))
     throw new UserError(`--config ${path} must be a YAML mapping of fields`);

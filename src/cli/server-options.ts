@@ -8,6 +8,7 @@ import { durationMs } from '../shared/field-values.js';
 import { splitCommandLine } from '../shared/command-line.js';
 import { UserError } from '../core/errors.js';
 import { probePort } from '../core/servers/ports.js';
+import { urlCredentialsProblem } from '../core/servers/http-probe.js';
 import { loadPreset, type ServerConfigInput } from '../core/servers/presets.js';
 import { listProfiles } from '../core/sim/profile.js';
 import { applyFlags, fieldHelp, flagOptions, flagText, helpLine } from './field-flags.js';
@@ -151,6 +152,8 @@ for (const f of SERVER_FIELDS) {
  */
 export async function checkServerAddress(server: { url?: string; host?: string }): Promise<void> {
   if (server.url) {
+    const credentials = urlCredentialsProblem(server.url);
+    if (credentials) throw new UserError(credentials);
     const host = new URL(server.url).hostname.replace(/^\[|\]$/g, '');
     if (isIP(host) !== 0) return;
     try {

@@ -1,13 +1,16 @@
+import { resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { plainNumber } from '../shared/field-values.js';
 import { UserError } from '../core/errors.js';
 import { wrapHelp } from './help-text.js';
+import { helpAsked } from './args-error.js';
 import {
   applyOverrides,
   DEFAULT_PROFILE_NAME,
   DEFAULT_SIM_MODEL,
   FAULT_SPECS,
   listProfiles,
+  loadBundledProfile,
   loadProfile,
   parseFault,
   PROFILE_PARAMS,
@@ -83,6 +86,10 @@ export async function simCommand(argv: string[]): Promise<number> {
   try {
     values = parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values as typeof values;
   } catch (error) {
+    if (helpAsked(argv)) {
+      console.log(wrapHelp(help()));
+      return 0;
+    }
     const msg = (error as Error).message.split('\n')[0] ?? 'bad arguments';
     throw new UserError(`${msg.replace(/\.$/, '')}; run 'servebench sim --help' for the options`);
   }
@@ -101,7 +108,10 @@ export async function simCommand(argv: string[]): Promise<number> {
   const seed = intFlag('seed', str('seed'), 0, 2 ** 31 - 1) ?? 0;
   const faults = ((values.fault as string[] | undefined) ?? []).map(parseFault);
 
-  let profile = loadProfile(str('profile-file') ?? str('profile') ?? DEFAULT_PROFILE_NAME);
+  // --profile names a bundled profile only; a file of one's own is --profile-file's.
+  const file = str('profile-file');
+  let profile =
+    file !== undefined ? loadProfile(resolve(file)) : loadBundledProfile(str('profile') ?? DEFAULT_PROFILE_NAME);
   const overrides: Record<string, string> = {};
   for (const p of PROFILE_PARAMS) {
     const v = str(p.flag);

@@ -9,7 +9,9 @@ import { packageRoot } from '../core/package-root.js';
 import { listPresets } from '../core/servers/presets.js';
 import { createSettingsStore, userDataDir } from '../core/settings/settings-store.js';
 import { startUiServer } from '../core/ui-server/index.js';
+import { checkRunsParent } from '../core/runs/run-store.js';
 import { wrapHelp } from './help-text.js';
+import { helpAsked } from './args-error.js';
 
 const HELP = `Usage: servebench ui [--port P] [--out DIR]
 
@@ -52,6 +54,10 @@ export async function uiCommand(argv: string[], overrides: UiCommandOverrides = 
       allowPositionals: false,
     }).values;
   } catch (error) {
+    if (helpAsked(argv)) {
+      console.log(wrapHelp(HELP));
+      return 0;
+    }
     const msg = (error as Error).message.split('\n')[0] ?? 'bad arguments';
     throw new UserError(`${msg.replace(/\.$/, '')}; run 'servebench ui --help' for the options`);
   }
@@ -63,11 +69,13 @@ export async function uiCommand(argv: string[], overrides: UiCommandOverrides = 
   if (!Number.isSafeInteger(port) || port < 0 || port > 65535) {
     throw new UserError(`--port must be a whole number from 0 to 65535 (got '${values.port}')`);
   }
+  const outDir = resolve(values.out ?? 'runs');
+  // Before listening: a file, a run folder or a system folder as --out is said now, not at the first run.
+  await checkRunsParent(outDir);
   const staticDir = overrides.staticDir ?? join(packageRoot(), 'out', 'renderer');
   if (!existsSync(join(staticDir, 'index.html'))) {
     throw new UserError(`the app is not built (${staticDir} is missing): run \`npm run build\` first`);
   }
-  const outDir = resolve(values.out ?? 'runs');
   const service = createServebenchService({
     outDir,
     deps: defaultBenchmarkDeps(),

@@ -15,6 +15,7 @@ import type { ActiveRuns } from './run/active-runs.js';
 import { RunSession } from './run/run-session.js';
 import { ServerSession } from './run/server-session.js';
 import { loadWorkload } from './workloads/workload.js';
+import { traceReplayText } from './workloads/trace.js';
 import type { TelemetryFactoryOptions } from './run/telemetry-options.js';
 
 export { ActiveRuns } from './run/active-runs.js';
@@ -124,6 +125,8 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     capacitySearches: searches,
   });
 
+  // A replay's length is its own, whatever its rate: said before the server starts, as an estimate.
+  if (workload.kind === 'trace') run.emit({ type: 'message', severity: 'info', text: traceReplayText(workload.plan) });
   for (const [index, serverConfig] of serverConfigs.entries()) {
     if (run.signal.aborted) break;
     const variant = variants.length > 1 ? flattenVariant(variants[index] as Record<string, unknown>) : undefined;

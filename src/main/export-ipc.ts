@@ -1,4 +1,3 @@
-import { writeFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { z } from 'zod';
 import { ipcMain } from 'electron';
@@ -6,6 +5,7 @@ import type { IpcMainInvokeEvent } from 'electron';
 import { COMPARE_MAX_RUNS, EXPORT_CHOICES } from '../shared/contract.js';
 import type { ExportFormat, RunComparison, RunExport } from '../shared/contract.js';
 import { zodErrorLine } from '../core/ui-server/dispatch.js';
+import { nodeRunFs, replaceFile } from '../core/runs/run-fs.js';
 import { SAVE_COMPARISON_CHANNEL, SAVE_EXPORT_CHANNEL } from '../preload/bridge.js';
 import type { IpcOutcome } from '../preload/bridge.js';
 import type { EngineClient } from './engine-client.js';
@@ -30,7 +30,8 @@ const SaveComparisonArgs = z.tuple([z.array(z.string().min(1)).min(2).max(COMPAR
  */
 export function registerExportIpc(options: ExportSaveOptions): () => void {
   const { engine, choosePath, printPdf, trusted = () => true } = options;
-  const write = options.write ?? ((path, data) => writeFile(path, data));
+  // Replaced whole: a full disk keeps the file that was there, never half a new one.
+  const write = options.write ?? ((path, data) => replaceFile(nodeRunFs, path, data));
   ipcMain.handle(SAVE_EXPORT_CHANNEL, async (event: IpcMainInvokeEvent, ...args: unknown[]): Promise<IpcOutcome> => {
     if (!trusted(event)) return { ok: false, error: 'refused: not a servebench window' };
     const parsed = SaveArgs.safeParse(args);

@@ -1,13 +1,28 @@
 import { z } from 'zod';
 import type { ZodError } from 'zod';
-import type { RunRecord } from './run-record.js';
+import type { RunRecord, RunStatus } from './run-record.js';
 
 // The run record's zod schema, for reading run.json back. Objects are loose: a field added later within
 // schemaVersion 1 ("add, never rename") must not make an older reader refuse the file.
 
-const num = z.number();
-const numOrNull = z.number().nullable();
+// Every number is finite and within what a run can hold (1e308 is no measurement); throughputs, counts and
+// latencies are never negative; shares lie in [0, 1]. A run.json that breaks these is refused in one line,
+// never rendered as if measured.
+/** Past this no recorded quantity (ms, tokens, joules, requests) can be: the value was not measured. */
+export const RECORD_NUMBER_MAX = 1e15;
+const IMPOSSIBLE = 'an impossible value (beyond ±1e15)';
+const num = z.number().min(-RECORD_NUMBER_MAX, IMPOSSIBLE).max(RECORD_NUMBER_MAX, IMPOSSIBLE);
+const numOrNull = num.nullable();
+/** A throughput, a duration or a latency: never below zero. */
+const nonneg = num.min(0, 'an impossible value (below zero)');
+const nonnegOrNull = nonneg.nullable();
+const count = nonneg.int('an impossible value (not a whole count)');
+const share = nonneg.max(1, 'an impossible value (a share above 1)');
+const shareOrNull = share.nullable();
 const ci = z.tuple([num, num]).nullable();
+const latencyCi = z.tuple([nonneg, nonneg]).nullable();
+/** A timestamp as servebench writes it (ISO 8601); anything Date cannot read is no date. */
+const isoDate = z.string().refine((s) => /^\d{4}-\d\d-\d\d/.test(s) && !Number.isNaN(Date.parse(s)), 'not a date');
 
 const CheckSchema = z.looseObject({
   id: z.string(),
@@ -18,9 +33,9 @@ const CheckSchema = z.looseObject({
 });
 
 const SummarySchema = z.looseObject({
-  n: num,
+  n: count,
   mean: numOrNull,
-  std: numOrNull,
+  std: nonnegOrNull,
   min: numOrNull,
   max: numOrNull,
   p50: numOrNull,
@@ -31,14 +46,27 @@ const SummarySchema = z.looseObject({
   p99Ci: ci,
 });
 
+/** A summary of a latency or a size (TTFT, TPOT, ITL, E2E, tokens per chunk): no figure of it is negative. */
+const LatencySchema = SummarySchema.extend({
+  mean: nonnegOrNull,
+  min: nonnegOrNull,
+  max: nonnegOrNull,
+  p50: nonnegOrNull,
+  p90: nonnegOrNull,
+  p95: nonnegOrNull,
+  p99: nonnegOrNull,
+  p95Ci: latencyCi,
+  p99Ci: latencyCi,
+});
+
 const RoundSchema = z.looseObject({
-  round: num,
-  outputTokPerSec: num,
-  totalTokPerSec: num,
-  reqPerSec: num,
-  windowMs: num,
-  completed: num,
-  failed: num,
+  round: count,
+  outputTokPerSec: nonneg,
+  totalTokPerSec: nonneg,
+  reqPerSec: nonneg,
+  windowMs: nonneg,
+  completed: count,
+  failed: count,
   startMs: num,
   endMs: num,
   partial: z.boolean().optional(),
@@ -88,50 +116,50 @@ const LevelTelemetrySchema = z.looseObject({
 });
 
 const LevelSchema = z.looseObject({
-  serverConfigIndex: num,
+  serverConfigIndex: count,
   serverVariant: z.record(z.string(), z.union([z.string(), num, z.boolean()])).optional(),
-  concurrency: num,
-  rate: num.optional(),
-  burst: num.optional(),
-  inputLen: num,
-  outputLen: num,
+  concurrency: count,
+  rate: nonneg.optional(),
+  burst: count.optional(),
+  inputLen: count,
+  outputLen: count,
   startMs: num,
   endMs: num,
-  warmupRequests: num,
+  warmupRequests: count,
   rounds: z.array(RoundSchema),
-  ttftMs: SummarySchema,
-  tpotMs: SummarySchema,
-  itlMs: SummarySchema,
-  itlPerTokenMs: SummarySchema,
-  e2eMs: SummarySchema,
-  tokensPerChunk: SummarySchema,
+  ttftMs: LatencySchema,
+  tpotMs: LatencySchema,
+  itlMs: LatencySchema,
+  itlPerTokenMs: LatencySchema,
+  e2eMs: LatencySchema,
+  tokensPerChunk: LatencySchema,
   scheduleLagMs: SummarySchema.optional(),
-  byTurn: z.array(z.looseObject({ turn: num, inputTokens: numOrNull, ttftMs: SummarySchema })).optional(),
+  byTurn: z.array(z.looseObject({ turn: count, inputTokens: nonnegOrNull, ttftMs: LatencySchema })).optional(),
   // null when the level was cut short before a complete round (no throughput from a crash).
-  outputTokPerSec: numOrNull,
-  totalTokPerSec: numOrNull,
-  reqPerSec: numOrNull,
-  roundCv: numOrNull,
-  costPerMOutputTokUsd: num.optional(),
-  costPerMOutputTokAtUtilizationUsd: num.optional(),
-  goodput: numOrNull.optional(),
-  completed: num,
-  failed: num,
-  cancelled: num.optional(),
-  skippedTurns: num.optional(),
-  malformedLines: num.optional(),
+  outputTokPerSec: nonnegOrNull,
+  totalTokPerSec: nonnegOrNull,
+  reqPerSec: nonnegOrNull,
+  roundCv: nonnegOrNull,
+  costPerMOutputTokUsd: nonneg.optional(),
+  costPerMOutputTokAtUtilizationUsd: nonneg.optional(),
+  goodput: shareOrNull.optional(),
+  completed: count,
+  failed: count,
+  cancelled: count.optional(),
+  skippedTurns: count.optional(),
+  malformedLines: count.optional(),
   outputTokensSource: z.enum(['server', 'estimated', 'mixed']),
-  errorsByReason: z.record(z.string(), num),
+  errorsByReason: z.record(z.string(), count),
   telemetry: LevelTelemetrySchema.optional(),
   responseCache: z
     .looseObject({
-      requests: num,
-      of: num,
-      cachedTokens: num,
-      openingTokens: num,
+      requests: count,
+      of: count,
+      cachedTokens: nonneg,
+      openingTokens: nonneg,
       openingCounted: z.boolean(),
-      mostlyCachedRequests: num,
-      hitRate: numOrNull,
+      mostlyCachedRequests: count,
+      hitRate: shareOrNull,
     })
     .optional(),
   partial: z.boolean().optional(),
@@ -200,14 +228,23 @@ const MessageSchema = z.looseObject({
   levelIndex: num.optional(),
 });
 
+/** Every way a run ends (or is still going), as run.json records it. */
+const RUN_STATUSES = [
+  'running',
+  'completed',
+  'failed',
+  'cancelled',
+  'interrupted',
+] as const satisfies readonly RunStatus[];
+
 /** run.json as schemaVersion 1 describes it; config is checked loosely (its defaults were applied when written). */
 export const RunRecordSchema = z.looseObject({
   schemaVersion: z.literal(1),
   id: z.string(),
   label: z.string(),
-  startedAt: z.string(),
-  finishedAt: z.string().nullable(),
-  status: z.string(),
+  startedAt: isoDate,
+  finishedAt: isoDate.nullable(),
+  status: z.enum(RUN_STATUSES),
   error: z.string().optional(),
   simulated: z.boolean(),
   fromRun: z.looseObject({ id: z.string(), path: z.string() }).optional(),
@@ -220,7 +257,7 @@ export const RunRecordSchema = z.looseObject({
     server: z.looseObject({ engine: z.string() }),
   }),
   environment: EnvironmentSchema,
-  clock: z.looseObject({ originMonoNs: z.string(), originWall: z.string() }),
+  clock: z.looseObject({ originMonoNs: z.string(), originWall: isoDate }),
   levels: z.array(LevelSchema),
   checks: z.array(CheckSchema),
   capacity: CapacitySchema.optional(),
@@ -240,7 +277,33 @@ function zodProblem(error: ZodError): string {
     .join('')
     .replace(/^\./, '');
   const more = error.issues.length > 1 ? ` (first of ${error.issues.length} problems)` : '';
-  return `${where || 'top level'}: ${first.message}${more}`;
+  // The value itself, short, for a number or a word that is wrong (not for a missing field or a whole object).
+  const input: unknown = (first as { input?: unknown }).input;
+  const got =
+    typeof input === 'number' || typeof input === 'string' ? ` (got ${JSON.stringify(input).slice(0, 40)})` : '';
+  return `${where || 'top level'}: ${first.message}${got}${more}`;
+}
+
+/** Deeper than any record servebench writes (its deepest path is under 10): refused before a reader recurses. */
+export const RECORD_MAX_DEPTH = 64;
+
+/** The path to the first value nested deeper than `max` (arrays and objects), found without recursion; or null. */
+function tooDeep(value: unknown, max: number): string | null {
+  const stack: Array<{ v: unknown; depth: number; path: string }> = [{ v: value, depth: 0, path: '' }];
+  while (stack.length > 0) {
+    const { v, depth, path } = stack.pop() as { v: unknown; depth: number; path: string };
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= max) return path.length > 60 ? `${path.slice(0, 60)}…` : path || 'top level';
+    for (const [k, child] of Object.entries(v)) {
+      if (child !== null && typeof child === 'object')
+        stack.push({
+          v: child,
+          depth: depth + 1,
+          path: Array.isArray(v) ? `${path}[${k}]` : path ? `${path}.${k}` : k,
+        });
+    }
+  }
+  return null;
 }
 
 /** run.json's text as a record, or what is wrong with it, to follow "run.json in DIR " in one line. */
@@ -261,7 +324,10 @@ export function decodeRunJson(text: string): { record: RunRecord } | { problem: 
       problem: `has schemaVersion ${version}, written by a newer servebench${typeof by === 'string' ? ` (${by})` : ''}: update servebench to read it`,
     };
   }
-  const parsed = RunRecordSchema.safeParse(value);
+  const deep = tooDeep(value, RECORD_MAX_DEPTH);
+  if (deep !== null)
+    return { problem: `is damaged (${deep}: nested more than ${RECORD_MAX_DEPTH} deep, no run record is); ${restore}` };
+  const parsed = RunRecordSchema.safeParse(value, { reportInput: true });
   if (!parsed.success) return { problem: `is damaged (${zodProblem(parsed.error)}); ${restore}` };
   return { record: parsed.data as unknown as RunRecord };
 }

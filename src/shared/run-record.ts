@@ -264,6 +264,11 @@ export interface RunWriterIdentity {
   hostname: string;
   /** Opaque key of the process's start (Linux: boot id and start time); absent where unknown. */
   processStart?: string;
+  /**
+   * HMAC of the run id and what the run executes (its command, binaries, env, arguments, workload files) under
+   * the writing user's own key: `run --from` runs a folder's commands unasked only where it checks.
+   */
+  seal?: string;
 }
 
 export interface RunEnvironment {

@@ -47,7 +47,7 @@ function enospc(path: string): NodeJS.ErrnoException {
  */
 function fillingDisk(room: number, affects: (path: string) => boolean): RunFs & { full: () => boolean } {
   let left = room;
-  const take = (path: string, data: string): Buffer | null => {
+  const take = (path: string, data: string | Uint8Array): Buffer | null => {
     const bytes = Buffer.from(data);
     if (!affects(path) || bytes.length <= left) {
       if (affects(path)) left -= bytes.length;

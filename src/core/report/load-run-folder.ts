@@ -1,11 +1,11 @@
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { ServerConfig } from '../../shared/config.js';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { RunRecord } from '../../shared/run-record.js';
 import type { ClientSample, EngineSample, GpuSample } from '../../shared/telemetry.js';
 import { UserError } from '../errors.js';
-import { RUN_FILES, loadRun } from '../runs/run-store.js';
+import { RUN_FILES, loadRun, runFolderLines } from '../runs/run-store.js';
 import { REDACTED, redact, redactLine, secretValues } from '../servers/redact.js';
 
 /** A GPU or engine sample with the server configuration it was taken under (absent in older folders). */
@@ -29,14 +29,6 @@ export interface RunFolder {
 /** Reads and validates run.json: one clear line for a missing file, a damaged file or a newer servebench's file. */
 export function readRunRecord(dir: string): Promise<RunRecord> {
   return loadRun(dir);
-}
-
-async function readLines(file: string): Promise<string[]> {
-  try {
-    return (await readFile(file, 'utf8')).split('\n').filter((line) => line.length > 0);
-  } catch {
-    return [];
-  }
 }
 
 /** Parses JSON lines, skipping (and counting) lines that are not objects: a crash can cut the last line short. */
@@ -101,13 +93,13 @@ export async function loadRunFolder(path: string): Promise<RunFolder> {
   const record = sanitizeRecord(raw, secrets);
   const notes: string[] = [];
 
-  const req = parseLines(await readLines(join(dir, RUN_FILES.requests)));
+  const req = parseLines(await runFolderLines(dir, RUN_FILES.requests));
   const requests = req.objects.filter(isRequest) as unknown as RequestRecord[];
   const badRequests = req.bad + req.objects.length - requests.length;
   if (badRequests > 0) notes.push(`${badRequests} line(s) of requests.jsonl could not be read and were left out`);
   for (const r of requests) if (r.error) r.error = redactLine(r.error, secrets);
 
-  const tel = parseLines(await readLines(join(dir, RUN_FILES.telemetry)));
+  const tel = parseLines(await runFolderLines(dir, RUN_FILES.telemetry));
   if (tel.bad > 0) notes.push(`${tel.bad} line(s) of telemetry.jsonl could not be read and were left out`);
   const gpu: Tagged<GpuSample>[] = [];
   const engineSamples: Tagged<EngineSample>[] = [];

@@ -15,8 +15,7 @@ import { capacityLines, capacityTable, capacityTitle } from '../../shared/capaci
 import { TURN_TABLE_HEAD, turnTableRows } from '../../shared/turn-table.js';
 import { loadText } from '../../shared/level-load.js';
 import { messageRows, messagesLeftOutText } from '../../shared/message-rows.js';
-
-const esc = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+import { mdCodeBlock, mdText as esc } from './markdown-escape.js';
 
 function table(columns: readonly Column[], rows: readonly LevelRow[]): string {
   const cols = visibleColumns(columns, rows);
@@ -32,10 +31,10 @@ function messagesSection(record: RunFolder['record']): string[] {
   if (rows.length === 0) return [];
   const lines = rows.map(
     (m) =>
-      `- **${m.severity.toUpperCase()}** ${m.time}${m.where ? ` (${esc(m.where)})` : ''}: ${esc(m.text)}${m.count ? ` (×${m.count})` : ''}`,
+      `- **${esc(m.severity.toUpperCase())}** ${esc(m.time)}${m.where ? ` (${esc(m.where)})` : ''}: ${esc(m.text)}${m.count ? ` (×${m.count})` : ''}`,
   );
   const leftOut = messagesLeftOutText(record);
-  return ['', '## Messages during the run', '', ...lines, ...(leftOut ? ['', `_${leftOut}._`] : [])];
+  return ['', '## Messages during the run', '', ...lines, ...(leftOut ? ['', `_${esc(leftOut)}._`] : [])];
 }
 
 /** The report as Markdown: headline, the article's table, checks, cost, command, environment, telemetry. */
@@ -45,14 +44,18 @@ export function markdownReport(folder: RunFolder): string {
   const out: string[] = [];
   out.push(`# servebench report: ${esc(record.label)}${record.simulated ? ' (SIMULATED)' : ''}`, '');
   if (record.simulated) out.push('> **SIMULATED**: these numbers come from the built-in simulator, not a GPU.', '');
-  for (const f of headlineFacts(record)) out.push(`- **${f.label}:** ${esc(f.value)}`);
+  for (const f of headlineFacts(record)) out.push(`- **${esc(f.label)}:** ${esc(f.value)}`);
   out.push('', '## Results', '');
   out.push(rows.length ? table(ARTICLE_COLUMNS, rows) : '_No level was measured._');
   out.push('', 'Latencies in ms (s where marked); * = level cut short.', '');
   const turns = turnTableRows(record);
   if (turns.length) {
-    out.push('## TTFT per conversation turn', '', `| ${TURN_TABLE_HEAD.join(' | ')} |`);
-    out.push(`|${TURN_TABLE_HEAD.map(() => ' --- |').join('')}`, ...turns.map((r) => `| ${r.join(' | ')} |`), '');
+    out.push('## TTFT per conversation turn', '', `| ${TURN_TABLE_HEAD.map(esc).join(' | ')} |`);
+    out.push(
+      `|${TURN_TABLE_HEAD.map(() => ' --- |').join('')}`,
+      ...turns.map((r) => `| ${r.map(esc).join(' | ')} |`),
+      '',
+    );
     out.push('Multi-turn: each turn sends the conversation so far back; TTFT in ms.', '');
   }
   const searches = capacitySearches(record);
@@ -72,30 +75,31 @@ export function markdownReport(folder: RunFolder): string {
     );
   }
   out.push('## Checks', '');
-  for (const c of sortedChecks(record.checks)) out.push(`- **${c.status.toUpperCase()}** ${c.id}: ${esc(c.detail)}`);
+  for (const c of sortedChecks(record.checks))
+    out.push(`- **${esc(c.status.toUpperCase())}** ${esc(c.id)}: ${esc(c.detail)}`);
   const levelProblems = record.levels.flatMap((l) =>
     l.checks
       .filter((c) => c.status !== 'pass')
       .map(
         (c) =>
-          `- ${loadText(l, true)}${l.serverVariant ? ` (${variantLabel(l)})` : ''}: **${c.status.toUpperCase()}** ${c.id}: ${esc(c.detail)}`,
+          `- ${esc(loadText(l, true))}${l.serverVariant ? ` (${esc(variantLabel(l))})` : ''}: **${esc(c.status.toUpperCase())}** ${esc(c.id)}: ${esc(c.detail)}`,
       ),
   );
   if (levelProblems.length) out.push('', '### Per level', '', ...levelProblems);
   out.push(...messagesSection(record));
-  out.push('', '## Cost', '', ...costLines(record));
+  out.push('', '## Cost', '', ...costLines(record).map(esc));
   out.push('', '## Server command', '');
   out.push(
-    '```',
-    record.environment.engine.command ?? `(not launched by servebench: ${record.environment.engine.kind})`,
-    '```',
+    ...mdCodeBlock(
+      record.environment.engine.command ?? `(not launched by servebench: ${record.environment.engine.kind})`,
+    ),
   );
   out.push('', '## Environment', '');
-  for (const f of environmentFacts(record)) out.push(`- **${f.label}:** ${esc(f.value)}`);
+  for (const f of environmentFacts(record)) out.push(`- **${esc(f.label)}:** ${esc(f.value)}`);
   out.push('', '## Telemetry per level', '');
   out.push(rows.length ? table(TELEMETRY_COLUMNS, rows) : '_No level was measured._');
-  if (folder.notes.length) out.push('', '## Notes', '', ...folder.notes.map((n) => `- ${n}`));
-  out.push('', `_Run ${record.id}, servebench ${record.environment.servebenchVersion}._`, '');
+  if (folder.notes.length) out.push('', '## Notes', '', ...folder.notes.map((n) => `- ${esc(n)}`));
+  out.push('', `_Run ${esc(record.id)}, servebench ${esc(record.environment.servebenchVersion)}._`, '');
   return out.join('\n');
 }
 

@@ -271,7 +271,7 @@ export class RunSession {
     if (server) record.checks.push(server);
     await writer.writeRecord(record);
     await writer.writeText(RUN_FILES.summary, await renderSummaryCsv(record));
-    await writer.flush();
+    await writer.close();
     this.options.activeRuns?.delete(this.active);
     if (writer.fatal) this.fail(writer.failureLine() as string, 2);
     this.emit({ type: 'run-finished', runId: this.runId, dir: this.dir, status: record.status, record });

@@ -1,7 +1,9 @@
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, rename, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { UserError } from '../errors.js';
-import { RUN_FILES, loadRun } from './run-store.js';
+import { RUN_FILES, RUN_JSON_MAX_BYTES, loadRun } from './run-store.js';
+import { readTextFile } from '../bounded-file.js';
+import { nodeRunFs, replaceFile } from './run-fs.js';
 
 /** Where deleted runs go when there is no OS trash (browser mode): a folder the run list skips. */
 export const TRASH_DIR = '.trash';
@@ -50,13 +52,12 @@ export function createRunActions(options: RunActionsOptions): RunActions {
       await notActive(runId, 'rename');
       await loadRun(dir); // an unreadable run.json says why, in its one line, before anything is written
       const file = join(dir, RUN_FILES.record);
-      const record = JSON.parse(await readFile(file, 'utf8')) as { label: string; config?: { label?: string } };
+      const text = await readTextFile(file, { what: `run.json in ${dir}`, maxBytes: RUN_JSON_MAX_BYTES });
+      const record = JSON.parse(text) as { label: string; config?: { label?: string } };
       record.label = label.trim();
       if (record.config) record.config.label = label.trim();
       // Whole file then rename: a crash mid-write keeps the old run.json, never half of one.
-      const tmp = `${file}.${process.pid}.tmp`;
-      await writeFile(tmp, JSON.stringify(record, null, 2) + '\n');
-      await rename(tmp, file);
+      await replaceFile(nodeRunFs, file, JSON.stringify(record, null, 2) + '\n');
     },
     async deleteRun(runId) {
       const dir = await existing(runId);

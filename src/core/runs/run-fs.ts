@@ -1,28 +1,29 @@
+import { randomBytes } from 'node:crypto';
 import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { appendFile, open, rename, stat, truncate, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { appendFile, open, realpath, rename, stat, truncate, unlink } from 'node:fs/promises';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { UserError } from '../errors.js';
 import { makeDirs } from './make-dirs.js';
 
 /** The file operations a run folder needs; tests pass one that fails like a full disk. */
 export interface RunFs {
-  /** Writes a whole new file and flushes it to the disk (a temp file before a rename). */
-  writeFile(path: string, data: string): Promise<void>;
+  /** Writes a whole new file and flushes it to the disk (a temp file before a rename); `mode` for a new file. */
+  writeFile(path: string, data: string | Uint8Array, mode?: number): Promise<void>;
   appendFile(path: string, data: string): Promise<void>;
   rename(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
   truncate(path: string, length: number): Promise<void>;
   /** Size in bytes, or null when the file does not exist. */
   size(path: string): Promise<number | null>;
-  writeFileSync(path: string, data: string): void;
+  writeFileSync(path: string, data: string | Uint8Array): void;
   renameSync(from: string, to: string): void;
   unlinkSync(path: string): void;
 }
 
 /** The real file system. */
 export const nodeRunFs: RunFs = {
-  async writeFile(path, data) {
-    const handle = await open(path, 'w');
+  async writeFile(path, data, mode) {
+    const handle = await open(path, 'w', mode);
     try {
       await handle.writeFile(data);
       // Flushed before the rename: after a power cut the new name never points at an empty file.
@@ -103,14 +104,32 @@ export function isOutOfSpace(error: unknown): boolean {
   return code === 'ENOSPC' || code === 'EDQUOT';
 }
 
+let temps = 0;
+
+/** A temp name beside `file` that no other writer uses: this process's pid, a counter and random bytes. */
+function tempName(file: string): string {
+  return `${file}.${process.pid}-${++temps}-${randomBytes(3).toString('hex')}.tmp`;
+}
+
+/** Options of a replace: the mode of a new file (settings are 0600). */
+export interface ReplaceOptions {
+  mode?: number;
+}
+
 /**
- * Replaces `file` atomically: writes `<file>.tmp`, then renames it over `file`. On failure the temp file
- * is removed and `file` keeps its previous content.
+ * Replaces `file` atomically, the one way servebench writes a whole file (run folders, reports, comparisons,
+ * settings, exports): writes a temp file of its own beside it, flushed, then renames it over `file`. On
+ * failure the temp file is removed and `file` keeps its previous content; writers at once never share a temp.
  */
-export async function replaceFile(fs: RunFs, file: string, text: string): Promise<void> {
-  const tmp = `${file}.tmp`;
+export async function replaceFile(
+  fs: RunFs,
+  file: string,
+  data: string | Uint8Array,
+  options: ReplaceOptions = {},
+): Promise<void> {
+  const tmp = tempName(file);
   try {
-    await fs.writeFile(tmp, text);
+    await fs.writeFile(tmp, data, options.mode);
     await fs.rename(tmp, file);
   } catch (error) {
     await fs.unlink(tmp).catch(() => undefined);
@@ -118,9 +137,9 @@ export async function replaceFile(fs: RunFs, file: string, text: string): Promis
   }
 }
 
-/** replaceFile for a process on its way out: synchronous, with its own temp name (an async write may be in flight). */
+/** replaceFile for a process on its way out (or a synchronous writer): its own temp name, as every replace. */
 export function replaceFileSync(fs: RunFs, file: string, text: string): void {
-  const tmp = `${file}.exit.tmp`;
+  const tmp = tempName(file);
   try {
     fs.writeFileSync(tmp, text);
     fs.renameSync(tmp, file);
@@ -152,6 +171,49 @@ export async function appendWhole(fs: RunFs, file: string, text: string): Promis
 const PROBE_BYTES = 64 * 1024;
 
 /**
+ * Folders of the operating system: no run folder belongs in them or under them, even where root could write.
+ * (/proc and /sys refuse every folder themselves; /dev/shm is a fair place for a RAM disk.)
+ */
+const SYSTEM_FOLDERS = [
+  '/bin',
+  '/boot',
+  '/etc',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/sbin',
+  '/usr',
+  '/System',
+  '/Library',
+  '/Applications',
+  'C:\\Windows',
+  'C:\\Program Files',
+  'C:\\Program Files (x86)',
+];
+
+/** The path with symbolic links of its existing part resolved (a link to /etc is /etc). */
+async function realTarget(path: string): Promise<string> {
+  const full = resolve(path);
+  const rest: string[] = [];
+  for (let at = full; ; at = dirname(at)) {
+    const real = await realpath(at).catch(() => null);
+    if (real !== null) return rest.length ? join(real, ...rest.reverse()) : real;
+    if (dirname(at) === at) return full;
+    rest.push(basename(at));
+  }
+}
+
+/** Why `path` (after its links) is a system folder or the root, in a phrase; null when it is not one. */
+export async function systemFolderProblem(path: string): Promise<string | null> {
+  const real = await realTarget(path);
+  if (dirname(real) === real) return `${real} is the root of the file system`;
+  const lower = real.toLowerCase();
+  const hit = SYSTEM_FOLDERS.find((f) => lower === f.toLowerCase() || lower.startsWith(f.toLowerCase() + sep));
+  return hit ? `${real} is ${real === hit ? 'a system folder' : `inside the system folder ${hit}`}` : null;
+}
+
+/**
  * Makes sure run folders can be written under `outDir` before anything is launched: creates it when
  * missing, then writes and removes a small probe file. Throws a UserError naming the fix.
  */
@@ -161,6 +223,8 @@ export async function checkOutWritable(outDir: string, fs: RunFs = nodeRunFs): P
     const { what, fix } = diskFix(code);
     throw new UserError(`--out ${outDir}: cannot ${doing}: ${what}; ${fix}`);
   };
+  const system = await systemFolderProblem(outDir);
+  if (system) throw new UserError(`--out ${outDir}: ${system}; choose a folder of your own, e.g. ~/servebench-runs`);
   try {
     const s = await stat(outDir);
     if (!s.isDirectory()) throw new UserError(`--out ${outDir} is not a folder; choose a folder (created if missing)`);

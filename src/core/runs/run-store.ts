@@ -1,4 +1,5 @@
-import { mkdir, readFile, readdir, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { RunRecord } from '../../shared/run-record.js';
@@ -15,8 +16,11 @@ import {
   type RunFs,
 } from './run-fs.js';
 import { currentWriter, withLiveStatus } from './writer-identity.js';
+import { executedSettings } from './recorded-commands.js';
+import { sealKey, sealOf } from './run-seal.js';
 import { scrubSecrets } from '../servers/redact.js';
 import { UserError } from '../errors.js';
+import { FileReadError, readFileLines, readTextFile } from '../bounded-file.js';
 
 /** The files of one run folder. */
 export const RUN_FILES = {
@@ -26,6 +30,9 @@ export const RUN_FILES = {
   telemetry: 'telemetry.jsonl',
   serverLog: 'server.log',
 } as const;
+
+/** A run.json is summaries and messages (capped): past this it is not one servebench wrote. */
+export const RUN_JSON_MAX_BYTES = 64 * 2 ** 20;
 
 /** `20261130T094800Z` from a date: sortable, safe in file names. */
 export function runTimestamp(date: Date): string {
@@ -38,12 +45,25 @@ export function safeLabel(label: string): string {
 }
 
 /**
+ * Checks that `outDir` can hold run folders: a writable folder (created when missing), not a system folder,
+ * and not a run folder itself (a new run would nest inside the old one). One line naming the fix otherwise.
+ */
+export async function checkRunsParent(outDir: string, fs: RunFs = nodeRunFs): Promise<void> {
+  const dir = resolve(outDir);
+  if ((await stat(join(dir, RUN_FILES.record)).catch(() => null))?.isFile())
+    throw new UserError(
+      `--out ${outDir} is a run folder (it holds run.json): give the folder that holds run folders, e.g. ${dirname(dir)}`,
+    );
+  await checkOutWritable(dir, fs);
+}
+
+/**
  * Creates `<out>/<UTC timestamp>-<label>/` (suffixed when taken) and returns its absolute path. Checks first
  * that `outDir` is a writable folder, so a bad --out fails in one line before any server is launched.
  */
 export async function createRunDir(outDir: string, label: string, startedAt: Date, fs: RunFs = nodeRunFs): Promise<string> {
   const base = join(resolve(outDir), `${runTimestamp(startedAt)}-${safeLabel(label)}`);
-  await checkOutWritable(resolve(outDir), fs);
+  await checkRunsParent(outDir, fs);
   for (let i = 0; ; i++) {
     const dir = i === 0 ? base : `${base}-${i + 1}`;
     try {
@@ -55,12 +75,19 @@ export async function createRunDir(outDir: string, label: string, startedAt: Dat
   }
 }
 
+/** The file that holds disk space for the run's last words (see RunWriter); gone when the run ends. */
+export const RESERVE_FILE = '.servebench-reserve';
+/** The least space held back: a run.json of a long sweep, twice (the new one is written before the old goes). */
+const RESERVE_MIN_BYTES = 256 * 1024;
+
 /** Options of a run writer. */
 export interface RunWriterOptions {
   /** File operations (default the real file system; tests inject failures). */
   fs?: RunFs;
   /** Secret values of this run (API key, tokens): blanked in every file, wherever a server echoed them. */
   secrets?: readonly string[];
+  /** The key run.json's seal is made with (default: this user's, see run-seal.ts); null: no seal. */
+  sealKey?: Buffer | null;
 }
 
 /**
@@ -82,10 +109,14 @@ export class RunWriter {
   readonly errors: string[] = [];
 
   private readonly secrets: string[];
+  private readonly sealKey: Buffer | null;
+  /** Bytes held in RESERVE_FILE: freed when a write fails, so the final run.json still fits on a full disk. */
+  private reserved = 0;
 
   constructor(dir: string, options: RunWriterOptions = {}) {
     this.dir = dir;
     this.fs = options.fs ?? nodeRunFs;
+    this.sealKey = options.sealKey === undefined ? sealKey(true) : options.sealKey;
     // Files hold JSON: a secret with quotes or backslashes appears there in its escaped form.
     const forms = (options.secrets ?? []).flatMap((v) => [v, JSON.stringify(v).slice(1, -1)]);
     this.secrets = [...new Set(forms)].sort((a, b) => b.length - a.length);
@@ -96,6 +127,21 @@ export class RunWriter {
     return scrubSecrets(text, this.secrets);
   }
 
+  /** run.json's text: stamped with this process as its writer, and sealed as this user's (what it runs). */
+  private recordText(record: RunRecord, pretty: boolean): string {
+    const writer = { ...currentWriter() };
+    if (this.sealKey) {
+      // Sealed as the file will read back: the settings pass the same scrub as the whole text.
+      const settings = executedSettings(record.config).map((s) => ({
+        setting: this.clean(s.setting),
+        value: this.clean(s.value),
+      }));
+      writer.seal = sealOf(this.sealKey, record.id, settings);
+    }
+    const stamped: RunRecord = { ...record, writer };
+    return this.clean(pretty ? `${JSON.stringify(stamped, null, 2)}\n` : `${JSON.stringify(stamped)}\n`);
+  }
+
   /** Aborts when a write fails: the run must stop rather than measure what it cannot keep. */
   get fatalSignal(): AbortSignal {
     return this.fatalController.signal;
@@ -103,21 +149,63 @@ export class RunWriter {
 
   /** run.json written synchronously: the last act of a process that is being forced to exit. */
   writeRecordSync(record: RunRecord): void {
-    replaceFileSync(this.fs, join(this.dir, RUN_FILES.record), this.clean(recordText(record, true)));
+    if (this.reserved > 0) {
+      // The last write of all: the space held for it is given back first.
+      this.reserved = 0;
+      try {
+        this.fs.unlinkSync(join(this.dir, RESERVE_FILE));
+      } catch {
+        // Already gone.
+      }
+    }
+    replaceFileSync(this.fs, join(this.dir, RUN_FILES.record), this.recordText(record, true));
   }
 
   /** run.json, replaced atomically (a reader never sees half a file); stamped with this process as writer. */
   writeRecord(record: RunRecord): Promise<void> {
     const file = join(this.dir, RUN_FILES.record);
     return this.enqueue(file, 'record', async () => {
+      const text = this.recordText(record, true);
       try {
-        await replaceFile(this.fs, file, this.clean(recordText(record, true)));
+        await replaceFile(this.fs, file, text);
       } catch (error) {
         // A full disk may still take the same record without indentation: the final status matters most.
         if (!isOutOfSpace(error)) throw error;
-        await replaceFile(this.fs, file, this.clean(recordText(record, false)));
+        await replaceFile(this.fs, file, this.recordText(record, false));
       }
+      await this.holdReserve(text.length);
     });
+  }
+
+  /**
+   * Keeps RESERVE_FILE at least twice run.json's size (random bytes: a compressing file system must not shrink
+   * it). A disk too full for it is one too full for the run: that failure is the run's first, and fatal.
+   */
+  private async holdReserve(recordBytes: number): Promise<void> {
+    const want = Math.max(RESERVE_MIN_BYTES, 2 * recordBytes);
+    if (this.fatal || this.reserved >= want) return;
+    const file = join(this.dir, RESERVE_FILE);
+    try {
+      await this.fs.writeFile(file, randomBytes(want));
+      this.reserved = want;
+    } catch (error) {
+      await this.fs.unlink(file).catch(() => undefined);
+      this.reserved = 0;
+      this.failed(file, error);
+    }
+  }
+
+  /** Gives the held space back: after a failed write (for the record of why), and when the run ends. */
+  private async releaseReserve(): Promise<void> {
+    if (this.reserved === 0) return;
+    this.reserved = 0;
+    await this.fs.unlink(join(this.dir, RESERVE_FILE)).catch(() => undefined);
+  }
+
+  /** Ends the writer: every queued write done, the held space given back (the folder keeps only the run's files). */
+  async close(): Promise<void> {
+    this.queue = this.queue.then(() => this.releaseReserve());
+    await this.queue;
   }
 
   appendRequests(records: RequestRecord[]): Promise<void> {
@@ -157,26 +245,28 @@ export class RunWriter {
     this.queue = this.queue.then(async () => {
       // After a failure, measuring more is pointless: only the record of why is still attempted.
       if (this.fatal && kind === 'data') return;
+      // ... in the space held back for it.
+      if (this.fatal) await this.releaseReserve();
       try {
         await task();
         if (isRecord) this.recordSaved = true;
       } catch (error) {
         if (isRecord) this.recordSaved = false;
-        const diskError = new DiskError(file, error);
-        this.errors.push(diskError.message);
-        if (!this.fatal) {
-          this.fatal = diskError;
-          this.fatalController.abort(diskError);
-        }
+        this.failed(file, error);
       }
     });
     return this.queue;
   }
-}
 
-function recordText(record: RunRecord, pretty: boolean): string {
-  const stamped: RunRecord = { ...record, writer: currentWriter() };
-  return pretty ? `${JSON.stringify(stamped, null, 2)}\n` : `${JSON.stringify(stamped)}\n`;
+  /** Counts a failed write; the first one is fatal (the run stops). */
+  private failed(file: string, error: unknown): void {
+    const diskError = new DiskError(file, error);
+    this.errors.push(diskError.message);
+    if (!this.fatal) {
+      this.fatal = diskError;
+      this.fatalController.abort(diskError);
+    }
+  }
 }
 
 /**
@@ -189,8 +279,9 @@ export async function loadRun(path: string): Promise<RunRecord> {
   const dir = dirname(file);
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
-  } catch {
+    text = await readTextFile(file, { what: `run.json in ${dir}`, maxBytes: RUN_JSON_MAX_BYTES, expected: 'a run record' });
+  } catch (error) {
+    if (error instanceof FileReadError && error.refusal !== 'missing') throw error;
     throw new UserError(`no run.json in ${dir}: give a run folder (e.g. runs/20261130T094800Z-demo)`);
   }
   const decoded = decodeRunJson(text);
@@ -198,22 +289,23 @@ export async function loadRun(path: string): Promise<RunRecord> {
   return withLiveStatus(decoded.record);
 }
 
+/**
+ * The lines of one of a run folder's JSONL files ([] when it is not there); a FIFO or device in its place is
+ * refused in one line (it would block the reader forever). No size cap: every measured line counts.
+ */
+export function runFolderLines(dir: string, name: string): Promise<string[]> {
+  return readFileLines(join(dir, name), { what: `${name} in ${dir}`, expected: 'the file the run wrote' });
+}
+
 /** Loads requests.jsonl of a run folder. */
 export async function loadRequests(dir: string): Promise<RequestRecord[]> {
-  let text: string;
-  try {
-    text = await readFile(join(dir, RUN_FILES.requests), 'utf8');
-  } catch {
-    return [];
-  }
-  return parseLines<RequestRecord>(text);
+  return parseLines<RequestRecord>(await runFolderLines(dir, RUN_FILES.requests));
 }
 
 /** JSON lines; a line that does not parse (a write cut short by a crash) is skipped, not fatal. */
-function parseLines<T>(text: string): T[] {
+function parseLines<T>(lines: string[]): T[] {
   const out: T[] = [];
-  for (const line of text.split('\n')) {
-    if (!line) continue;
+  for (const line of lines) {
     try {
       out.push(JSON.parse(line) as T);
     } catch {
@@ -226,13 +318,7 @@ function parseLines<T>(text: string): T[] {
 /** Loads telemetry.jsonl of a run folder, split by kind (gpu, engine; client samples are left out). */
 export async function loadTelemetry(dir: string): Promise<{ gpu: GpuSample[]; engine: EngineSample[] }> {
   const out: { gpu: GpuSample[]; engine: EngineSample[] } = { gpu: [], engine: [] };
-  let text: string;
-  try {
-    text = await readFile(join(dir, RUN_FILES.telemetry), 'utf8');
-  } catch {
-    return out;
-  }
-  for (const sample of parseLines<{ kind?: string }>(text)) {
+  for (const sample of parseLines<{ kind?: string }>(await runFolderLines(dir, RUN_FILES.telemetry))) {
     if (sample.kind === 'gpu') out.gpu.push(sample as unknown as GpuSample);
     else if (sample.kind === 'engine') out.engine.push(sample as unknown as EngineSample);
   }

@@ -9,6 +9,7 @@ import {
   listModels,
   normalizeBaseUrl,
   notOpenAiFailure,
+  urlCredentialsProblem,
 } from './http-probe.js';
 import { ATTACH_TRANSITIONS, Lifecycle } from './lifecycle-state.js';
 import { realClock, type WaitClock } from './readiness.js';
@@ -31,6 +32,8 @@ export async function attachServer(
   deps: AttachDeps,
 ): Promise<RunningServer> {
   if (!config.url) throw new ServerConfigError('attaching to a server needs --url');
+  const credentials = urlCredentialsProblem(config.url);
+  if (credentials) throw new ServerConfigError(credentials);
   const fetchFn = deps.fetch;
   const clock = deps.clock ?? realClock;
   const lifecycle = new Lifecycle(ATTACH_TRANSITIONS, emit);

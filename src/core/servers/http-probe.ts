@@ -105,6 +105,24 @@ export async function discoverVersion(
   return typeof json?.version === 'string' ? json.version : undefined;
 }
 
+/**
+ * Why a server URL that carries a user name or password is refused, in one line (the password masked); null
+ * for one without. Refused rather than sent as Basic auth: fetch will not send a URL with credentials, each
+ * request has one Authorization header and it carries --api-key (Bearer, as OpenAI-compatible servers take
+ * it), and the URL is printed and recorded in run.json, where a password does not belong.
+ */
+export function urlCredentialsProblem(url: string, flag = '--url'): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return null;
+  }
+  if (!parsed.username && !parsed.password) return null;
+  if (parsed.password) parsed.password = '***';
+  return `${flag} ${parsed.toString()}: a user name or password in the URL is not sent (one Authorization header carries --api-key): drop the user:password@ part; a server that checks a key takes --api-key`;
+}
+
 /** Base URL of an OpenAI-compatible server from what a user typed (trailing / and /v1 removed). */
 export function normalizeBaseUrl(url: string): string {
   return url.replace(/\/+$/, '').replace(/\/v1$/, '');

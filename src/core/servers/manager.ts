@@ -1,10 +1,11 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setImmediate as nextLoopTurn } from 'node:timers/promises';
 import type { ServerConfig } from '../../shared/config.js';
 import type { RunEvent } from '../../shared/events.js';
 import { modelProblem } from '../../shared/engines.js';
 import { UserError } from '../errors.js';
+import { nodeRunFs, replaceFile } from '../runs/run-fs.js';
 import { abortError, failStart, ServerConfigError } from './server-errors.js';
 import { engineFor, formatCommand, type EngineModule, type LaunchPlan } from './engines/index.js';
 import { failureFromExit } from './failures.js';
@@ -106,7 +107,7 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
     } catch (error) {
       throw new ServerConfigError((error as Error).message);
     }
-    for (const file of plan.files) await writeFile(file.path, file.content);
+    for (const file of plan.files) await replaceFile(nodeRunFs, file.path, file.content);
     for (const text of plan.messages) emit({ type: 'message', severity: 'info', text });
     for (const text of opts.largestRequest ? (adapter.preRunWarnings?.(config, opts.largestRequest) ?? []) : [])
       emit({ type: 'message', severity: 'warn', text });

@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ServerConfigSchema } from '../../shared/config.js';
 import { UserError } from '../errors.js';
+import { parseYamlText } from '../yaml-text.js';
 import { findPackageRoot } from '../package-root.js';
 
 /** A server config as written by a user or a preset (defaults not yet applied). */
@@ -30,12 +30,15 @@ export function presetsDir(): string {
 
 function readPreset(file: string): Preset {
   const name = basename(file).replace(/\.ya?ml$/, '');
-  let raw: unknown;
+  let text: string;
   try {
-    raw = parseYaml(readFileSync(file, 'utf8'));
+    text = readFileSync(file, 'utf8');
   } catch (error) {
     throw new UserError(`preset '${name}' cannot be read: ${(error as Error).message.split('\n')[0]}`);
   }
+  const yaml = parseYamlText(text);
+  if ('problem' in yaml) throw new UserError(`preset '${name}' cannot be read: ${yaml.problem}`);
+  const raw = yaml.value;
   const parsed = PresetFileSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

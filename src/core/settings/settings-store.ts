@@ -1,26 +1,21 @@
-import { readFileSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AppSettingsSchema } from '../../shared/settings.js';
 import type { AppSettings, FormValues, SettingsAnswer } from '../../shared/settings.js';
 import { isSecretName } from '../../shared/secret-names.js';
+import { FileReadError, readTextFile, readTextFileSync } from '../bounded-file.js';
+import { nodeRunFs, replaceFile } from '../runs/run-fs.js';
+import { userDataDir } from '../user-data-dir.js';
+import { checkRunsParent } from '../runs/run-store.js';
 
-/** The user-data folder of `servebench ui` (the desktop app's on Linux too): SERVEBENCH_CONFIG_DIR, else the OS's. */
-export function userDataDir(
-  env: NodeJS.ProcessEnv = process.env,
-  platform = process.platform,
-  home = homedir(),
-): string {
-  if (env.SERVEBENCH_CONFIG_DIR) return env.SERVEBENCH_CONFIG_DIR;
-  if (platform === 'win32') return join(env.APPDATA ?? join(home, 'AppData', 'Roaming'), 'servebench');
-  if (platform === 'darwin') return join(home, 'Library', 'Application Support', 'servebench');
-  return join(env.XDG_CONFIG_HOME ?? join(home, '.config'), 'servebench');
-}
+export { userDataDir };
 
 /** The settings file in the user-data folder. */
 export const SETTINGS_FILE = 'settings.json';
+
+/** The settings are a form and a few paths: past this the file is not one servebench wrote. */
+export const SETTINGS_MAX_BYTES = 2 ** 20;
 
 /** Encrypts secrets for the disk (Electron's safeStorage in the desktop app); text in, base64 out. */
 export interface SecretCipher {
@@ -55,7 +50,9 @@ const FileSchema = AppSettingsSchema.extend({
 /** The settings that choose where things are, read before anything starts (secrets are not read); {} if none. */
 export function readSettingsSync(dir: string): AppSettings {
   try {
-    const parsed = FileSchema.safeParse(JSON.parse(readFileSync(join(dir, SETTINGS_FILE), 'utf8')));
+    const file = join(dir, SETTINGS_FILE);
+    const text = readTextFileSync(file, { what: `settings file ${file}`, maxBytes: SETTINGS_MAX_BYTES });
+    const parsed = FileSchema.safeParse(JSON.parse(text));
     return parsed.success ? { ...(parsed.data.runsDir ? { runsDir: parsed.data.runsDir } : {}) } : {};
   } catch {
     return {};
@@ -120,8 +117,11 @@ export function createSettingsStore(options: SettingsStoreOptions = {}): Setting
     if (!file) return empty;
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
-    } catch {
+      text = await readTextFile(file, { what: `settings file ${file}`, maxBytes: SETTINGS_MAX_BYTES });
+    } catch (error) {
+      // Not there yet is the normal first start; a FIFO or a huge file is said, and the defaults used.
+      if (error instanceof FileReadError && error.refusal !== 'missing')
+        onWarning(`${error.message}; using the defaults, it is rewritten at the next save`);
       return empty;
     }
     let parsed: z.infer<typeof FileSchema>;
@@ -157,30 +157,50 @@ export function createSettingsStore(options: SettingsStoreOptions = {}): Setting
     return memory;
   }
 
+  // Saves one after another: each lays its part over the last one's (two at once must not both read the old).
+  let saving: Promise<unknown> = Promise.resolve();
+
+  async function save(input: AppSettings): Promise<SettingsAnswer> {
+    if (input.runsDir !== undefined) await checkRunsFolder(input.runsDir);
+    const before = await load();
+    // A save names what changed; what it leaves out is kept (the form's secrets too).
+    const settings = { ...before.settings, ...AppSettingsSchema.parse(input) };
+    const split = input.form ? splitSecrets(input.form) : { form: before.settings.form, secrets: before.secrets };
+    const stored: AppSettings = { ...settings, ...(split.form ? { form: split.form } : {}) };
+    memory = { settings: stored, secrets: split.secrets };
+    if (file && dir) {
+      // No cipher: secrets stay in memory and the file gets none of them.
+      const sealed: Record<string, string> = cipher ? {} : { ...sealedElsewhere };
+      if (cipher) for (const [slot, value] of split.secrets) sealed[slot] = cipher.encrypt(value);
+      const body = { version: 1, ...stored, ...(Object.keys(sealed).length ? { secrets: sealed } : {}) };
+      await mkdir(dir, { recursive: true });
+      // Written whole then renamed: a crash mid-write leaves the old file, never half a one.
+      await replaceFile(nodeRunFs, file, JSON.stringify(body, null, 2) + '\n', { mode: 0o600 });
+    }
+    return answer(stored, split.secrets);
+  }
+
   return {
     async getSettings() {
       const { settings, secrets } = await load();
       return answer(settings, secrets);
     },
-    async saveSettings(input) {
-      const before = await load();
-      // A save names what changed; what it leaves out is kept (the form's secrets too).
-      const settings = { ...before.settings, ...AppSettingsSchema.parse(input) };
-      const split = input.form ? splitSecrets(input.form) : { form: before.settings.form, secrets: before.secrets };
-      const stored: AppSettings = { ...settings, ...(split.form ? { form: split.form } : {}) };
-      memory = { settings: stored, secrets: split.secrets };
-      if (file && dir) {
-        // No cipher: secrets stay in memory and the file gets none of them.
-        const sealed: Record<string, string> = cipher ? {} : { ...sealedElsewhere };
-        if (cipher) for (const [slot, value] of split.secrets) sealed[slot] = cipher.encrypt(value);
-        const body = { version: 1, ...stored, ...(Object.keys(sealed).length ? { secrets: sealed } : {}) };
-        await mkdir(dir, { recursive: true });
-        // Written whole then renamed: a crash mid-write leaves the old file, never half a one.
-        const tmp = `${file}.${process.pid}.tmp`;
-        await writeFile(tmp, JSON.stringify(body, null, 2) + '\n', { mode: 0o600 });
-        await rename(tmp, file);
-      }
-      return answer(stored, split.secrets);
+    saveSettings(input) {
+      const done = saving.then(() => save(input));
+      saving = done.catch(() => undefined);
+      return done;
     },
   };
+}
+
+/** A runs folder the app may use: not a system folder, and one this user can create and write run folders in. */
+async function checkRunsFolder(path: string): Promise<void> {
+  try {
+    await checkRunsParent(path);
+  } catch (error) {
+    // checkOutWritable names --out (the CLI's flag): here the setting is the runs folder.
+    if (error instanceof Error)
+      error.message = error.message.replace(/^--out /, 'runs folder ').replace(/--out\b/g, 'runs folder');
+    throw error;
+  }
 }

@@ -1,4 +1,4 @@
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { nodeRunFs, replaceFileSync } from '../runs/run-fs.js';
 import type { SimProfile } from './profile.js';
 
 /** Clocks-event-reason bits, as nvidia-smi reports them in clocks_event_reasons.active. */
@@ -181,13 +181,6 @@ export class FakeGpu {
 
 /** Writes the state file atomically: readers (the fake nvidia-smi) never see a torn file. */
 export function writeGpuState(file: string, state: FakeGpuState): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  try {
-    writeFileSync(tmp, JSON.stringify(state, null, 1));
-    renameSync(tmp, file);
-  } catch (error) {
-    // A full disk must not leave a temp file in the run folder.
-    rmSync(tmp, { force: true });
-    throw error;
-  }
+  // A full disk must not leave a temp file in the run folder: the one replace removes it.
+  replaceFileSync(nodeRunFs, file, JSON.stringify(state, null, 1));
 }

@@ -9,6 +9,7 @@ export {
 } from './server.js';
 export { realSimClock, type SimClock, type SimTimer } from './sim-clock.js';
 export {
+  loadBundledProfile,
   loadProfile,
   listProfiles,
   applyOverrides,

@@ -1,7 +1,8 @@
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { UserError } from '../errors.js';
+import { FileReadError, readTextFileSync } from '../bounded-file.js';
+import { parseYamlText } from '../yaml-text.js';
 import { resourcePath } from '../package-root.js';
 
 /**
@@ -284,15 +285,28 @@ export function listProfiles(): string[] {
     .sort();
 }
 
+/** A profile is a few dozen parameters: past this it is not a profile. */
+const PROFILE_MAX_BYTES = 256 * 1024;
+
 function readProfileFile(file: string, depth: number): SimProfile {
-  let doc: unknown;
+  let text: string;
   try {
-    doc = parseYaml(readFileSync(file, 'utf8'));
+    text = readTextFileSync(file, {
+      what: `sim profile ${file}`,
+      maxBytes: PROFILE_MAX_BYTES,
+      expected: 'a YAML file',
+    });
   } catch (error) {
-    const why =
-      (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message.split('\n')[0];
-    throw new UserError(`cannot read sim profile ${file}: ${why}; pass an existing YAML file to --profile-file`);
+    if (error instanceof FileReadError && error.refusal === 'missing')
+      throw new UserError(
+        `cannot read sim profile ${file}: no such file; pass an existing YAML file to --profile-file`,
+      );
+    throw error;
   }
+  const parsed = parseYamlText(text);
+  if ('problem' in parsed)
+    throw new UserError(`cannot read sim profile ${file}: ${parsed.problem}; pass a YAML file to --profile-file`);
+  const doc = parsed.value;
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) {
     throw new UserError(`sim profile ${file} is not a YAML mapping; see resources/sim-profiles for examples`);
   }
@@ -300,7 +314,9 @@ function readProfileFile(file: string, depth: number): SimProfile {
   let base = BASE_PROFILE;
   if (typeof d.extends === 'string') {
     if (depth > 4) throw new UserError(`sim profile ${file}: 'extends' nests too deeply`);
-    base = readProfileFile(resolveProfilePath(d.extends), depth + 1);
+    // A bundled name, or a file beside this one: never a path taken from the cwd of whoever runs it.
+    const near = /[\\/]|\.ya?ml$/.test(d.extends) ? resolve(dirname(file), d.extends) : d.extends;
+    base = readProfileFile(resolveProfilePath(near), depth + 1);
   }
   const params = d.params ?? {};
   if (typeof params !== 'object' || Array.isArray(params) || params === null) {
@@ -327,6 +343,19 @@ function resolveProfilePath(nameOrFile: string): string {
 /** Loads a bundled profile by name ('instant', 'h200-llama8b-bf16', ...) or a YAML file by path. */
 export function loadProfile(nameOrFile: string): SimProfile {
   return validateProfile(readProfileFile(resolveProfilePath(nameOrFile), 0));
+}
+
+/**
+ * Loads a bundled profile by its name only (`sim --profile`, a run's sim profile): a name that is a path
+ * (`../../etc/passwd`) is refused in one line; a file of one's own goes to --profile-file.
+ */
+export function loadBundledProfile(name: string): SimProfile {
+  if (!listProfiles().includes(name)) {
+    throw new UserError(
+      `unknown sim profile '${name}'; use one of: ${listProfiles().join(', ')} (or --profile-file FILE)`,
+    );
+  }
+  return loadProfile(name);
 }
 
 /** Denoising steps a diffusion block needs at a threshold: 1 + (B - 1) * t^k, rounded, within [1, B]. */

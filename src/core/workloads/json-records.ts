@@ -1,5 +1,5 @@
-import { open, stat } from 'node:fs/promises';
 import { UserError } from '../errors.js';
+import { FileReadError, openRegularFile } from '../bounded-file.js';
 
 /** One JSON value of a workload file, and where it was: its 1-based line (JSONL) or entry (JSON array). */
 export interface JsonRecord {
@@ -39,21 +39,21 @@ function unreadable(flag: string, path: string, error: unknown): UserError {
 export async function readJsonRecords(path: string, options: ReadRecordsOptions): Promise<JsonRecord[]> {
   const { flag } = options;
   const max = options.max ?? Infinity;
-  let size: number;
-  try {
-    const s = await stat(path);
-    // A FIFO or device may block or never end.
-    if (!s.isFile()) throw new UserError(`${flag} ${path} is not a regular file: pass a JSONL or JSON file`);
-    size = s.size;
-  } catch (error) {
-    if (error instanceof UserError) throw error;
-    throw unreadable(flag, path, error);
+  // Opened first, then checked on the descriptor: a FIFO or device may block or never end.
+  const handle = await openRegularFile(path, { what: `${flag} ${path}`, expected: 'a JSONL or JSON file' }).catch(
+    (error: unknown) => {
+      if (error instanceof FileReadError && error.refusal === 'not-regular')
+        throw new UserError(`${flag} ${path} is not a regular file: pass a JSONL or JSON file`);
+      throw error instanceof FileReadError
+        ? unreadable(flag, path, { code: error.errno, message: error.message })
+        : error;
+    },
+  );
+  const size = (await handle.stat()).size;
+  if (size === 0) {
+    await handle.close();
+    throw new UserError(`${flag} ${path} is empty: it needs one JSON object per line`);
   }
-  if (size === 0) throw new UserError(`${flag} ${path} is empty: it needs one JSON object per line`);
-  // stat answers for a file this user may not read: opening it is where that shows.
-  const handle = await open(path, 'r').catch((error: unknown) => {
-    throw unreadable(flag, path, error);
-  });
   const records: JsonRecord[] = [];
   const decoder = new TextDecoder('utf-8');
   const buffer = Buffer.alloc(CHUNK);

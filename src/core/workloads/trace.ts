@@ -70,6 +70,44 @@ export async function readTrace(path: string): Promise<TraceEntry[]> {
   return entries.sort((a, b) => a.timestampMs - b.timestampMs || a.sourceIndex - b.sourceIndex);
 }
 
+/** The longest one replay of a trace may take: past it the gaps are hours of idle, not load (a unit mix-up?). */
+export const TRACE_REPLAY_MAX_MS = 24 * 3_600_000;
+
+/** 90 ms, 12.5 s, 3.2 min, 28.0 h: a replay's length as a user reads it. */
+export function spanText(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${+(ms / 1000).toFixed(1)} s`;
+  if (ms < 3_600_000) return `${+(ms / 60_000).toFixed(1)} min`;
+  return `${(ms / 3_600_000).toFixed(1)} h`;
+}
+
+/** A replay longer than a day, refused in one line with its longest gap and the --trace-speed that fits. */
+function checkReplayLength(config: BenchConfig, schedule: readonly number[], speed: number): void {
+  const span = (schedule.at(-1) ?? 0) - (schedule[0] ?? 0);
+  if (!(span > TRACE_REPLAY_MAX_MS)) return;
+  let gap = 0;
+  let at = 0;
+  for (let i = 1; i < schedule.length; i++) {
+    const g = (schedule[i] as number) - (schedule[i - 1] as number);
+    if (g > gap) [gap, at] = [g, i];
+  }
+  // The least speed that fits, rounded up to three significant digits (0.0000174, 1.17, 250).
+  const least = (span / TRACE_REPLAY_MAX_MS) * speed;
+  const step = 10 ** (Math.floor(Math.log10(least)) - 2);
+  const fits = Number((Math.ceil(least / step) * step).toPrecision(3));
+  throw new UserError(
+    `--trace ${config.trace}: one replay would take ${spanText(span)} at --trace-speed ${speed} (the longest gap, ${spanText(gap)}, is between arrivals ${at} and ${at + 1}); at most ${spanText(TRACE_REPLAY_MAX_MS)} a round: pass --trace-speed ${fits} or more, or replay its first arrivals with --requests-per-round N`,
+  );
+}
+
+/** One line on how long the replay takes: its arrivals, their span per round and the rounds' total. */
+export function traceReplayText(plan: LevelPlan): string {
+  const schedule = plan.schedule ?? [];
+  const span = (schedule.at(-1) ?? 0) - (schedule[0] ?? 0);
+  const all = span * plan.rounds;
+  return `trace replay: ${schedule.length} arrivals over ${spanText(span)} a round, ${plan.rounds} round${plan.rounds === 1 ? '' : 's'}: about ${spanText(all)} of arrivals in all (plus the last responses)`;
+}
+
 /**
  * The one open-loop level of a trace replay: an optional warm-up (closed loop, the trace's first entries), then
  * --rounds replays of the trace (its first --requests-per-round arrivals when given), each at the trace's own gaps
@@ -84,6 +122,7 @@ export function tracePlan(config: BenchConfig, entries: readonly TraceEntry[]): 
   const rounds = config.rounds;
   const measured = entries.slice(0, requestsPerRound);
   const schedule = measured.map((e) => e.timestampMs / speed);
+  checkReplayLength(config, schedule, speed);
   const spanS = ((schedule.at(-1) ?? 0) - (schedule[0] ?? 0)) / 1000;
   const mean = (f: (e: TraceEntry) => number): number =>
     Math.max(1, Math.round(measured.reduce((s, e) => s + f(e), 0) / Math.max(1, measured.length)));
@@ -98,7 +137,9 @@ export function tracePlan(config: BenchConfig, entries: readonly TraceEntry[]): 
     schedule,
   };
   // Arrivals at one instant (or a single one) have no rate: n / 0 s is no number to show.
-  if (spanS > 0) plan.rate = Math.round((measured.length / spanS) * 1000) / 1000;
+  // Three decimals, or three significant digits for a slow trace (0.000347/s is a rate; 0 is not).
+  const rate = measured.length / spanS;
+  if (spanS > 0) plan.rate = rate >= 0.1 ? Math.round(rate * 1000) / 1000 : Number(rate.toPrecision(3));
   else plan.burst = measured.length;
   checkPlanLimits(config, [plan]);
   return plan;

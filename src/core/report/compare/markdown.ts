@@ -10,8 +10,7 @@ import {
   methodText,
 } from './format.js';
 import { loadText } from './types.js';
-
-const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+import { mdText as cell } from '../markdown-escape.js';
 
 /** The comparison as Markdown: conditions, like-for-like, then per matching level the figures with verdicts. */
 export function compareMarkdown(c: Comparison): string {
@@ -20,15 +19,15 @@ export function compareMarkdown(c: Comparison): string {
   out.push(`# servebench compare: ${names.join(' vs ')}`, '');
   if (c.series.some((s) => s.conditions.simulated))
     out.push('> **SIMULATED**: at least one series comes from the built-in simulator, not a GPU.', '');
-  out.push(baselineText(c), '', '## Conditions', '');
+  out.push(cell(baselineText(c)), '', '## Conditions', '');
   out.push(`| condition | ${names.join(' | ')} |`, `| --- |${names.map(() => ' --- |').join('')}`);
   for (const r of c.conditions)
-    out.push(`| ${r.differs ? `**${r.label}** (differs)` : r.label} | ${r.values.map(cell).join(' | ')} |`);
+    out.push(`| ${r.differs ? `**${cell(r.label)}** (differs)` : cell(r.label)} | ${r.values.map(cell).join(' | ')} |`);
   out.push('');
   const base = c.series[0];
   c.series.forEach((s, i) => {
     const l = c.likeForLike[i];
-    if (i > 0 && base && l) out.push(`- ${likeForLikeText(l, s, base)}`);
+    if (i > 0 && base && l) out.push(`- ${cell(likeForLikeText(l, s, base))}`);
   });
   for (const s of c.series) for (const n of s.notes) out.push(`- ${cell(s.label)}: ${cell(n)}`);
   const notes = new Footnotes();
@@ -37,7 +36,7 @@ export function compareMarkdown(c: Comparison): string {
     if (!s || !base) continue;
     out.push(
       '',
-      `## ${loadText(level.load, level.lengths)}: ${cell(s.label)} against ${cell(base.label)}${level.partial ? ' (a level was cut short)' : ''}`,
+      `## ${cell(loadText(level.load, level.lengths))}: ${cell(s.label)} against ${cell(base.label)}${level.partial ? ' (a level was cut short)' : ''}`,
       '',
     );
     out.push(
@@ -47,13 +46,13 @@ export function compareMarkdown(c: Comparison): string {
     for (const f of level.figures) {
       const verdict = f.why ? `${f.verdict} [${notes.ref(f.why)}]` : f.verdict;
       out.push(
-        `| ${f.label} (${f.unit}) | ${fmtValue(f.baseline)} | ${fmtValue(f.value)} | ${fmtRatio(f.ratio)} | ${fmtDiffCi(f)} | ${fmtRatioCi(f)} | ${cell(verdict)} |`,
+        `| ${cell(f.label)} (${cell(f.unit)}) | ${fmtValue(f.baseline)} | ${fmtValue(f.value)} | ${fmtRatio(f.ratio)} | ${cell(fmtDiffCi(f))} | ${cell(fmtRatioCi(f))} | ${cell(verdict)} |`,
       );
     }
   }
   if (c.levels.length === 0) out.push('', '_No load was measured by both the baseline and another series._');
   if (c.unmatched.length) out.push('', '## Loads not compared', '', ...c.unmatched.map((u) => `- ${cell(u)}`));
   if (notes.list.length) out.push('', '## Notes', '', ...notes.list.map((n, i) => `${i + 1}. ${cell(n)}`));
-  out.push('', '## Method', '', methodText(c), '');
+  out.push('', '## Method', '', cell(methodText(c)), '');
   return out.join('\n');
 }

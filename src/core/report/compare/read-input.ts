@@ -1,14 +1,21 @@
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { decodeRunJson } from '../../../shared/run-record-schema.js';
 import type { RunRecord } from '../../../shared/run-record.js';
 import { UserError } from '../../errors.js';
+import { readTextFile } from '../../bounded-file.js';
 import { RUN_FILES } from '../../runs/run-store.js';
 import { loadRunFolder, recordSecrets, sanitizeRecord } from '../load-run-folder.js';
 import type { RunFolder } from '../load-run-folder.js';
 import { ACCEPTED_INPUTS, parseResultObjects, seriesFromResultObjects } from './read-result-file.js';
 import { seriesFromRunFolder } from './read-servebench.js';
 import type { CompareSeries } from './types.js';
+
+/**
+ * A result file is read whole: past this it is not one vLLM or SGLang writes (a --save-detailed file of
+ * 100,000 requests is about 100 MiB), and past V8's string limit (512 MiB) it could not be read at all.
+ */
+export const COMPARE_INPUT_MAX_BYTES = 256 * 2 ** 20;
 
 const REPORT_JSON_WHY =
   'a servebench report --format json file holds the summaries of run.json only (compare the run folder for intervals)';
@@ -56,7 +63,11 @@ export async function readCompareInput(path: string): Promise<CompareSeries[]> {
   const info = await stat(full).catch(() => null);
   if (!info) throw new UserError(`nothing at ${full}: ${ACCEPTED_INPUTS}`);
   if (info.isDirectory()) return seriesFromRunFolder(await loadRunFolder(full), full);
-  const text = await readFile(full, 'utf8');
+  const text = await readTextFile(full, {
+    what: full,
+    maxBytes: COMPARE_INPUT_MAX_BYTES,
+    expected: 'a run folder or a result file',
+  });
   if (looksLikeRunRecord(parseWhole(text))) return seriesFromRecordFile(text, full);
   // A folder's own run.json that is damaged: the folder's reader says so and how to restore it.
   if (basename(full) === RUN_FILES.record) return seriesFromRunFolder(await loadRunFolder(dirname(full)), full);

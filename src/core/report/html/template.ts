@@ -77,7 +77,7 @@ function facts(list: readonly Fact[], cls = ''): string {
 }
 
 function checkItem(c: Check, where = ''): string {
-  return `<li><span class="status ${c.status}">${c.status.toUpperCase()}</span> <b>${esc(c.id)}</b>${where ? ` <span class="sub">${esc(where)}</span>` : ''}: ${esc(c.detail)}</li>`;
+  return `<li><span class="status ${esc(c.status)}">${esc(c.status.toUpperCase())}</span> <b>${esc(c.id)}</b>${where ? ` <span class="sub">${esc(where)}</span>` : ''}: ${esc(c.detail)}</li>`;
 }
 
 /** "Messages during the run": severity, time since the start, where and text; nothing when the run said none. */
@@ -86,7 +86,7 @@ function messagesSection(record: RunRecord): string {
   if (rows.length === 0) return '';
   const items = rows.map(
     (m) =>
-      `<li><span class="status ${m.severity === 'error' ? 'fail' : m.severity === 'warn' ? 'warn' : 'info'}">${m.severity.toUpperCase()}</span> <span class="msg-time">${esc(m.time)}</span>${m.where ? ` <span class="sub">${esc(m.where)}</span>` : ''}: ${esc(m.text)}${m.count ? ` <span class="sub">×${m.count}</span>` : ''}</li>`,
+      `<li><span class="status ${m.severity === 'error' ? 'fail' : m.severity === 'warn' ? 'warn' : 'info'}">${esc(m.severity.toUpperCase())}</span> <span class="msg-time">${esc(m.time)}</span>${m.where ? ` <span class="sub">${esc(m.where)}</span>` : ''}: ${esc(m.text)}${m.count ? ` <span class="sub">×${esc(String(m.count))}</span>` : ''}</li>`,
   );
   const leftOut = messagesLeftOutText(record);
   return [

@@ -121,7 +121,7 @@ export function renderTimeline(
   for (const l of record.levels) {
     const x = X(l.startMs);
     out.push(`<line class="level" x1="${x}" x2="${x}" y1="14" y2="${bottom}"/>`);
-    out.push(`<text class="tick" x="${Number(x) + 3}" y="${top + 8}">${loadText(l, true)}</text>`);
+    out.push(`<text class="tick" x="${Number(x) + 3}" y="${top + 8}">${esc(loadText(l, true))}</text>`);
   }
   // GPU panels.
   if (hasGpu) {
@@ -147,7 +147,7 @@ export function renderTimeline(
         const pts = gpuIn.filter((s) => s.gpu === g && typeof s[m.key] === 'number');
         if (pts.length === 0) return;
         const d = pts.map((s, i) => `${i ? 'L' : 'M'}${X(s.tMs)} ${f1(sy.map(s[m.key] as number))}`).join('');
-        out.push(`<path class="s c${gi % 6} line gpu" d="${d}"><title>GPU ${g}</title></path>`);
+        out.push(`<path class="s c${gi % 6} line gpu" d="${d}"><title>GPU ${esc(String(g))}</title></path>`);
       });
     });
   }
