@@ -92,6 +92,19 @@ const LevelSchema = z.looseObject({
   e2eMs: SummarySchema,
   tokensPerChunk: SummarySchema,
   scheduleLagMs: SummarySchema.optional(),
+  offered: z
+    .looseObject({
+      inFlightMean: num.optional(),
+      inFlightP5: num.optional(),
+      windowMs: num.optional(),
+      shortfallAfterFailures: num.optional(),
+      conversationsMean: num.optional(),
+      conversationsP5: num.optional(),
+      ratePerSec: num.optional(),
+      scheduledRatePerSec: num.optional(),
+      heldByCap: num.optional(),
+    })
+    .optional(),
   byTurn: z.array(z.looseObject({ turn: num, inputTokens: numOrNull, ttftMs: SummarySchema })).optional(),
   // null when the level was cut short before a complete round (no throughput from a crash).
   outputTokPerSec: numOrNull,

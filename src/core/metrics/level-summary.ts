@@ -20,6 +20,7 @@ import { commonestError } from './error-summary.js';
 import { goodput } from './goodput.js';
 import { summarize } from './percentiles.js';
 import { isCancelled, isMeasured, poolLatencies, type PooledLatencies } from './request-metrics.js';
+import { offeredLoadOf } from './offered-load.js';
 import { responseCacheOf } from './response-cache.js';
 import { requestEndBound, roundCv, roundResults } from './throughput.js';
 
@@ -55,6 +56,8 @@ export interface LevelSummaryInput {
   /** Tokens of the opening every unique prompt shares (chat template, first words); null when not counted. */
   openingTokens?: number | null;
   loopLagP99Ms?: number | null;
+  /** Open loop: the --max-concurrency cap (absent: none); sends it held back are not the client's lag. */
+  maxInFlight?: number;
   /** Checks computed elsewhere (telemetry: throttling, preemptions, server), appended after ours. */
   extraChecks?: Check[];
   /** Multi-turn: measured turns not sent because an earlier turn of their conversation failed. */
@@ -138,6 +141,15 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
 
   const scheduleLags = measured.filter((r) => r.scheduledMs !== undefined).map((r) => r.sendMs - r.scheduledMs!);
   const scheduleLagMs = scheduleLags.length > 0 ? summarize(scheduleLags) : undefined;
+  const openLoop = scheduleLags.length > 0 || input.rate !== undefined || input.burst !== undefined;
+  const offered = offeredLoadOf(measured, {
+    concurrency: input.concurrency,
+    rate: input.rate,
+    openLoop,
+    cap: input.maxInFlight,
+  });
+  // The client answers for the lag of the sends it made late, not of those a full cap held back.
+  const clientLags = offered.clientLagged.map((r) => r.sendMs - r.scheduledMs!);
 
   const errorsByReason: Record<string, number> = {};
   for (const r of measured) {
@@ -171,7 +183,16 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
       measuredRequests: measured.length,
       multiTurn: turns !== null,
     }),
-    clientCheck({ loopLagP99Ms: input.loopLagP99Ms ?? null, scheduleLagP99Ms: scheduleLagMs?.p99 ?? null }),
+    clientCheck({
+      loopLagP99Ms: input.loopLagP99Ms ?? null,
+      scheduleLagP99Ms: clientLags.length > 0 ? summarize(clientLags).p99 : null,
+      offered: offered.offered,
+      askedConcurrency: openLoop ? undefined : input.concurrency,
+      askedRate: input.rate,
+      rateLateMs: offered.rate?.lateMs,
+      rateRounds: offered.rate?.rounds,
+      cap: input.maxInFlight,
+    }),
     tokenAgreementCheck(measured),
     ...(input.cutShort ? [cutShortCheck(input.cutShort, rounds)] : []),
     ...(input.extraChecks ?? []),
@@ -215,6 +236,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   if (input.rate !== undefined) result.rate = input.rate;
   if (input.burst !== undefined) result.burst = input.burst;
   if (scheduleLagMs !== undefined) result.scheduleLagMs = scheduleLagMs;
+  if (Object.keys(offered.offered).length > 0) result.offered = offered.offered;
   if (cancelled > 0) result.cancelled = cancelled;
   if ((input.skippedTurns ?? 0) > 0) result.skippedTurns = input.skippedTurns;
   const topError = commonestError(measured);

@@ -202,6 +202,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     prefixCacheHitsDelta: telemetry?.prefixCacheHits ?? null,
     openingTokens: input.openingTokens ?? null,
     loopLagP99Ms,
+    maxInFlight: plan.maxInFlight,
     extraChecks,
     cutShort,
     skippedTurns: run.skippedTurns,
