@@ -181,27 +181,38 @@ export function openLoopRate(rounds: ReadonlyArray<readonly ScheduledSend[]>): R
 }
 
 /**
- * Open loop under a cap: the sends the cap held back, those whose scheduled moment found `cap` requests in flight.
- * Their lag is the cap's (the server was slower than the rate), not the client's.
+ * Open loop under a cap: the sends the cap held back, those whose scheduled moment found `cap` requests in flight
+ * or an earlier request still waiting for the cap (sends leave in schedule order). Their lag is the cap's (the server
+ * was slower than the rate), not the client's. Indexes into `spans`.
  */
 export function heldByCap(spans: ReadonlyArray<FlightSpan & { scheduledMs?: number }>, cap: number): Set<number> {
   const sends = spans.map((s) => s.sendMs).sort((a, b) => a - b);
   const ends = spans.map((s) => s.endMs).sort((a, b) => a - b);
-  const countBelow = (xs: readonly number[], t: number, inclusive: boolean): number => {
+  // How many of the sorted xs are at or before t (binary search).
+  const countBy = (xs: readonly number[], t: number): number => {
     let lo = 0;
     let hi = xs.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if ((xs[mid] as number) < t || (inclusive && xs[mid] === t)) lo = mid + 1;
+      if ((xs[mid] as number) <= t) lo = mid + 1;
       else hi = mid;
     }
     return lo;
   };
+  const order = spans
+    .map((s, i) => ({ s, i }))
+    .filter((e) => e.s.scheduledMs !== undefined)
+    .sort((a, b) => (a.s.scheduledMs as number) - (b.s.scheduledMs as number));
   const held = new Set<number>();
-  spans.forEach((s, i) => {
-    if (s.scheduledMs === undefined) return;
-    const inFlight = countBelow(sends, s.scheduledMs, false) - countBelow(ends, s.scheduledMs, true);
-    if (inFlight >= cap) held.add(i);
-  });
+  let waiting: (FlightSpan & { scheduledMs?: number }) | null = null;
+  for (const { s, i } of order) {
+    const at = s.scheduledMs as number;
+    // Sent by then (itself left out), less ended by then: a slot freed and taken at that instant is taken.
+    const inFlight = countBy(sends, at) - (s.sendMs <= at ? 1 : 0) - countBy(ends, at);
+    if (inFlight >= cap || (waiting !== null && waiting.sendMs > at)) {
+      held.add(i);
+      waiting = s;
+    } else waiting = null;
+  }
   return held;
 }

@@ -94,13 +94,14 @@ describe('open-loop rate', () => {
     expect(openLoopRate([[0, 0, 0].map((t, i) => ({ scheduledMs: t, sendMs: i }))])).toBeNull();
   });
 
-  it('names the sends a full cap held back', () => {
-    // Cap 1: request 1 is due at 5 while request 0 runs until 50.
+  it('names the sends a full cap held back, and those queued behind them', () => {
+    // Cap 1: request 1 is due at 5 while request 0 runs until 50; request 2, due at 50, waits behind request 1.
     const spans = [
       { ...span(0, 50), scheduledMs: 0 },
       { ...span(50, 60), scheduledMs: 5 },
+      { ...span(60, 70), scheduledMs: 50 },
       { ...span(100, 110), scheduledMs: 100 },
     ];
-    expect([...heldByCap(spans, 1)]).toEqual([1]);
+    expect([...heldByCap(spans, 1)]).toEqual([1, 2]);
   });
 });

@@ -443,9 +443,13 @@ describe('client', () => {
     expect(capped.status).toBe('warn');
     expect(capped.code).toBe('rate-held-by-cap');
     expect(capped.facts).toMatchObject({ heldByCap: 30 });
-    // Late by no more than the schedule-lag limit per round: on time, at any rate.
+    // Late by no more than the schedule-lag limits per round: on time, then a warning, at any rate.
     const onTime = clientCheck({ ...lagOk, askedRate: 5000, offered: slow, rateLateMs: 15, rateRounds: 2 });
     expect(onTime.status).toBe('pass');
+    const aLittle = clientCheck({ ...lagOk, askedRate: 5000, offered: slow, rateLateMs: 60, rateRounds: 2 });
+    expect(aLittle.status).toBe('warn');
+    expect(aLittle.code).toBe('offered-below-asked');
+    expect(aLittle.facts).toMatchObject({ rateLateMs: 60 });
   });
 
   it('names the lag when the lag is the worst reason', () => {
