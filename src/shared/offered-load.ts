@@ -12,6 +12,7 @@
  * that keeps up holds C in flight there (but for the microseconds of each refill) and any shortfall is the client's.
  * After it the round drains: fewer than C requests are left, all of them sent, and lanes go idle by design.
  */
+import type { OfferedLoad } from './run-record.js';
 
 /** A request (or a whole conversation) as the measure sees it. */
 export interface FlightSpan {
@@ -215,4 +216,102 @@ export function heldByCap(spans: ReadonlyArray<FlightSpan & { scheduledMs?: numb
     } else waiting = null;
   }
   return held;
+}
+
+/** A measured request as the offered-load measure needs it (a record, or a request the live view saw finish). */
+export interface OfferedRequest {
+  round: number;
+  sendMs: number;
+  endMs: number;
+  ok: boolean;
+  /** Open loop: when its schedule wanted it sent. */
+  scheduledMs?: number;
+  /** Multi-turn: its conversation (the lanes keep conversations in flight). */
+  conversation?: number;
+}
+
+/** The asked load of a level: closed loop (concurrency), or open loop (rate, with its in-flight cap or none). */
+export interface AskedLoad {
+  concurrency: number;
+  /** Open loop: the schedule (Poisson or trace) was followed, so sends carry scheduledMs. */
+  openLoop: boolean;
+  /** Open loop: --max-concurrency; absent or 0: no cap. */
+  cap?: number;
+}
+
+/** The offered load, and what the client check needs beside it. */
+export interface OfferedMeasure {
+  offered: OfferedLoad;
+  /** Open loop: indexes of the scheduled requests whose lag is the client's (the rest waited for a full cap). */
+  clientLagged: number[];
+  /** Open loop: the rate measure whole (how late the sends were, over how many rounds). */
+  rate?: RateMeasure;
+}
+
+function byRound<T>(requests: readonly OfferedRequest[], map: (r: OfferedRequest[]) => T[]): T[][] {
+  const rounds = new Map<number, OfferedRequest[]>();
+  for (const r of requests) {
+    const list = rounds.get(r.round);
+    if (list) list.push(r);
+    else rounds.set(r.round, [r]);
+  }
+  return [...rounds.keys()].sort((a, b) => a - b).map((k) => map(rounds.get(k) as OfferedRequest[]));
+}
+
+/** Multi-turn: each conversation of a round as one span, first turn's send to last turn's end, ok if every turn was. */
+function conversationSpans(requests: readonly OfferedRequest[]): FlightSpan[] {
+  const convs = new Map<number, FlightSpan>();
+  requests.forEach((r, i) => {
+    const c = r.conversation ?? -1 - i;
+    const had = convs.get(c);
+    convs.set(
+      c,
+      had
+        ? { sendMs: Math.min(had.sendMs, r.sendMs), endMs: Math.max(had.endMs, r.endMs), ok: had.ok && r.ok }
+        : { sendMs: r.sendMs, endMs: r.endMs, ok: r.ok },
+    );
+  });
+  return [...convs.values()];
+}
+
+/** The load really offered over a level's measured requests: in flight (closed loop) or sent per second (open loop). */
+export function measureOffered(requests: readonly OfferedRequest[], asked: AskedLoad): OfferedMeasure {
+  const offered: OfferedLoad = {};
+  if (requests.length === 0) return { offered, clientLagged: [] };
+  if (!asked.openLoop) {
+    const spans = closedLoopInFlight(
+      byRound(requests, (rs) => rs),
+      asked.concurrency,
+    );
+    if (spans) {
+      offered.inFlightMean = spans.mean;
+      offered.inFlightP5 = spans.p5;
+      offered.windowMs = spans.windowMs;
+    }
+    const multiTurn = requests.some((r) => r.conversation !== undefined);
+    const judged = multiTurn ? closedLoopInFlight(byRound(requests, conversationSpans), asked.concurrency) : spans;
+    if (multiTurn && judged) {
+      offered.conversationsMean = judged.mean;
+      offered.conversationsP5 = judged.p5;
+    }
+    if (judged && judged.shortfallMs > 0) offered.shortfallAfterFailures = judged.afterFailureMs / judged.shortfallMs;
+    return { offered, clientLagged: [] };
+  }
+  const rate = openLoopRate(
+    byRound(
+      requests.filter((r) => r.scheduledMs !== undefined),
+      (rs) => rs as ScheduledSend[],
+    ),
+  );
+  if (rate) {
+    offered.ratePerSec = rate.achievedPerSec;
+    offered.scheduledRatePerSec = rate.scheduledPerSec;
+  }
+  const withRate = rate ? { rate } : {};
+  const scheduled = requests.flatMap((r, i) => (r.scheduledMs !== undefined ? [i] : []));
+  if (!asked.cap) return { offered, clientLagged: scheduled, ...withRate };
+  // Every request counts for what was in flight; only the scheduled ones (a conversation's first turn) are judged.
+  const held = heldByCap(requests, asked.cap);
+  offered.heldByCap = held.size;
+  return { offered, clientLagged: scheduled.filter((i) => !held.has(i)), ...withRate };
 }

@@ -142,12 +142,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   const scheduleLags = measured.filter((r) => r.scheduledMs !== undefined).map((r) => r.sendMs - r.scheduledMs!);
   const scheduleLagMs = scheduleLags.length > 0 ? summarize(scheduleLags) : undefined;
   const openLoop = scheduleLags.length > 0 || input.rate !== undefined || input.burst !== undefined;
-  const offered = offeredLoadOf(measured, {
-    concurrency: input.concurrency,
-    rate: input.rate,
-    openLoop,
-    cap: input.maxInFlight,
-  });
+  const offered = offeredLoadOf(measured, { concurrency: input.concurrency, openLoop, cap: input.maxInFlight });
   // The client answers for the lag of the sends it made late, not of those a full cap held back.
   const clientLags = offered.clientLagged.map((r) => r.sendMs - r.scheduledMs!);
 
