@@ -142,7 +142,14 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   const scheduleLags = measured.filter((r) => r.scheduledMs !== undefined).map((r) => r.sendMs - r.scheduledMs!);
   const scheduleLagMs = scheduleLags.length > 0 ? summarize(scheduleLags) : undefined;
   const openLoop = scheduleLags.length > 0 || input.rate !== undefined || input.burst !== undefined;
-  const offered = offeredLoadOf(measured, { concurrency: input.concurrency, openLoop, cap: input.maxInFlight });
+  // Over the complete rounds, as throughput: a round cut short ends all at once. With none, figures but no verdict.
+  const completeRecords = measured.filter((r) => r.round < input.rounds);
+  const judgeOffered = completeRecords.length > 0;
+  const offered = offeredLoadOf(judgeOffered ? completeRecords : measured, {
+    concurrency: input.concurrency,
+    openLoop,
+    cap: input.maxInFlight,
+  });
   // The client answers for the lag of the sends it made late, not of those a full cap held back.
   const clientLags = offered.clientLagged.map((r) => r.sendMs - r.scheduledMs!);
 
@@ -181,7 +188,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     clientCheck({
       loopLagP99Ms: input.loopLagP99Ms ?? null,
       scheduleLagP99Ms: clientLags.length > 0 ? summarize(clientLags).p99 : null,
-      offered: offered.offered,
+      ...(judgeOffered ? { offered: offered.offered } : {}),
       askedConcurrency: openLoop ? undefined : input.concurrency,
       askedRate: input.rate,
       rateLateMs: offered.rate?.lateMs,
