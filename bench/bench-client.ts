@@ -18,6 +18,7 @@ import { startSimProcess } from './sim-process.js';
 import type { SimProcess } from './sim-process.js';
 import { readTruth, recordGcPauses, splitTtft, watchCpu } from './ttft-split.js';
 import type { CpuUse } from './ttft-split.js';
+import type { TruthRecord } from '../src/core/sim/truth-log.js';
 import { showSplit } from './ttft-split-report.js';
 
 const clock = createMonoClock();
@@ -70,6 +71,21 @@ interface LevelFigures {
 /** The concurrency these outcomes really held, as the client check measures it (src/shared/offered-load.ts). */
 function offered(outcomes: readonly ScheduledOutcome[], concurrency: number): { mean: number; p5: number } {
   const spans = outcomes.map((o) => ({ sendMs: o.sendMs, endMs: o.endMs, ok: o.result.error === null }));
+  const m = closedLoopInFlight([spans], concurrency);
+  return { mean: m?.mean ?? NaN, p5: m?.p5 ?? NaN };
+}
+
+/** The concurrency the server saw, from its truth log (request received to response end), as offered() measures it. */
+function serverHeld(
+  outcomes: readonly ScheduledOutcome[],
+  truth: ReadonlyMap<string, TruthRecord>,
+  concurrency: number,
+): { mean: number; p5: number } {
+  const spans = outcomes.flatMap((o) => {
+    const t = truth.get(o.requestTag);
+    if (!t?.endNs) return [];
+    return [{ sendMs: monoNsToMs(clock, BigInt(t.receivedNs)), endMs: monoNsToMs(clock, BigInt(t.endNs)), ok: true }];
+  });
   const m = closedLoopInFlight([spans], concurrency);
   return { mean: m?.mean ?? NaN, p5: m?.p5 ?? NaN };
 }
@@ -224,13 +240,23 @@ async function instantLevels(outputLen: number): Promise<LevelFigures[]> {
   return [...a, ...b];
 }
 
-/** The default simulator profile (7 ms decode steps, an 8B model on an H200): a server that is really working. */
+/**
+ * The default simulator profile (7 ms decode steps, an 8B model on an H200): a server that is really working. The
+ * simulator's truth log says how many requests it had itself (received to response end), beside the client's count.
+ */
 async function pacedLevels(): Promise<LevelFigures[]> {
-  const sim = await startSimProcess([]);
+  const truthFile = join(mkdtempSync(join(tmpdir(), 'sb-truth-')), 'truth.jsonl');
+  const sim = await startSimProcess(['--truth', truthFile]);
   console.log('paced server (default simulator profile, 64 tokens):');
   const inThread = createInThreadExecutor({ baseUrl: sim.url, clock });
   const a = await levelsOn(inThread, 'paced', 64, 'p', (c) => Math.max(16, 4 * c));
   await sim.stop();
+  const truth = readTruth(truthFile);
+  for (const f of a) {
+    console.log(
+      `  c=${String(f.concurrency).padStart(4)} the simulator itself had ${heldText(serverHeld(f.outcomes, truth, f.concurrency))} (request received → response end, its truth log)`,
+    );
+  }
   return a;
 }
 
