@@ -13,10 +13,12 @@ import { createWorkerExecutor } from '../src/core/load/worker-executor.js';
 import { planLevels } from '../src/core/load/level-plan.js';
 import { percentile } from '../src/core/metrics/index.js';
 import { BenchConfigSchema } from '../src/shared/config.js';
+import { closedLoopInFlight } from '../src/shared/offered-load.js';
 import { startSimProcess } from './sim-process.js';
 import type { SimProcess } from './sim-process.js';
 import { readTruth, recordGcPauses, splitTtft, watchCpu } from './ttft-split.js';
 import type { CpuUse } from './ttft-split.js';
+import type { TruthRecord } from '../src/core/sim/truth-log.js';
 import { showSplit } from './ttft-split-report.js';
 
 const clock = createMonoClock();
@@ -60,8 +62,36 @@ interface LevelFigures {
   selfTtftP50Ms: number;
   selfTtftP99Ms: number;
   loopLagP99Ms: number;
+  /** Requests really in flight: time-averaged over the judged window, and its time-weighted p5. */
+  offeredMean: number;
+  offeredP5: number;
   outcomes: ScheduledOutcome[];
 }
+
+/** The concurrency these outcomes really held, as the client check measures it (src/shared/offered-load.ts). */
+function offered(outcomes: readonly ScheduledOutcome[], concurrency: number): { mean: number; p5: number } {
+  const spans = outcomes.map((o) => ({ sendMs: o.sendMs, endMs: o.endMs, ok: o.result.error === null }));
+  const m = closedLoopInFlight([spans], concurrency);
+  return { mean: m?.mean ?? NaN, p5: m?.p5 ?? NaN };
+}
+
+/** The concurrency the server saw, from its truth log (request received to response end), as offered() measures it. */
+function serverHeld(
+  outcomes: readonly ScheduledOutcome[],
+  truth: ReadonlyMap<string, TruthRecord>,
+  concurrency: number,
+): { mean: number; p5: number } {
+  const spans = outcomes.flatMap((o) => {
+    const t = truth.get(o.requestTag);
+    if (!t?.endNs) return [];
+    return [{ sendMs: monoNsToMs(clock, BigInt(t.receivedNs)), endMs: monoNsToMs(clock, BigInt(t.endNs)), ok: true }];
+  });
+  const m = closedLoopInFlight([spans], concurrency);
+  return { mean: m?.mean ?? NaN, p5: m?.p5 ?? NaN };
+}
+
+/** "held 15.9 (p5 15)": the concurrency a figure was measured at. */
+const heldText = (o: { mean: number; p5: number }): string => `held ${o.mean.toFixed(2)} (p5 ${o.p5})`;
 
 async function level(
   executor: RequestExecutor,
@@ -82,6 +112,7 @@ async function level(
   const ttft = ok
     .filter((o) => o.result.firstTokenMs !== null)
     .map((o) => (o.result.firstTokenMs as number) - o.sendMs);
+  const held = offered(outcomes, concurrency);
   return {
     concurrency,
     mode,
@@ -91,6 +122,8 @@ async function level(
     selfTtftP50Ms: p(ttft, 50),
     selfTtftP99Ms: p(ttft, 99),
     loopLagP99Ms,
+    offeredMean: held.mean,
+    offeredP5: held.p5,
     outcomes,
   };
 }
@@ -98,7 +131,7 @@ async function level(
 function show(f: LevelFigures, ttftLabel = 'self-TTFT'): void {
   console.log(
     `  c=${String(f.concurrency).padStart(4)} ${f.mode.padEnd(10)} ${String(f.requests).padStart(5)} req ${f.failed} failed  ` +
-      `${Math.round(f.chunkEventsPerSec).toLocaleString('en-US').padStart(9)} chunk events/s  ${ttftLabel} p50 ${f.selfTtftP50Ms.toFixed(2)} ms p99 ${f.selfTtftP99Ms.toFixed(2)} ms  loop lag p99 ${f.loopLagP99Ms.toFixed(1)} ms`,
+      `${Math.round(f.chunkEventsPerSec).toLocaleString('en-US').padStart(9)} chunk events/s  ${ttftLabel} p50 ${f.selfTtftP50Ms.toFixed(2)} ms p99 ${f.selfTtftP99Ms.toFixed(2)} ms ${heldText({ mean: f.offeredMean, p5: f.offeredP5 })}  loop lag p99 ${f.loopLagP99Ms.toFixed(1)} ms`,
   );
 }
 
@@ -152,7 +185,7 @@ async function runLikeLevels(
     const wave = all.slice(0, concurrency);
     const rest = all.slice(concurrency);
     console.log(
-      `  c=${String(concurrency).padStart(4)} warm-up ${String(plan.warmup).padStart(4)} req, then ${measured}: self-TTFT p50 ${p(all, 50).toFixed(2)} ms p99 ${p(all, 99).toFixed(2)} ms` +
+      `  c=${String(concurrency).padStart(4)} warm-up ${String(plan.warmup).padStart(4)} req, then ${measured}: self-TTFT p50 ${p(all, 50).toFixed(2)} ms p99 ${p(all, 99).toFixed(2)} ms ${heldText(offered(outcomes, concurrency))}` +
         (concurrency > 1
           ? `; first wave (${wave.length}) p50 ${p(wave, 50).toFixed(2)} p99 ${p(wave, 99).toFixed(2)} ms, later waves p50 ${p(rest, 50).toFixed(2)} p99 ${p(rest, 99).toFixed(2)} ms`
           : `; first 20 p50 ${p(all.slice(0, 20), 50).toFixed(2)} max ${Math.max(...all.slice(0, 20)).toFixed(2)} ms, the rest p99 ${p(all.slice(20), 99).toFixed(2)} ms`),
@@ -176,6 +209,62 @@ function machineLoad(): string {
     .join(' ')}${pressure}`;
 }
 
+/** Closed-loop levels at c = 1, 16, 64, 256 on one executor, after a warm-up level; a line each. */
+async function levelsOn(
+  executor: RequestExecutor,
+  mode: string,
+  outputLen: number,
+  tag: string,
+  count: (c: number) => number,
+): Promise<LevelFigures[]> {
+  const out: LevelFigures[] = [];
+  await level(executor, 'warm-up', 16, 64, outputLen, `${tag}w`);
+  for (const c of [1, 16, 64, 256]) {
+    const f = await level(executor, mode, c, count(c), outputLen, `${tag}${c}`);
+    show(f, mode.includes('paced') ? 'TTFT' : 'self-TTFT');
+    out.push(f);
+  }
+  await executor.close();
+  return out;
+}
+
+/** The zero-delay simulator, in-thread and on two workers: the client is all there is. */
+async function instantLevels(outputLen: number): Promise<LevelFigures[]> {
+  const instant = await startSimProcess(['--profile', 'instant']);
+  console.log('instant server (zero-delay simulator):');
+  const inThread = createInThreadExecutor({ baseUrl: instant.url, clock });
+  const a = await levelsOn(inThread, 'in-thread', outputLen, 'a', (c) => Math.max(64, 4 * c));
+  const workers = createWorkerExecutor({ baseUrl: instant.url, clock, workers: 2 });
+  const b = await levelsOn(workers, '2 workers', outputLen, 'b', (c) => Math.max(64, 4 * c));
+  await instant.stop();
+  return [...a, ...b];
+}
+
+/**
+ * The default simulator profile (7 ms decode steps, an 8B model on an H200): a server that is really working. The
+ * simulator's truth log says how many requests it had itself (received to response end), beside the client's count.
+ */
+async function pacedLevels(): Promise<LevelFigures[]> {
+  const truthFile = join(mkdtempSync(join(tmpdir(), 'sb-truth-')), 'truth.jsonl');
+  const sim = await startSimProcess(['--truth', truthFile]);
+  console.log('paced server (default simulator profile, 64 tokens):');
+  const inThread = createInThreadExecutor({ baseUrl: sim.url, clock });
+  const a = await levelsOn(inThread, 'paced', 64, 'p', (c) => Math.max(16, 4 * c));
+  await sim.stop();
+  const truth = readTruth(truthFile);
+  for (const f of a) {
+    console.log(
+      `  c=${String(f.concurrency).padStart(4)} the simulator itself had ${heldText(serverHeld(f.outcomes, truth, f.concurrency))} (request received → response end, its truth log)`,
+    );
+  }
+  return a;
+}
+
+/** The concurrency held at each level, for the JSON line. */
+function heldFigures(prefix: string, levels: readonly LevelFigures[]): Record<string, number> {
+  return Object.fromEntries(levels.map((f) => [`${prefix}C${f.concurrency}Held`, Number(f.offeredMean.toFixed(2))]));
+}
+
 async function main(): Promise<void> {
   const outputLen = 256;
   const warmupArg = process.argv.indexOf('--warmup');
@@ -184,6 +273,24 @@ async function main(): Promise<void> {
     `bench:client — node ${process.version}, ${outputLen} tokens per request, chat API, simulator in its own process`,
   );
   console.log(`machine: ${machineLoad()}`);
+  if (process.argv.includes('--offered-only')) {
+    const instant = await instantLevels(outputLen);
+    const paced = await pacedLevels();
+    console.log(
+      JSON.stringify({
+        ...heldFigures(
+          'instantInThread',
+          instant.filter((f) => f.mode === 'in-thread'),
+        ),
+        ...heldFigures(
+          'instantWorkers',
+          instant.filter((f) => f.mode === '2 workers'),
+        ),
+        ...heldFigures('paced', paced),
+      }),
+    );
+    return;
+  }
 
   // 0. Levels as a run has them, cold client first: does the warm-up warm the client as well as the server?
   const coldTruth = join(mkdtempSync(join(tmpdir(), 'sb-truth-')), 'truth.jsonl');
@@ -221,27 +328,9 @@ async function main(): Promise<void> {
     return;
   }
 
-  // 1. Against a server that answers at once: every millisecond of TTFT is the client's own.
-  const instant = await startSimProcess(['--profile', 'instant']);
-  const results: LevelFigures[] = [];
-  console.log('instant server (zero-delay simulator):');
-  const inThread = createInThreadExecutor({ baseUrl: instant.url, clock });
-  await level(inThread, 'warm-up', 16, 64, outputLen, 'w');
-  for (const c of [1, 16, 64, 256]) {
-    const f = await level(inThread, 'in-thread', c, Math.max(64, 4 * c), outputLen, `a${c}`);
-    show(f);
-    results.push(f);
-  }
-  await inThread.close();
-  const workers = createWorkerExecutor({ baseUrl: instant.url, clock, workers: 2 });
-  await level(workers, 'warm-up', 16, 64, outputLen, 'ww');
-  for (const c of [64, 256]) {
-    const f = await level(workers, '2 workers', c, 4 * c, outputLen, `b${c}`);
-    show(f);
-    results.push(f);
-  }
-  await workers.close();
-  await instant.stop();
+  // 1. Against a server that answers at once (every millisecond of TTFT is the client's own), then one that paces.
+  const results = await instantLevels(outputLen);
+  const pacedFigures = await pacedLevels();
 
   // 2. Concurrent streams held open at once against a paced server with room for all of them.
   const paced = await startSimProcess([
@@ -297,6 +386,15 @@ async function main(): Promise<void> {
   const best256 = at256.reduce((a, b) => (b.selfTtftP50Ms < a.selfTtftP50Ms ? b : a));
   const summary = {
     ...levelFigures,
+    ...heldFigures(
+      'instantInThread',
+      results.filter((f) => f.mode === 'in-thread'),
+    ),
+    ...heldFigures(
+      'instantWorkers',
+      results.filter((f) => f.mode === '2 workers'),
+    ),
+    ...heldFigures('paced', pacedFigures),
     runC256FirstWaveP50Ms: Number(runC256FirstWaveP50Ms!.toFixed(2)),
     streams,
     chunkEventsPerSec: Math.round(Math.max(...results.map((r) => r.chunkEventsPerSec))),

@@ -72,10 +72,10 @@ export function watchCpu(
     },
     executor: {
       ...executor,
-      execute: async (spec) => {
+      execute: async (spec, onEnded) => {
         const c0 = client.read();
         const s0 = sim.read();
-        const outcome = await executor.execute(spec);
+        const outcome = await executor.execute(spec, onEnded);
         const c1 = client.read();
         const s1 = sim.read();
         if (c0 && s0 && c1 && s1) {

@@ -1,7 +1,7 @@
 import cliProgress from 'cli-progress';
 import type { RunEvent } from '../shared/events.js';
 import { loadText } from '../shared/level-load.js';
-import { prefixCacheHitRate } from '../shared/report-columns.js';
+import { offeredText, prefixCacheHitRate } from '../shared/report-columns.js';
 import { stripControls } from '../shared/control-chars.js';
 import { barStream } from './terminal-output.js';
 
@@ -85,7 +85,9 @@ export function createProgressRenderer(stream: NodeJS.WriteStream, verbose: bool
         const cache = typeof hit === 'number' && hit > 0 ? `, prefix-cache hits ${(hit * 100).toFixed(0)} %` : '';
         // Multi-turn: turns never sent because an earlier turn of their conversation failed.
         const skipped = l.skippedTurns ? `, ${l.skippedTurns} later turns not sent` : '';
-        const text = `  ${label}: ${l.outputTokPerSec?.toFixed(1) ?? '—'} out tok/s, TTFT p50 ${l.ttftMs.p50?.toFixed(1) ?? '—'} ms${perTurn}${ttfo}${cache}, ${l.failed} failed${skipped}`;
+        // The load really offered: the level is named by the asked one, this says whether it was held.
+        const offered = l.offered ? `, offered ${offeredText(l.offered, l.scheduleLagMs?.p99)}` : '';
+        const text = `  ${label}: ${l.outputTokPerSec?.toFixed(1) ?? '—'} out tok/s, TTFT p50 ${l.ttftMs.p50?.toFixed(1) ?? '—'} ms${perTurn}${ttfo}${cache}${offered}, ${l.failed} failed${skipped}`;
         if (bar) {
           bar.stop();
           bar = null;

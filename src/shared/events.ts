@@ -36,6 +36,10 @@ export type RunEvent =
       e2eMs: number | null;
       /** When the request ended, ms after the run's clock origin (same axis as GPU samples). */
       endMs: number;
+      /** Open loop: when its schedule wanted it sent (the live view's offered rate). */
+      scheduledMs?: number;
+      /** Multi-turn: its conversation (the live view's conversations in flight). */
+      conversation?: number;
       done: number;
       total: number;
     }

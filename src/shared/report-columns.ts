@@ -1,4 +1,4 @@
-import type { LevelResult, RunRecord, Summary } from './run-record.js';
+import type { LevelResult, OfferedLoad, RunRecord, Summary } from './run-record.js';
 import { loadText, loadValue } from './level-load.js';
 
 /** One level of one run: what a table row is made from. */
@@ -51,6 +51,27 @@ export function fmtMs(v: number | null | undefined): string {
 /** A number for people with fixed decimals; a dash when unknown. */
 export function fmtFixed(v: number | null | undefined, digits: number): string {
   return v === null || v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(digits);
+}
+
+/**
+ * The load a level really offered, for people: closed loop, requests in flight on average and their p5 ("63.8 (p5
+ * 63)"; multi-turn: conversations, "7.9 conv (p5 7)"); open loop, requests sent per second and the schedule lag p99
+ * ("9.8/s, lag p99 3.1 ms"). A dash when not measured (runs before it).
+ */
+export function offeredText(o: OfferedLoad | undefined, scheduleLagP99Ms?: number | null): string {
+  if (o?.conversationsMean !== undefined)
+    return `${fmtFixed(o.conversationsMean, 1)} conv (p5 ${o.conversationsP5 ?? '—'})`;
+  if (o?.inFlightMean !== undefined) return `${fmtFixed(o.inFlightMean, 1)} (p5 ${o.inFlightP5 ?? '—'})`;
+  if (o?.ratePerSec !== undefined) {
+    const lag = typeof scheduleLagP99Ms === 'number' ? `, lag p99 ${fmtMs(scheduleLagP99Ms)} ms` : '';
+    return `${fmtFixed(o.ratePerSec, o.ratePerSec >= 10 ? 1 : 2)}/s${lag}`;
+  }
+  return '—';
+}
+
+/** The offered load as one number: in flight (conversations in multi-turn) in closed loop, req/s sent in open loop. */
+export function offeredValue(o: OfferedLoad | undefined): number | null {
+  return o?.conversationsMean ?? o?.inFlightMean ?? o?.ratePerSec ?? null;
 }
 
 /** "threshold=0.9 block_size=32" for a server variant, or the configuration's index. */
@@ -106,6 +127,18 @@ const cacheMatters = (rows: readonly LevelRow[]): boolean =>
 const withSlo = (rows: readonly LevelRow[]): boolean =>
   rows.some((r) => r.level.goodput !== undefined && r.level.goodput !== null);
 
+const offeredMeasured = (rows: readonly LevelRow[]): boolean => rows.some((r) => r.level.offered !== undefined);
+
+/** The load really offered beside the asked one (docs/offered-load.md): one definition for every table and export. */
+const OFFERED_COLUMN: Column = {
+  key: 'offered',
+  header: 'offered',
+  value: ({ level }) => offeredValue(level.offered),
+  text: ({ level }) => offeredText(level.offered, level.scheduleLagMs?.p99),
+  digits: 3,
+  when: offeredMeasured,
+};
+
 const share = (v: number | null | undefined): string => (typeof v === 'number' ? `${(v * 100).toFixed(0)} %` : '—');
 
 const latency = (key: string, group: string, get: (l: LevelResult) => Summary, p: Pct): Column => ({
@@ -146,6 +179,7 @@ export const ARTICLE_COLUMNS: readonly Column[] = [
     value: ({ level }) => level.rate ?? null,
     when: openLoop,
   },
+  OFFERED_COLUMN,
   {
     key: 'output_tok_s',
     header: 'out tok/s',
@@ -245,6 +279,22 @@ export const SUMMARY_CSV_COLUMNS: readonly Column[] = [
   { key: 'checks_failed', header: 'failed checks', value: ({ level }) => failedIds(level) },
   { key: 'checks_warned', header: 'warned checks', value: ({ level }) => warnedIds(level) },
   { key: 'simulated', header: 'simulated', value: ({ record }) => record.simulated },
+  // Added last, and only in runs that measured them: files of older runs keep their header and column order.
+  OFFERED_COLUMN,
+  {
+    key: 'offered_p5',
+    header: 'offered p5',
+    value: ({ level }) => level.offered?.conversationsP5 ?? level.offered?.inFlightP5 ?? null,
+    when: offeredMeasured,
+  },
+  {
+    key: 'schedule_lag_p99_ms',
+    header: 'schedule lag p99',
+    unit: 'ms',
+    value: ({ level }) => level.scheduleLagMs?.p99 ?? null,
+    digits: 3,
+    when: (rows) => rows.some((r) => r.level.scheduleLagMs !== undefined && r.level.offered !== undefined),
+  },
 ];
 
 const tel = (row: LevelRow): NonNullable<LevelResult['telemetry']> | undefined => row.level.telemetry;

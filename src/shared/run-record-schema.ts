@@ -134,6 +134,19 @@ const LevelSchema = z.looseObject({
   e2eMs: LatencySchema,
   tokensPerChunk: LatencySchema,
   scheduleLagMs: SummarySchema.optional(),
+  offered: z
+    .looseObject({
+      inFlightMean: nonneg.optional(),
+      inFlightP5: nonneg.optional(),
+      windowMs: nonneg.optional(),
+      shortfallAfterFailures: nonneg.optional(),
+      conversationsMean: nonneg.optional(),
+      conversationsP5: nonneg.optional(),
+      ratePerSec: nonneg.optional(),
+      scheduledRatePerSec: nonneg.optional(),
+      heldByCap: nonneg.optional(),
+    })
+    .optional(),
   byTurn: z.array(z.looseObject({ turn: count, inputTokens: nonnegOrNull, ttftMs: LatencySchema })).optional(),
   // null when the level was cut short before a complete round (no throughput from a crash).
   outputTokPerSec: nonnegOrNull,

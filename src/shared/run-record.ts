@@ -185,6 +185,29 @@ export interface ResponseCache {
   hitRate: number | null;
 }
 
+/** The load the client really offered, from the records' own send and end stamps (docs/offered-load.md). */
+export interface OfferedLoad {
+  /**
+   * Closed loop: requests in flight, time-averaged over each round's judged window (first send to the later of the
+   * last send and the moment fewer than C requests were left unanswered: the drain after it is not the client's).
+   */
+  inFlightMean?: number;
+  /** Closed loop: the largest count in flight during more than 95 % of those windows (time-weighted p5). */
+  inFlightP5?: number;
+  /** Closed loop: the windows' summed length, ms. */
+  windowMs?: number;
+  /** Share of the slot-time short of C that was spent refilling after failed requests (the server failed them fast). */
+  shortfallAfterFailures?: number;
+  /** Multi-turn closed loop: conversations in flight (first turn's send to last turn's end), what the check judges. */
+  conversationsMean?: number;
+  conversationsP5?: number;
+  /** Open loop: requests sent per second over each round's sends (pooled), and the rate its drawn schedule asked. */
+  ratePerSec?: number;
+  scheduledRatePerSec?: number;
+  /** Open loop with a --max-concurrency cap: measured sends the full cap held back at their scheduled time. */
+  heldByCap?: number;
+}
+
 export interface LevelResult {
   /** Index of the server configuration (server sweeps); 0 otherwise. */
   serverConfigIndex: number;
@@ -220,6 +243,8 @@ export interface LevelResult {
   /** GPU energy attributed to this level's requests (docs/telemetry.md), when power was sampled. */
   energy?: LevelEnergy;
   scheduleLagMs?: Summary;
+  /** The load really offered (in flight, or sent per second) beside the asked one; absent in runs before it. */
+  offered?: OfferedLoad;
   /** Null when no round of the level completed (cut short): a partial round's rate is no throughput. */
   outputTokPerSec: number | null;
   totalTokPerSec: number | null;

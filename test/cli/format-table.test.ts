@@ -6,6 +6,7 @@ import {
   ARTICLE_COLUMNS,
   cellText,
   columnHeads,
+  fmtMs,
   levelRows,
   levelTitle,
   visibleColumns,
@@ -51,6 +52,21 @@ describe('the CLI table (the shared column definitions)', () => {
     expect(second).toMatch(/^\s+16\s+—\*\s/);
     // Every line but the last cell is padded to the same width.
     expect(head!.indexOf('out tok/s') + 'out tok/s'.length).toBe(second!.indexOf('—*') + '—*'.length);
+  });
+
+  it('shows the load really offered beside the asked one once a run measured it', async () => {
+    const record = await fixture('closed');
+    expect(formatLevelTable(record).split('\n')[0]).not.toContain('offered');
+    record.levels[0]!.offered = { inFlightMean: 0.987, inFlightP5: 1 };
+    record.levels[1]!.offered = { inFlightMean: 9.1, inFlightP5: 4 };
+    const [head, first, second] = formatLevelTable(record).split('\n');
+    expect(cells(head!).slice(0, 2)).toEqual(['conc', 'offered']);
+    expect(cells(first!).slice(1, 2)).toEqual(['1.0 (p5 1)']);
+    expect(cells(second!).slice(1, 2)).toEqual(['9.1 (p5 4)']);
+    const open = await fixture('open');
+    open.levels[0]!.offered = { ratePerSec: 1.96, scheduledRatePerSec: 2 };
+    const line = formatLevelTable(open).split('\n')[1]!;
+    expect(line).toContain(`1.96/s, lag p99 ${fmtMs(open.levels[0]!.scheduleLagMs?.p99)} ms`);
   });
 
   it('open loop shows the rate with its unit instead of the concurrency', async () => {

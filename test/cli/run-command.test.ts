@@ -150,7 +150,7 @@ describe('servebench run flags and config', { timeout: TEST_MS }, () => {
       '2',
     ]);
     expect(res.stdout).toMatch(/SIMULATED/);
-    expect(res.stdout).toMatch(/conc\s+out tok\/s\s+TTFT p50/);
+    expect(res.stdout).toMatch(/conc\s+offered\s+out tok\/s\s+TTFT p50/);
     expect(res.stdout).toMatch(/\$\/1M out/);
     expect(res.stdout).toMatch(/run folder: .*-demo/);
     const [dir] = await readdir(out);

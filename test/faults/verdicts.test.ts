@@ -272,7 +272,10 @@ describe('verdicts against real-server behaviour', () => {
     );
     // The table shows no rate for it, marked cut short; the last lines say why.
     const row = formatLevelTable(result.record).split('\n')[1]!;
-    expect(row).toMatch(/^\s*16\s+—\*/);
+    expect(row).toMatch(/^\s*16\s+\S+ \(p5 \d+\)\s+—\*/);
+    // The offered load of a round cut short is shown, but not judged: the cut-short check says what happened.
+    expect(level.offered?.inFlightMean).toBeGreaterThan(0);
+    expect(level.checks.find((c) => c.id === 'client')?.code).not.toBe('offered-below-asked');
     expect(formatProblems(result.record)).toContain(
       'c=16 cut short: the server died: the server exited with code 1 (no throughput: no round completed)',
     );

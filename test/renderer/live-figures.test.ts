@@ -64,6 +64,40 @@ describe('live figures', () => {
     expect(f.rate).toBeCloseTo(20, 6);
   });
 
+  it('the load offered so far: over the completed rounds only, measured as the level summary measures it', () => {
+    const r = run(1);
+    start(r, 1, 0, 8); // c=2
+    const done = (round: number, sendMs: number, endMs: number) =>
+      applyEvent(r, {
+        type: 'request-done',
+        levelIndex: 1,
+        round,
+        ok: true,
+        done: 1,
+        total: 8,
+        endMs,
+        ttftMs: 1,
+        e2eMs: endMs - sendMs,
+      });
+    applyEvent(r, { type: 'phase', levelIndex: 1, phase: 'measure', round: 0 });
+    // Round 0: two lanes, each 10 ms requests; the second lane starts 10 ms late.
+    done(0, 0, 10);
+    done(0, 10, 20);
+    done(0, 10, 20);
+    done(0, 20, 30);
+    // No round done yet: a round in progress still has requests out of sight.
+    expect(formingFigures(r, 1).offered).toBeNull();
+    applyEvent(r, { type: 'phase', levelIndex: 1, phase: 'measure', round: 1 });
+    done(1, 100, 110);
+    // Window 0 .. max(last send 20, 3rd end 20): 1 in flight for 10 ms, 2 for 10 ms.
+    expect(formingFigures(r, 1).offered).toEqual({
+      inFlightMean: 1.5,
+      inFlightP5: 1,
+      windowMs: 20,
+      shortfallAfterFailures: 0,
+    });
+  });
+
   it('throttled spans: from the first throttled sample to the first one not throttled, per GPU and kind', () => {
     const sample = (tMs: number, cls: GpuSample['class'], gpu = 0) => ({ tMs, gpu, class: cls }) as GpuSample;
     const spans = throttleSpans([

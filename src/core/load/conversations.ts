@@ -1,9 +1,9 @@
 import type { RequestExecutor } from './executor.js';
 import type { Prompt, PromptMessage } from './prompts.js';
 import type { Clock } from '../clock.js';
-import { waitUntil } from './scheduler.js';
+import { sendRequest, waitUntil } from './scheduler.js';
 import type { ScheduledOutcome, WaitUntil } from './scheduler.js';
-import type { RequestSpec } from './stream-client.js';
+import type { RequestOutcome, RequestSpec } from './stream-client.js';
 
 /** Counts a chat prompt's tokens with the server's tokenizer, template included (null when it cannot say); `signal` gives up. */
 export type MessagesCounter = (messages: readonly PromptMessage[], signal?: AbortSignal) => Promise<number | null>;
@@ -87,12 +87,16 @@ function slots(limit: number | undefined): { acquire: () => Promise<void>; relea
  * A turn that fails ends its conversation (there is no answer to send back): its later turns are not sent, and
  * onOutcome is told how many. Each later turn's expected input (its prompt's inputLen) is the history counted by
  * `countMessages`, asked alongside the request and set before this resolves.
+ * Offered load: a turn waits for the previous answer's parsed text by design, so a conversation, not a request, is
+ * what a lane keeps in flight; a lane takes its next conversation as soon as the last turn ended on the wire.
  */
 export async function runConversations(options: ConversationOptions): Promise<ScheduledOutcome[]> {
   const { userPrompts, turns, executor, signal, arrivals } = options;
   const count = Math.floor(userPrompts.length / turns);
   const outcomes: ScheduledOutcome[] = [];
   const counts: Array<Promise<void>> = [];
+  // Last turns, recorded once parsed while their lanes already go on.
+  const tails: Array<Promise<unknown>> = [];
   const think = options.thinkTimeMs ?? 0;
   const gate = slots(arrivals?.maxInFlight);
   // After one failed count the tokenizer is not asked again: a hung one would hold a socket per turn to --timeout.
@@ -136,18 +140,27 @@ export async function runConversations(options: ConversationOptions): Promise<Sc
           ),
         );
       }
-      let outcome: ScheduledOutcome;
-      try {
-        outcome = await executor.execute(options.makeSpec(prompt, turn < turns - 1));
-      } finally {
-        gate.release();
+      const last = turn === turns - 1;
+      const sent = sendRequest(executor, options.makeSpec(prompt, !last));
+      // A turn stops counting against the cap once its response ended on the wire.
+      void sent.freed.then(() => gate.release());
+      const settle = (o: RequestOutcome): boolean => {
+        const outcome: ScheduledOutcome = turn === 0 && scheduledMs !== undefined ? { ...o, scheduledMs } : o;
+        outcomes.push(outcome);
+        // A cancel cuts the level short: the turns it stops are not skipped by a failure.
+        const skipped = failed(outcome) && !signal?.aborted ? turns - turn - 1 : 0;
+        options.onOutcome(outcome, skipped);
+        return !failed(outcome);
+      };
+      if (last) {
+        // Nothing waits for the last answer's text: the lane takes its next conversation at the wire end.
+        tails.push(sent.outcome.then(settle));
+        await sent.freed;
+        return;
       }
-      if (turn === 0 && scheduledMs !== undefined) outcome = { ...outcome, scheduledMs };
-      outcomes.push(outcome);
-      // A cancel cuts the level short: the turns it stops are not skipped by a failure.
-      const skipped = failed(outcome) && !signal?.aborted ? turns - turn - 1 : 0;
-      options.onOutcome(outcome, skipped);
-      if (failed(outcome)) return;
+      // A later turn sends this answer back: it waits for the parsed text (and the think time), by design.
+      const outcome = await sent.outcome;
+      if (!settle(outcome)) return;
       history.push(messages[messages.length - 1] as PromptMessage, {
         role: 'assistant',
         content: outcome.result.text ?? '',
@@ -173,6 +186,7 @@ export async function runConversations(options: ConversationOptions): Promise<Sc
     };
     await Promise.all(Array.from({ length: Math.min(options.concurrency, count) }, lane));
   }
+  await Promise.all(tails);
   await Promise.all(counts);
   return outcomes;
 }

@@ -7,7 +7,11 @@ import type { AbortReason, RequestOutcome, RequestSpec } from './stream-client.j
 
 /** Runs requests somewhere (this thread or worker threads); the scheduler cannot tell which. */
 export interface RequestExecutor {
-  execute(spec: RequestSpec): Promise<RequestOutcome>;
+  /**
+   * Sends one request and resolves once its reads are parsed. `onEnded` is called once, the moment the response
+   * ended on the wire (or the request failed), before that parsing: a closed-loop lane refills its slot then.
+   */
+  execute(spec: RequestSpec, onEnded?: () => void): Promise<RequestOutcome>;
   /** Ends every in-flight request at once (cancel, server died); later requests run normally. */
   abortAll(reason?: AbortReason): void;
   /** Starts measuring event-loop lag on every thread that sends requests. */
@@ -58,7 +62,7 @@ export function createInThreadExecutor(options: ExecutorOptions): RequestExecuto
   const lag = createLagWindow();
   return {
     threads: 0,
-    execute: (spec) => client.send(spec, controller.signal),
+    execute: (spec, onEnded) => client.send(spec, controller.signal, onEnded),
     abortAll(reason?: AbortReason) {
       controller.abort(reason);
       controller = newController();

@@ -121,6 +121,7 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
     (o: ScheduledOutcome, skipped = 0) => {
       done += 1 + skipped;
       if (round >= 0) skippedTurns += skipped;
+      const conversation = promptOf.get(o.id)?.meta?.conversation;
       onEvent({
         type: 'request-done',
         levelIndex,
@@ -129,6 +130,8 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
         ttftMs: o.result.firstTokenMs !== null ? o.result.firstTokenMs - o.sendMs : null,
         e2eMs: o.endMs - o.sendMs,
         endMs: o.endMs,
+        ...(o.scheduledMs !== undefined ? { scheduledMs: o.scheduledMs } : {}),
+        ...(conversation !== undefined ? { conversation } : {}),
         done,
         total,
       });

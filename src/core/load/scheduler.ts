@@ -5,7 +5,27 @@ import type { RequestOutcome, RequestSpec } from './stream-client.js';
 /** An outcome plus, in open loop, when the schedule wanted the request sent. */
 export type ScheduledOutcome = RequestOutcome & { scheduledMs?: number };
 
-/** Closed loop: exactly `concurrency` requests in flight until the list is done (or the signal fires). */
+/** A request handed to an executor: its slot is free at `freed` (wire end), its outcome parsed at `outcome`. */
+export interface SentRequest {
+  freed: Promise<void>;
+  outcome: Promise<RequestOutcome>;
+}
+
+/** Sends one request; `freed` resolves when its response ended on the wire (or, at the latest, with its outcome). */
+export function sendRequest(executor: RequestExecutor, spec: RequestSpec): SentRequest {
+  let free: () => void = () => undefined;
+  const freed = new Promise<void>((resolve) => {
+    free = resolve;
+  });
+  const outcome = executor.execute(spec, () => free());
+  outcome.then(free, free);
+  return { freed, outcome };
+}
+
+/**
+ * Closed loop: exactly `concurrency` requests in flight until the list is done (or the signal fires). A lane sends
+ * its next request as soon as its last response ended on the wire; the outcome is recorded once parsed.
+ */
 export async function runClosedLoop(
   specs: RequestSpec[],
   concurrency: number,
@@ -14,16 +34,22 @@ export async function runClosedLoop(
   signal?: AbortSignal,
 ): Promise<ScheduledOutcome[]> {
   const outcomes: ScheduledOutcome[] = [];
+  const parsed: Array<Promise<void>> = [];
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < specs.length && !signal?.aborted) {
-      const spec = specs[next++] as RequestSpec;
-      const outcome = await executor.execute(spec);
-      outcomes.push(outcome);
-      onOutcome(outcome);
+      const sent = sendRequest(executor, specs[next++] as RequestSpec);
+      parsed.push(
+        sent.outcome.then((outcome) => {
+          outcomes.push(outcome);
+          onOutcome(outcome);
+        }),
+      );
+      await sent.freed;
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, specs.length) }, lane));
+  await Promise.all(parsed);
   return outcomes;
 }
 
@@ -82,21 +108,28 @@ export async function runOpenLoop(
 ): Promise<ScheduledOutcome[]> {
   const start = clock.nowMs() + 5;
   const outcomes: ScheduledOutcome[] = [];
+  // In flight (for the cap): until the response ended on the wire; parsed: until the outcome is recorded.
   const running = new Set<Promise<void>>();
+  const parsed: Array<Promise<void>> = [];
   for (let i = 0; i < specs.length && !signal?.aborted; i++) {
     const scheduledMs = start + (offsetsMs[i] ?? 0);
     await wait(scheduledMs, signal);
     if (signal?.aborted) break;
     while (maxConcurrency !== undefined && running.size >= maxConcurrency) await Promise.race(running);
     if (signal?.aborted) break;
-    const p: Promise<void> = executor.execute(specs[i] as RequestSpec).then((outcome) => {
-      const scheduled = { ...outcome, scheduledMs };
-      outcomes.push(scheduled);
-      onOutcome(scheduled);
-      running.delete(p);
+    const sent = sendRequest(executor, specs[i] as RequestSpec);
+    const slot: Promise<void> = sent.freed.then(() => {
+      running.delete(slot);
     });
-    running.add(p);
+    running.add(slot);
+    parsed.push(
+      sent.outcome.then((outcome) => {
+        const scheduled = { ...outcome, scheduledMs };
+        outcomes.push(scheduled);
+        onOutcome(scheduled);
+      }),
+    );
   }
-  await Promise.all(running);
+  await Promise.all(parsed);
   return outcomes;
 }

@@ -2,12 +2,20 @@ import { parentPort } from 'node:worker_threads';
 import { createMonoClock } from '../clock.js';
 import { createInThreadExecutor } from './executor.js';
 import type { RequestExecutor } from './executor.js';
+import type { RequestSpec } from './stream-client.js';
 import type { FromWorker, ToWorker } from './worker-protocol.js';
 
 // A load worker: its own event loop and HTTP client, timestamps on the shared monotonic clock origin.
 const port = parentPort;
 if (!port) throw new Error('load worker must run in a worker thread');
 let executor: RequestExecutor | null = null;
+
+/** Runs a request: tells the scheduler's thread when it ended on the wire (its lane refills), then what came back. */
+const exec = (spec: RequestSpec): void => {
+  void executor
+    ?.execute(spec, () => port.postMessage({ type: 'ended', id: spec.id } satisfies FromWorker))
+    .then((outcome) => port.postMessage({ type: 'done', outcome } satisfies FromWorker));
+};
 
 port.on('message', (message: ToWorker) => {
   switch (message.type) {
@@ -19,9 +27,7 @@ port.on('message', (message: ToWorker) => {
       });
       break;
     case 'exec':
-      void executor
-        ?.execute(message.spec)
-        .then((outcome) => port.postMessage({ type: 'done', outcome } satisfies FromWorker));
+      exec(message.spec);
       break;
     case 'abort':
       executor?.abortAll(message.reason);

@@ -19,7 +19,7 @@ interface Slot {
   worker: Worker;
   alive: boolean;
   inFlight: number;
-  pending: Map<number, { spec: RequestSpec; resolve: (outcome: RequestOutcome) => void }>;
+  pending: Map<number, { spec: RequestSpec; resolve: (outcome: RequestOutcome) => void; onEnded?: () => void }>;
   lag: Array<(p99Ms: number | null) => void>;
   exited: Promise<void>;
 }
@@ -58,6 +58,10 @@ export function createWorkerExecutor(options: ExecutorOptions & { workers: numbe
         slot.lag.shift()?.(message.p99Ms);
         return;
       }
+      if (message.type === 'ended') {
+        slot.pending.get(message.id)?.onEnded?.();
+        return;
+      }
       if (message.type !== 'done') return;
       const entry = slot.pending.get(message.outcome.id);
       slot.pending.delete(message.outcome.id);
@@ -93,14 +97,14 @@ export function createWorkerExecutor(options: ExecutorOptions & { workers: numbe
 
   return {
     threads: slots.length,
-    execute(spec: RequestSpec): Promise<RequestOutcome> {
+    execute(spec: RequestSpec, onEnded?: () => void): Promise<RequestOutcome> {
       let best: Slot | null = null;
       for (const slot of slots) if (slot.alive && (!best || slot.inFlight < best.inFlight)) best = slot;
       if (!best) return Promise.resolve(failedOutcome(spec, clock.nowMs(), 'no load worker is alive'));
       const target = best;
       target.inFlight++;
       return new Promise((resolve) => {
-        target.pending.set(spec.id, { spec, resolve });
+        target.pending.set(spec.id, { spec, resolve, onEnded });
         target.worker.postMessage({ type: 'exec', spec } satisfies ToWorker);
       });
     },

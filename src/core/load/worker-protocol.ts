@@ -9,6 +9,9 @@ export type ToWorker =
   | { type: 'lag-end' }
   | { type: 'close' };
 
-/** Messages from a load worker back. */
+/** Messages from a load worker back: 'ended' (the response is over on the wire) comes before that request's 'done'. */
 export type FromWorker =
-  { type: 'done'; outcome: RequestOutcome } | { type: 'lag'; p99Ms: number | null } | { type: 'closed' };
+  | { type: 'ended'; id: number }
+  | { type: 'done'; outcome: RequestOutcome }
+  | { type: 'lag'; p99Ms: number | null }
+  | { type: 'closed' };

@@ -27,6 +27,7 @@ import {
   usageRejected,
   type PooledLatencies,
 } from './request-metrics.js';
+import { offeredLoadOf } from './offered-load.js';
 import { responseCacheOf } from './response-cache.js';
 import { requestEndBound, roundCv, roundResults } from './throughput.js';
 import { impossibleUsage } from './usage-checks.js';
@@ -65,6 +66,8 @@ export interface LevelSummaryInput {
   loopLagP99Ms?: number | null;
   /** The engine's own mean decode time per request over the level (vLLM's /metrics histogram), when scraped. */
   engineDecode?: ServerDecodeFigure | null;
+  /** Open loop: the --max-concurrency cap (absent: none); sends it held back are not the client's lag. */
+  maxInFlight?: number;
   /** Checks computed elsewhere (telemetry: throttling, preemptions, server), appended after ours. */
   extraChecks?: Check[];
   /** Multi-turn: measured turns not sent because an earlier turn of their conversation failed. */
@@ -151,6 +154,17 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
 
   const scheduleLags = measured.filter((r) => r.scheduledMs !== undefined).map((r) => r.sendMs - r.scheduledMs!);
   const scheduleLagMs = scheduleLags.length > 0 ? summarize(scheduleLags) : undefined;
+  const openLoop = scheduleLags.length > 0 || input.rate !== undefined || input.burst !== undefined;
+  // Over the complete rounds, as throughput: a round cut short ends all at once. With none, figures but no verdict.
+  const completeRecords = measured.filter((r) => r.round < input.rounds);
+  const judgeOffered = completeRecords.length > 0;
+  const offered = offeredLoadOf(judgeOffered ? completeRecords : measured, {
+    concurrency: input.concurrency,
+    openLoop,
+    cap: input.maxInFlight,
+  });
+  // The client answers for the lag of the sends it made late, not of those a full cap held back.
+  const clientLags = offered.clientLagged.map((r) => r.sendMs - r.scheduledMs!);
 
   const errorsByReason: Record<string, number> = {};
   for (const r of measured) {
@@ -186,7 +200,16 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
       multiTurn: turns !== null,
       impossibleCached: impossibleUsage(ok, 'cached_tokens', 'left out of the cache figures and the hit rate'),
     }),
-    clientCheck({ loopLagP99Ms: input.loopLagP99Ms ?? null, scheduleLagP99Ms: scheduleLagMs?.p99 ?? null }),
+    clientCheck({
+      loopLagP99Ms: input.loopLagP99Ms ?? null,
+      scheduleLagP99Ms: clientLags.length > 0 ? summarize(clientLags).p99 : null,
+      ...(judgeOffered ? { offered: offered.offered } : {}),
+      askedConcurrency: openLoop ? undefined : input.concurrency,
+      askedRate: input.rate,
+      rateLateMs: offered.rate?.lateMs,
+      rateRounds: offered.rate?.rounds,
+      cap: input.maxInFlight,
+    }),
     tokenAgreementCheck(measured),
     ...(input.cutShort ? [cutShortCheck(input.cutShort, rounds)] : []),
     ...(input.extraChecks ?? []),
@@ -230,6 +253,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   if (input.rate !== undefined) result.rate = input.rate;
   if (input.burst !== undefined) result.burst = input.burst;
   if (scheduleLagMs !== undefined) result.scheduleLagMs = scheduleLagMs;
+  if (Object.keys(offered.offered).length > 0) result.offered = offered.offered;
   if (cancelled > 0) result.cancelled = cancelled;
   if ((input.skippedTurns ?? 0) > 0) result.skippedTurns = input.skippedTurns;
   const topError = commonestError(measured);

@@ -214,6 +214,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     openingTokens: input.openingTokens ?? null,
     loopLagP99Ms,
     engineDecode: engineDecodeFigure(telemetry),
+    maxInFlight: plan.maxInFlight,
     extraChecks,
     cutShort,
     skippedTurns: run.skippedTurns,

@@ -1,6 +1,8 @@
+import { measureOffered } from '../../shared/offered-load.js';
+import type { OfferedLoad } from '../../shared/run-record.js';
 import type { GpuSample } from '../../shared/telemetry.js';
 import type { TimeBand } from './chart-data.js';
-import type { LiveLevel, LiveRun } from './live-run.js';
+import type { LiveLevel, LivePoint, LiveRun } from './live-run.js';
 
 /** Requests a level must have finished before its rate (and so the time left) is trusted. */
 export const MIN_RATE_SAMPLES = 6;
@@ -77,6 +79,22 @@ export interface FormingFigures {
   ttftP50: number | null;
   ttftP95: number | null;
   e2eP50: number | null;
+  /** The load really offered over the level's completed rounds, measured as the level's own is; null before one. */
+  offered: OfferedLoad | null;
+}
+
+/** The offered load of a level's completed measured rounds (a round in progress has requests still unseen). */
+function offeredSoFar(run: LiveRun, levelIndex: number, points: readonly LivePoint[]): OfferedLoad | null {
+  const level = run.levels[levelIndex];
+  if (!level || level.phase !== 'measure' || level.round === undefined) return null;
+  const done = points.filter((p) => p.round < (level.round as number));
+  if (done.length === 0) return null;
+  const openLoop = level.rate !== undefined || level.burst !== undefined;
+  const m = measureOffered(
+    done.map((p) => ({ ...p, sendMs: p.tMs - (p.e2eMs ?? 0), endMs: p.tMs })),
+    { concurrency: level.concurrency, openLoop, cap: openLoop ? level.concurrency : undefined },
+  );
+  return Object.keys(m.offered).length > 0 ? m.offered : null;
 }
 
 /** The figures of a level as they form (provisional: the finished level's own are what count). */
@@ -92,6 +110,7 @@ export function formingFigures(run: LiveRun, levelIndex: number): FormingFigures
     ttftP50: pct(ttft, 50),
     ttftP95: pct(ttft, 95),
     e2eP50: pct(e2e, 50),
+    offered: offeredSoFar(run, levelIndex, points),
   };
 }
 

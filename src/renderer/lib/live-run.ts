@@ -27,10 +27,14 @@ export interface LivePoint {
   /** ms after the run's clock origin (the event's endMs). */
   tMs: number;
   levelIndex: number;
+  /** Round number, -1 for warm-up. */
+  round: number;
   warmup: boolean;
   ok: boolean;
   ttftMs: number | null;
   e2eMs: number | null;
+  scheduledMs?: number;
+  conversation?: number;
 }
 
 export interface LogLine {
@@ -133,10 +137,13 @@ export function applyEvent(run: LiveRun, event: RunEvent): void {
       run.points.push({
         tMs: event.endMs,
         levelIndex: event.levelIndex,
+        round: event.round,
         warmup: event.round < 0,
         ok: event.ok,
         ttftMs: event.ttftMs,
         e2eMs: event.e2eMs,
+        ...(event.scheduledMs !== undefined ? { scheduledMs: event.scheduledMs } : {}),
+        ...(event.conversation !== undefined ? { conversation: event.conversation } : {}),
       });
       return;
     }

@@ -105,17 +105,32 @@ describe('streaming client against servers that differ', () => {
     expect(o.result.errorKind).toBe('connection-refused');
   });
 
-  it('reads its send time one event-loop turn after send(), once the work already queued has run', async () => {
+  it('reads its send time as send() hands the request over, not on a later turn behind queued work', async () => {
     server = await startFakeOpenAi({});
     // A hand-moved clock: only the order of events decides what it reads.
     let now = 0;
     const client = createStreamClient({ baseUrl: server.url, clock: { originMonoNs: 0n, nowMs: () => now } });
-    // Stands in for a task queued before the send (V8 posts its minor GC so), which must not fall inside TTFT.
+    // Work queued before the send (the last response's parsing) must not delay it: a lane refills at the wire end.
     setImmediate(() => (now = 5));
     const o = await client.send(spec('chat', 3));
     await client.close();
-    expect(o.sendMs).toBe(5);
+    expect(o.sendMs).toBe(0);
     expect(o.result.error).toBeNull();
+    expect(o.result.completionTokens).toBe(3);
+  });
+
+  it('tells the caller the response ended on the wire before its reads are parsed', async () => {
+    server = await startFakeOpenAi({});
+    const client = createStreamClient({ baseUrl: server.url, clock: createMonoClock() });
+    const order: string[] = [];
+    const o = await client
+      .send(spec('chat', 3), undefined, () => order.push('ended'))
+      .then((outcome) => {
+        order.push('outcome');
+        return outcome;
+      });
+    await client.close();
+    expect(order).toEqual(['ended', 'outcome']);
     expect(o.result.completionTokens).toBe(3);
   });
 

@@ -384,6 +384,78 @@ describe('client', () => {
     expect(clientCheck({ loopLagP99Ms: 5, scheduleLagP99Ms: 101 }).status).toBe('fail');
     expect(clientCheck({ loopLagP99Ms: null, scheduleLagP99Ms: null }).status).toBe('warn');
   });
+
+  const lagOk = { loopLagP99Ms: 3, scheduleLagP99Ms: null };
+
+  it('fails a closed-loop level that held below 95 % of its concurrency, saying how much was offered', () => {
+    const c = clientCheck({ ...lagOk, askedConcurrency: 64, offered: { inFlightMean: 9.1, inFlightP5: 4 } });
+    expect(c.status).toBe('fail');
+    expect(c.code).toBe('offered-below-asked');
+    expect(c.facts).toMatchObject({ achievedConcurrency: 9.1, achievedConcurrencyP5: 4, askedConcurrency: 64 });
+    expect(c.facts?.ratio).toBeCloseTo(9.1 / 64, 12);
+    const held = clientCheck({ ...lagOk, askedConcurrency: 64, offered: { inFlightMean: 61, inFlightP5: 60 } });
+    expect(held.status).toBe('pass');
+    expect(held.code).toBe('kept-up');
+    expect(held.facts).toMatchObject({ achievedConcurrency: 61, askedConcurrency: 64 });
+  });
+
+  it('only warns when most of the shortfall followed requests the server failed fast', () => {
+    const c = clientCheck({
+      ...lagOk,
+      askedConcurrency: 16,
+      offered: { inFlightMean: 6, inFlightP5: 2, shortfallAfterFailures: 0.8 },
+    });
+    expect(c.status).toBe('warn');
+    expect(c.code).toBe('offered-below-asked-failures');
+    expect(c.facts).toMatchObject({ shortfallAfterFailures: 0.8, achievedConcurrency: 6 });
+    const mostlyClient = clientCheck({
+      ...lagOk,
+      askedConcurrency: 16,
+      offered: { inFlightMean: 6, inFlightP5: 2, shortfallAfterFailures: 0.2 },
+    });
+    expect(mostlyClient.code).toBe('offered-below-asked');
+  });
+
+  it('judges multi-turn levels by conversations in flight, not requests', () => {
+    const c = clientCheck({
+      ...lagOk,
+      askedConcurrency: 8,
+      offered: { inFlightMean: 3, inFlightP5: 1, conversationsMean: 7.9, conversationsP5: 7 },
+    });
+    expect(c.status).toBe('pass');
+    expect(c.facts).toMatchObject({ achievedConcurrency: 7.9, achievedRequestsInFlight: 3 });
+  });
+
+  it('fails an open-loop level whose sends fell behind the rate, unless a full cap held them', () => {
+    const slow = { ratePerSec: 40, scheduledRatePerSec: 50 };
+    const c = clientCheck({ ...lagOk, askedRate: 50, offered: slow, rateLateMs: 500, rateRounds: 2 });
+    expect(c.status).toBe('fail');
+    expect(c.code).toBe('offered-below-asked');
+    expect(c.facts).toMatchObject({ achievedRate: 40, scheduledRate: 50, askedRate: 50, ratio: 0.8 });
+    const capped = clientCheck({
+      ...lagOk,
+      askedRate: 50,
+      offered: { ...slow, heldByCap: 30 },
+      rateLateMs: 500,
+      rateRounds: 2,
+      cap: 4,
+    });
+    expect(capped.status).toBe('warn');
+    expect(capped.code).toBe('rate-held-by-cap');
+    expect(capped.facts).toMatchObject({ heldByCap: 30 });
+    // Late by no more than the schedule-lag limits per round: on time, then a warning, at any rate.
+    const onTime = clientCheck({ ...lagOk, askedRate: 5000, offered: slow, rateLateMs: 15, rateRounds: 2 });
+    expect(onTime.status).toBe('pass');
+    const aLittle = clientCheck({ ...lagOk, askedRate: 5000, offered: slow, rateLateMs: 60, rateRounds: 2 });
+    expect(aLittle.status).toBe('warn');
+    expect(aLittle.code).toBe('offered-below-asked');
+    expect(aLittle.facts).toMatchObject({ rateLateMs: 60 });
+  });
+
+  it('names the lag when the lag is the worst reason', () => {
+    expect(clientCheck({ loopLagP99Ms: 150, scheduleLagP99Ms: null }).code).toBe('client-lag');
+    expect(clientCheck({ loopLagP99Ms: null, scheduleLagP99Ms: null }).code).toBe('loop-lag-unknown');
+  });
 });
 
 describe('token-agreement', () => {

@@ -94,10 +94,16 @@ describe('summarizeLevel', () => {
       'sample-size': 'warn',
       errors: 'pass',
       'prefix-cache': 'pass',
-      client: 'pass',
+      // Asked c=2, the records hold one request for 100 ms and two for 30 ms a round: 1.23 in flight, not 2.
+      client: 'fail',
       'token-agreement': 'pass',
       throttling: 'pass',
     });
+    const client = level.checks.find((c) => c.id === 'client')!;
+    expect(client.code).toBe('offered-below-asked');
+    expect(client.facts?.achievedConcurrency).toBeCloseTo(160 / 130, 9);
+    expect(client.facts?.askedConcurrency).toBe(2);
+    expect(level.offered).toEqual({ inFlightMean: 160 / 130, inFlightP5: 1, windowMs: 260, shortfallAfterFailures: 0 });
   });
 
   it('counts failures by kind, leaves optional fields out, and summarizes schedule lag in rate mode', () => {

@@ -57,6 +57,32 @@ describe('csv', () => {
   });
 });
 
+describe('csv offered load', () => {
+  it('adds offered, offered p5 (and in open loop the schedule lag p99) last, only in runs that measured them', async () => {
+    const closed = (await loadRunFolder(fixtureDir('closed'))).record;
+    const header = (csv: string): string[] => csv.split('\n')[0]!.split(',');
+    const before = header(summaryCsv(closed));
+    expect(before).not.toContain('offered');
+    const measured = structuredClone(closed);
+    measured.levels[0]!.offered = { inFlightMean: 0.9876, inFlightP5: 1, windowMs: 1000 };
+    const csv = summaryCsv(measured);
+    expect(header(csv)).toEqual([...before, 'offered', 'offered_p5']);
+    const rows = csv
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => l.split(','));
+    // Three decimals; a level without the measure has empty cells, not a made-up 0.
+    expect(rows.map((r) => r.slice(-2))).toEqual([
+      ['0.988', '1'],
+      ['', ''],
+    ]);
+    const open = (await loadRunFolder(fixtureDir('open'))).record;
+    open.levels[0]!.offered = { ratePerSec: 1.96, scheduledRatePerSec: 2 };
+    expect(header(summaryCsv(open)).slice(-3)).toEqual(['offered', 'offered_p5', 'schedule_lag_p99_ms']);
+  });
+});
+
 describe('csv prefix cache', () => {
   it('has a prefix-cache hit-rate column only in runs that use or hit the cache, after E2E p95', async () => {
     const closed = (await loadRunFolder(fixtureDir('closed'))).record;

@@ -47,6 +47,8 @@ export interface LevelComparison {
   series: number;
   figures: FigureComparison[];
   partial: boolean;
+  /** The load each side really offered at this asked load (baseline, series); 'not recorded' where unknown. */
+  offered: [string, string];
 }
 
 /** The whole comparison: conditions first, then per matching level the figures against the baseline. */
@@ -62,7 +64,8 @@ export interface Comparison {
   seed: number;
 }
 
-const NOT_RECORDED = 'not recorded';
+/** A condition or figure a series did not record. */
+export const NOT_RECORDED = 'not recorded';
 
 interface ConditionDef {
   key: string;
@@ -224,6 +227,7 @@ export function compareSeries(
           lengths: lengthKinds(base) > 1 || lengthKinds(s) > 1 ? (lb.lengths ?? la.lengths) : undefined,
           series: si,
           partial: !!(la.partial || lb.partial),
+          offered: [la.offered ?? NOT_RECORDED, lb.offered ?? NOT_RECORDED],
           figures: compareLevels(la, lb, base, s, {
             replicates,
             seed: (seed + si * 7919 + li * 104729) >>> 0,

@@ -1,4 +1,5 @@
-import type { Comparison, FigureComparison, LikeForLike } from './compare.js';
+import { NOT_RECORDED } from './compare.js';
+import type { Comparison, FigureComparison, LevelComparison, LikeForLike } from './compare.js';
 import type { CompareSeries } from './types.js';
 
 /** A figure at readable precision: 1234, 12.3, 1.23. */
@@ -64,4 +65,12 @@ export class Footnotes {
     this.list.push(why);
     return this.list.length;
   }
+}
+
+/** The load each side really offered at a compared level, in one line (asked load alone is not like for like). */
+export function offeredLine(level: LevelComparison, c: Comparison): string | null {
+  const [a, b] = level.offered;
+  const s = c.series[level.series];
+  if (!s || !c.series[0] || (a === NOT_RECORDED && b === NOT_RECORDED)) return null;
+  return `Offered load (really in flight, or sent per second): ${c.series[0].label} ${a}; ${s.label} ${b}.`;
 }

@@ -12,6 +12,7 @@ import {
   fmtValue,
   likeForLikeText,
   methodText,
+  offeredLine,
 } from './format.js';
 import { loadText } from './types.js';
 
@@ -61,7 +62,8 @@ export function compareHtml(c: Comparison, now: Date = new Date()): string {
           return `<tr><td class="t">${esc(f.label)} <small>${esc(f.unit)}</small></td><td>${fmtValue(f.baseline)}</td><td>${fmtValue(f.value)}</td><td>${fmtRatio(f.ratio)}</td><td class="nw">${esc(fmtDiffCi(f))}</td><td class="nw">${esc(fmtRatioCi(f))}</td><td class="t ${verdictClass(f.verdict)}">${esc(f.verdict)}${ref}</td></tr>`;
         })
         .join('');
-      return `<h3>${esc(loadText(level.load, level.lengths))}: ${esc(s.label)} against ${esc(base.label)}${level.partial ? ' (a level was cut short)' : ''}</h3>
+      const offered = offeredLine(level, c);
+      return `<h3>${esc(loadText(level.load, level.lengths))}: ${esc(s.label)} against ${esc(base.label)}${level.partial ? ' (a level was cut short)' : ''}</h3>${offered ? `<p class="offered">${esc(offered)}</p>` : ''}
 <table class="cmp"><thead><tr><th class="t">figure</th><th>${esc(base.label)}</th><th>${esc(s.label)}</th><th>ratio</th><th>95 % CI of the difference</th><th>95 % CI of the ratio</th><th class="t">verdict</th></tr></thead><tbody>${rows}</tbody></table>`;
     })
     .join('');

@@ -8,6 +8,7 @@ import {
   fmtValue,
   likeForLikeText,
   methodText,
+  offeredLine,
 } from './format.js';
 import { loadText } from './types.js';
 import { mdText as cell } from '../markdown-escape.js';
@@ -39,6 +40,8 @@ export function compareMarkdown(c: Comparison): string {
       `## ${cell(loadText(level.load, level.lengths))}: ${cell(s.label)} against ${cell(base.label)}${level.partial ? ' (a level was cut short)' : ''}`,
       '',
     );
+    const offered = offeredLine(level, c);
+    if (offered) out.push(cell(offered), '');
     out.push(
       `| figure | ${cell(base.label)} | ${cell(s.label)} | ratio | 95 % CI of the difference | 95 % CI of the ratio | verdict |`,
       '| --- | ---: | ---: | ---: | ---: | ---: | --- |',

@@ -2,7 +2,7 @@ import type { RequestRecord } from '../../../shared/request-record.js';
 import type { LevelResult } from '../../../shared/run-record.js';
 import { isCancelled, isMeasured, requestMetrics } from '../../metrics/request-metrics.js';
 import { loadKind, loadValue } from '../../../shared/level-load.js';
-import { variantLabel } from '../../../shared/report-columns.js';
+import { offeredText, variantLabel } from '../../../shared/report-columns.js';
 import { diffusionText } from '../facts.js';
 import { requestsByLevel } from '../load-run-folder.js';
 import type { RunFolder } from '../load-run-folder.js';
@@ -144,7 +144,12 @@ export function seriesFromRunFolder(folder: RunFolder, path: string, recordOnly?
       if (level.serverConfigIndex !== config) return;
       // A burst's concurrency is only its in-flight cap: it is keyed by its size, as its own kind of load.
       const load: CompareLevel['load'] = { kind: loadKind(level), value: loadValue(level) };
-      const common = { load, partial: level.partial, lengths: [level.inputLen, level.outputLen] as [number, number] };
+      const common = {
+        load,
+        partial: level.partial,
+        lengths: [level.inputLen, level.outputLen] as [number, number],
+        ...(level.offered ? { offered: offeredText(level.offered, level.scheduleLagMs?.p99) } : {}),
+      };
       if (recordOnly) {
         levels.push({ ...common, ...summaryLevel(level, recordOnly.why) });
         return;

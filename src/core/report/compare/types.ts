@@ -41,6 +41,8 @@ export interface CompareLevel {
   partial?: boolean;
   /** Requested input and output tokens (run folders): a length sweep has several levels at one load. */
   lengths?: [number, number];
+  /** The load really offered, for people (run folders that measured it: "63.8 (p5 63)" in flight, "9.8/s"). */
+  offered?: string;
 }
 
 /** The conditions a series was measured under (undefined = not recorded). */

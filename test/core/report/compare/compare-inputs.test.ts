@@ -45,6 +45,22 @@ describe('compare: servebench run folders', () => {
     expect(ttft.ratio).toBeCloseTo(2, 6);
   });
 
+  it('says beside each compared level how much load each side really offered', async () => {
+    const held = await slowedCopy(1, (r) => {
+      r.label = 'held';
+      r.levels[1]!.offered = { inFlightMean: 3.2, inFlightP5: 2 };
+    });
+    made.push(held);
+    const c = compareSeries(await readCompareInputs([fixtureDir('closed'), held]));
+    const at4 = c.levels.find((l) => l.load.value === 4)!;
+    // The fixture predates the measure: not recorded there.
+    expect(at4.offered).toEqual(['not recorded', '3.2 (p5 2)']);
+    expect(compareMarkdown(c)).toContain(
+      'Offered load (really in flight, or sent per second): closed not recorded; held 3.2 (p5 2).',
+    );
+    expect(c.levels.find((l) => l.load.value === 1)!.offered).toEqual(['not recorded', 'not recorded']);
+  });
+
   it('marks a copy that also runs another model "not like for like"', async () => {
     const other = await slowedCopy(1, (r) => {
       r.environment.engine.version = '0.12.0';
