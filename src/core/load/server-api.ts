@@ -1,5 +1,8 @@
 import { request } from 'undici';
 import { UserError } from '../errors.js';
+import { badAnswerLine, headerText, isRedirect, redirectLine } from '../http-answers.js';
+import { bodyDecoderFor } from './body-decoder.js';
+import type { DecodeResult } from './body-decoder.js';
 import type { MessagesCounter } from './conversations.js';
 import type { PromptMessage, TokenCounter } from './prompts.js';
 import { FULL_COMPAT, apiPath, buildRequestBody } from './request-body.js';
@@ -31,6 +34,12 @@ function serverMessage(res: JsonResponse): string {
   return (typeof message === 'string' ? message : res.text.trim()).slice(0, 300);
 }
 
+/** Drops an answer's body unread (undici reports a destroyed body as an abort error: nobody is waiting for it). */
+function drop(body: { on(event: 'error', listener: () => void): unknown; destroy(): unknown }): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
 /** Most a control call may answer: a tokenize of a long prompt with pieces is well under this. */
 const MAX_CONTROL_BODY = 16 << 20;
 
@@ -59,7 +68,7 @@ export class ServerApi {
 
   constructor(options: ServerApiOptions) {
     this.base = options.baseUrl.replace(/\/+$/, '');
-    this.headers = { 'content-type': 'application/json' };
+    this.headers = { 'content-type': 'application/json', 'accept-encoding': 'identity' };
     if (options.apiKey) this.headers.authorization = `Bearer ${options.apiKey}`;
     this.timeoutMs = options.timeoutMs ?? 30_000;
   }
@@ -93,24 +102,45 @@ export class ServerApi {
       if (signal?.aborted) throw cancelled();
       if (timeout.aborted) throw timedOut();
       const code = (error as { code?: string }).code ?? (error as Error).name;
+      const bad = badAnswerLine(code);
+      if (bad) throw new UserError(`${where}: ${bad}`);
       throw new UserError(
         `cannot reach ${this.base} (${code}): is the server running and is --url right (scheme, host, port)?`,
       );
     }
+    if (isRedirect(res.statusCode)) {
+      drop(res.body);
+      throw new UserError(
+        `${where}: ${redirectLine(res.statusCode, headerText(res.headers.location), this.base + path, path)}`,
+      );
+    }
+    const coding = bodyDecoderFor(headerText(res.headers['content-encoding']));
+    if ('refused' in coding) {
+      drop(res.body);
+      throw new UserError(`${where}: ${coding.refused}`);
+    }
+    const decoder = coding.decoder;
     const parts: Buffer[] = [];
     let size = 0;
-    try {
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
+    // The cap is on the decoded body: a compressed one may not take more memory than a plain one.
+    const keep = (result: DecodeResult): void => {
+      if ('error' in result) throw new UserError(`${where}: ${result.error}`);
+      for (const piece of result.pieces) {
+        size += piece.length;
         if (size > MAX_CONTROL_BODY) {
-          res.body.destroy();
           throw new UserError(
             `${where} answered more than ${MAX_CONTROL_BODY >> 20} MiB: that is not an OpenAI-compatible server; check --url`,
           );
         }
-        parts.push(chunk);
+        parts.push(piece);
       }
+    };
+    try {
+      for await (const chunk of res.body as AsyncIterable<Buffer>)
+        keep(decoder ? decoder.push(chunk) : { pieces: [chunk] });
+      if (decoder) keep(decoder.end());
     } catch (error) {
+      // Leaving the loop by a throw destroys the body (the rest is dropped with the connection).
       if (error instanceof UserError) throw error;
       if (signal?.aborted) throw cancelled();
       if (timeout.aborted) throw timedOut();

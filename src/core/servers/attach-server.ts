@@ -1,11 +1,13 @@
 import type { ServerConfig } from '../../shared/config.js';
 import type { RunEvent } from '../../shared/events.js';
+import { badAnswerProblem, isRedirect, redirectProblem } from '../http-answers.js';
 import { abortError, failStart, ServerConfigError } from './server-errors.js';
 import {
   answer,
   apiKeyFailure,
   discoverVersion,
   httpGet,
+  type HttpResult,
   listModels,
   normalizeBaseUrl,
   notOpenAiFailure,
@@ -43,11 +45,23 @@ export async function attachServer(
   let lastSeen = '';
   // Any answer of `servebench sim` says so (a proxy may answer some paths itself, so every probe counts).
   let simulator = false;
+  // A server that answered, but elsewhere (a redirect) or with what no client takes (huge headers): said at once.
+  const refuseOdd = (path: string, res: HttpResult): void => {
+    const problem = isRedirect(res.status)
+      ? redirectProblem(res.status!, res.location, `${baseUrl}${path}`, path)
+      : res.status === undefined
+        ? badAnswerProblem(res.code)
+        : null;
+    if (problem)
+      fail({ kind: 'not-openai', ...problem, message: `${baseUrl}${path}: ${problem.message}`, logTail: [] });
+  };
   for (;;) {
     if (signal?.aborted) throw abortError(signal);
     const health = await httpGet(fetchFn, `${baseUrl}/health`, { signal, apiKey: opts.apiKey });
     simulator ||= health.simulator === true;
     if (health.status === 200) break;
+    // A /health that redirects is no /health (a proxy's landing page): /v1/models, the API itself, decides below.
+    if (health.status === undefined && !signal?.aborted) refuseOdd('/health', health);
     if (health.status === undefined) {
       if (signal?.aborted) throw abortError(signal);
       if (health.code === 'ENOTFOUND' || health.code === 'EAI_AGAIN' || clock.now() >= connectDeadline) {
@@ -68,6 +82,7 @@ export async function attachServer(
       simulator ||= models.simulator === true;
       if (models.status === 200) break;
       if (signal?.aborted) throw abortError(signal);
+      refuseOdd('/v1/models', models);
       if (models.status === 401 || models.status === 403) fail(apiKeyFailure(baseUrl, models.status));
       lastSeen = `/health answered ${health.status}, /v1/models ${answer(models)}`;
       if (models.status === undefined || models.status < 500) {
@@ -89,6 +104,7 @@ export async function attachServer(
     await clock.sleep(deps.pollMs, signal);
   }
   const listed = await listModels(fetchFn, baseUrl, opts.apiKey);
+  if (isRedirect(listed.status)) refuseOdd('/v1/models', listed);
   // vLLM --api-key leaves /health open but guards /v1: without the key every request would fail.
   if (listed.status === 401 || listed.status === 403) fail(apiKeyFailure(baseUrl, listed.status));
   const models = listed.ids;
