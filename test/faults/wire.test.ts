@@ -1,4 +1,8 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runBenchmark } from '../../src/core/benchmark.js';
 import { createMonoClock } from '../../src/core/clock.js';
 import { isUserError } from '../../src/core/errors.js';
 import { FULL_COMPAT, buildRequestBody } from '../../src/core/load/request-body.js';
@@ -7,6 +11,11 @@ import { createStreamClient } from '../../src/core/load/stream-client.js';
 import type { RequestOutcome } from '../../src/core/load/stream-client.js';
 import { attachServer } from '../../src/core/servers/attach-server.js';
 import { ServerStartError } from '../../src/core/servers/server-errors.js';
+import type { StartServer } from '../../src/core/servers/types.js';
+import { BenchConfigSchema } from '../../src/shared/config.js';
+import type { RunEvent } from '../../src/shared/events.js';
+import { startReturningServer } from '../fakes/returning-server.js';
+import type { ReturningServer } from '../fakes/returning-server.js';
 import { startWireServer } from '../fakes/wire-server.js';
 import type { WireOptions, WireServer } from '../fakes/wire-server.js';
 
@@ -205,5 +214,107 @@ describe('redirects and headers no client takes (gateways in front of the server
     expect((failed as ServerStartError).failure.message).toMatch(
       /\/health: the server answered with response headers over 16 KiB/,
     );
+  });
+});
+
+describe('an attached server (--url) that dies or restarts', () => {
+  /** attach as `servebench run --url` does, with a quick watch; `onProbe` sees every probe's answer. */
+  const attachWith =
+    (onProbe: (url: string, res: Response | null) => Promise<void> = async () => undefined): StartServer =>
+    (config, opts) =>
+      attachServer(config, opts, opts.onEvent ?? (() => {}), {
+        fetch: (async (input: string | URL | Request, init?: RequestInit) => {
+          try {
+            const res = await fetch(input, init);
+            await onProbe(String(input), res);
+            return res;
+          } catch (error) {
+            await onProbe(String(input), null);
+            throw error;
+          }
+        }) as typeof fetch,
+        pollMs: 10,
+        connectTimeoutMs: 10_000,
+        watchMs: 10,
+      });
+
+  async function run(server: ReturningServer, startServer: StartServer, concurrency: number[]) {
+    const out = await mkdtemp(join(tmpdir(), 'sb-faults-wire-'));
+    cleanups.push(() => rm(out, { recursive: true, force: true }));
+    const events: RunEvent[] = [];
+    const config = BenchConfigSchema.parse({
+      out,
+      label: 'wire',
+      concurrency,
+      inputLen: [24],
+      outputLen: [4],
+      rounds: 3,
+      requestsPerRound: 8,
+      warmup: 2,
+      server: { engine: 'attach', url: server.url },
+    });
+    const result = await runBenchmark(config, { startServer, onEvent: (e) => events.push(e) });
+    return { ...result, events };
+  }
+
+  it("dies mid-level: the level ends cut short by the server (no throughput from the partial round) and the run fails, as a launched engine's death", async () => {
+    const server = await startReturningServer();
+    cleanups.push(() => server.close());
+    // The compatibility probe, warm-up 2, round 0 (8) and 1 of round 1: the 13th request finds the server dying.
+    server.dieAtRequest(13);
+    const { record, failure } = await run(server, attachWith(), [2]);
+    const level = record.levels[0]!;
+    expect(level.partial).toBe(true);
+    expect(level.cutShort).toMatch(/^the server died: the attached server at .* stopped answering/);
+    expect(level.checks.find((c) => c.id === 'cut-short')?.status).toBe('fail');
+    expect(level.rounds.filter((r) => !r.partial)).toHaveLength(1);
+    expect(level.rounds.filter((r) => r.partial)).toHaveLength(1);
+    // The rate is round 0's alone: the partial round's requests did not fill a window.
+    expect(level.outputTokPerSec).toBe(level.rounds[0]!.outputTokPerSec);
+    expect(record.status).toBe('failed');
+    expect(failure).toMatch(/^server died during the run: the attached server at .* stopped answering/);
+    // No request was sent after the death was known: the level did not run on to its third round.
+    expect(server.completions()).toBeLessThan(2 + 3 * 8);
+  });
+
+  it('dies between levels and comes back: noticed before the next level and said; the run goes on', async () => {
+    const server = await startReturningServer();
+    cleanups.push(() => server.close());
+    // The compatibility probe, then level 1's warm-up 2 and 3 rounds of 8: down once all 27 answers are sent.
+    server.dieAfterResponses(27);
+    let restarted = false;
+    const startServer = attachWith(async (_url, res) => {
+      // The first probe that finds it gone has seen the outage: the supervisor brings it back.
+      if (res === null && !restarted) {
+        restarted = true;
+        await server.comeBack();
+      }
+    });
+    const { record, events, failure } = await run(server, startServer, [1, 2]);
+    expect(failure).toBeUndefined();
+    expect(record.status).toBe('completed');
+    expect(record.levels).toHaveLength(2);
+    expect(record.levels.every((l) => !l.partial)).toBe(true);
+    const said = events.flatMap((e) => (e.type === 'message' && e.severity === 'warn' ? [e.text] : []));
+    expect(said).toContainEqual(
+      expect.stringMatching(/did not answer for about \d+ s between levels and answers again/),
+    );
+  });
+
+  it('dies between levels and stays down: the run fails before the next level, nothing measured on nothing', async () => {
+    const server = await startReturningServer();
+    cleanups.push(() => server.close());
+    server.dieAfterResponses(27);
+    const startServer: StartServer = (config, opts) =>
+      attachServer(config, opts, opts.onEvent ?? (() => {}), {
+        fetch,
+        pollMs: 10,
+        connectTimeoutMs: 300,
+        watchMs: 10,
+      });
+    const { record, failure } = await run(server, startServer, [1, 2]);
+    expect(record.levels).toHaveLength(1);
+    expect(record.status).toBe('failed');
+    expect(failure).toMatch(/stopped answering \(ECONNREFUSED between levels, for over 1 s\)/);
   });
 });

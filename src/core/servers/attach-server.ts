@@ -12,6 +12,7 @@ import {
   normalizeBaseUrl,
   notOpenAiFailure,
 } from './http-probe.js';
+import { createAttachWatch } from './attach-watch.js';
 import { ATTACH_TRANSITIONS, Lifecycle } from './lifecycle-state.js';
 import { realClock, type WaitClock } from './readiness.js';
 import type { RunningServer, ServerFailure, ServerInfo, StartServerOptions } from './types.js';
@@ -23,6 +24,8 @@ export interface AttachDeps {
   /** How long a server may refuse connections before it counts as unreachable. */
   connectTimeoutMs: number;
   clock?: WaitClock;
+  /** ms between the probes that watch the server between levels (default 1 s). */
+  watchMs?: number;
 }
 
 /** Waits until a running server answers as an OpenAI-compatible one, then names its model; never stops it. */
@@ -55,10 +58,13 @@ export async function attachServer(
     if (problem)
       fail({ kind: 'not-openai', ...problem, message: `${baseUrl}${path}: ${problem.message}`, logTail: [] });
   };
+  // The path that said ready: the watch between levels asks it again.
+  let readyPath = '/health';
   for (;;) {
     if (signal?.aborted) throw abortError(signal);
     const health = await httpGet(fetchFn, `${baseUrl}/health`, { signal, apiKey: opts.apiKey });
     simulator ||= health.simulator === true;
+    readyPath = '/health';
     if (health.status === 200) break;
     // A /health that redirects is no /health (a proxy's landing page): /v1/models, the API itself, decides below.
     if (health.status === undefined && !signal?.aborted) refuseOdd('/health', health);
@@ -80,6 +86,7 @@ export async function attachServer(
       // No /health (404: Ollama, many proxies) or one behind auth: /v1/models decides.
       const models = await httpGet(fetchFn, `${baseUrl}/v1/models`, { signal, apiKey: opts.apiKey });
       simulator ||= models.simulator === true;
+      readyPath = '/v1/models';
       if (models.status === 200) break;
       if (signal?.aborted) throw abortError(signal);
       refuseOdd('/v1/models', models);
@@ -136,12 +143,22 @@ export async function attachServer(
     ...(metrics.status === 200 ? { metricsUrl: `${baseUrl}/metrics` } : {}),
   };
   lifecycle.to('ready', `${baseUrl} (${model})`);
+  const watch = createAttachWatch(baseUrl, readyPath, {
+    fetch: fetchFn,
+    clock,
+    pollMs: deps.watchMs ?? 1_000,
+    comebackMs: deps.connectTimeoutMs,
+    readyTimeoutMs: config.startTimeoutMs,
+    apiKey: opts.apiKey,
+  });
   return {
     info,
-    died: new Promise<ServerFailure>(() => undefined),
+    died: watch.died,
     exited: false,
-    hasDied: () => null,
-    stop: async () => undefined,
+    hasDied: () => watch.hasDied(),
+    watch,
+    // The server is not ours to stop: only the watch ends.
+    stop: async () => watch.stop(),
     logTail: () => [],
   };
 }
