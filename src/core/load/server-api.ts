@@ -167,7 +167,12 @@ export class ServerApi {
    * completions` would be exact (an SGLang whose /tokenize takes no messages). A server that refuses a calibration
    * request says why, in one line.
    */
-  async tokenCounter(api: 'chat' | 'completions', model: string, compat: BodyCompat): Promise<PromptCounting> {
+  async tokenCounter(
+    api: 'chat' | 'completions',
+    model: string,
+    compat: BodyCompat,
+    signal?: AbortSignal,
+  ): Promise<PromptCounting> {
     let odd: JsonResponse | null = null;
     const countOf = async (body: Record<string, unknown>, signal?: AbortSignal): Promise<number | null> => {
       const res = await this.call('POST', '/tokenize', body, signal);
@@ -184,12 +189,12 @@ export class ServerApi {
     const promptBody = (text: string): Record<string, unknown> => ({ model, prompt: text });
     const hello: PromptMessage[] = [{ role: 'user', content: 'hello' }];
     if (api === 'completions') {
-      if ((await countOf(promptBody('hello'))) !== null) {
+      if ((await countOf(promptBody('hello'), signal)) !== null) {
         return { viaTokenize: true, counter: (text, signal) => countOf(promptBody(text), signal) };
       }
     } else {
       for (const chatBody of chatBodies) {
-        if ((await countOf(chatBody(hello))) === null) continue;
+        if ((await countOf(chatBody(hello), signal)) === null) continue;
         const countMessages: MessagesCounter = (messages, signal) => countOf(chatBody(messages), signal);
         return {
           viaTokenize: true,
@@ -198,11 +203,11 @@ export class ServerApi {
         };
       }
     }
-    const llama = await this.llamaCppCounter(api, (res) => (odd = res));
+    const llama = await this.llamaCppCounter(api, (res) => (odd = res), signal);
     if (llama) return { viaTokenize: true, counter: llama.counter, countMessages: llama.countMessages };
     // Text counts plus a template overhead measured once would miss tokens merged across the template's seams and
     // BOS handling: not exact, so chat on a /tokenize without messages calibrates by usage, and says completions is.
-    const completionsExact = api === 'chat' && (await countOf(promptBody('hello'))) !== null;
+    const completionsExact = api === 'chat' && (await countOf(promptBody('hello'), signal)) !== null;
     // A 200 that is no JSON at all is not "no /tokenize": something (a gateway, a login page) answers in its place.
     const answered = odd as JsonResponse | null;
     return {
@@ -242,6 +247,7 @@ export class ServerApi {
   private async llamaCppCounter(
     api: 'chat' | 'completions',
     onOdd: (res: JsonResponse) => void,
+    probeSignal?: AbortSignal,
   ): Promise<{ counter: TokenCounter; countMessages?: MessagesCounter } | null> {
     const tokens = async (content: string, signal?: AbortSignal): Promise<number | null> => {
       const res = await this.call('POST', '/tokenize', { content, add_special: true, parse_special: true }, signal);
@@ -249,7 +255,7 @@ export class ServerApi {
       const list = (res.json as { tokens?: unknown } | null)?.tokens;
       return res.status === 200 && Array.isArray(list) ? list.length : null;
     };
-    const probe = await tokens('hello');
+    const probe = await tokens('hello', probeSignal);
     if (probe === null || probe === 0) return null;
     if (api === 'completions') return { counter: (text, signal) => tokens(text, signal) };
     const template = async (messages: readonly PromptMessage[], signal?: AbortSignal): Promise<string | null> => {
@@ -258,7 +264,7 @@ export class ServerApi {
       return res.status === 200 && typeof prompt === 'string' ? prompt : null;
     };
     // Without the chat template the count would miss its tokens: fall back to counting by usage.
-    if ((await template([{ role: 'user', content: 'hello' }])) === null) return null;
+    if ((await template([{ role: 'user', content: 'hello' }], probeSignal)) === null) return null;
     const countMessages: MessagesCounter = async (messages, signal) => {
       const prompt = await template(messages, signal);
       return prompt === null ? null : tokens(prompt, signal);
@@ -270,7 +276,11 @@ export class ServerApi {
    * Sends one tiny request to learn which optional fields the server accepts; a server that rejects
    * vLLM's extras (ignore_eos, min_tokens, continuous usage) is used without them, and the caller says so.
    */
-  async probeCompat(api: 'chat' | 'completions', model: string): Promise<{ compat: BodyCompat; note?: string }> {
+  async probeCompat(
+    api: 'chat' | 'completions',
+    model: string,
+    signal?: AbortSignal,
+  ): Promise<{ compat: BodyCompat; note?: string }> {
     const attempts: BodyCompat[] = [
       FULL_COMPAT,
       { fixedLength: true, continuousUsage: false },
@@ -290,7 +300,7 @@ export class ServerApi {
           compat,
         }),
       ) as unknown;
-      last = await this.call('POST', apiPath(api), body);
+      last = await this.call('POST', apiPath(api), body, signal);
       if (last.status === 200) {
         const mode = streamModeOf(last.contentType);
         if (mode === 'other' || (mode === null && looksLikeSse(last.text.slice(0, 64)) !== true)) {

@@ -18,6 +18,7 @@ import type { RunningServer, ServerFailure, StartServer } from '../servers/types
 import { concurrencyWarning } from '../servers/variants.js';
 import type { TelemetryChecks, TelemetryRecorder } from '../telemetry/types.js';
 import type { TelemetryFactoryOptions } from './telemetry-options.js';
+import { cancelWords } from './cancel-words.js';
 import { measureLevel } from './level-measure.js';
 import type { RunSession } from './run-session.js';
 import type { Workload } from '../workloads/workload.js';
@@ -83,7 +84,9 @@ export class ServerSession {
   private ready: Ready | null = null;
   private readonly onUserAbort = (): void =>
     this.levelAbort.abort({
-      message: this.run.writer.fatal ? `stopped: ${this.run.writer.fatal.message}` : 'cancelled by the user',
+      message: this.run.writer.fatal
+        ? `stopped: ${this.run.writer.fatal.message}`
+        : cancelWords(this.run.signal.reason),
       kind: 'cancelled',
     } satisfies AbortReason);
 
@@ -147,9 +150,10 @@ export class ServerSession {
     const tooLong = contextProblem(plans, limit, workload.kind === 'file' && fileLengths(workload));
     if (tooLong) throw new UserError(tooLong);
     const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey, timeoutMs: config.timeoutMs });
-    const { compat, note } = await api.probeCompat(config.api, info.model);
+    // A cancel stops these calls at once, not after --timeout.
+    const { compat, note } = await api.probeCompat(config.api, info.model, this.levelAbort.signal);
     if (note) emit({ type: 'message', severity: 'warn', text: note });
-    const counting = await api.tokenCounter(config.api, info.model, compat);
+    const counting = await api.tokenCounter(config.api, info.model, compat, this.levelAbort.signal);
     const { viaTokenize, completionsExact, tokenizeAnswer } = counting;
     if (!viaTokenize) {
       emit({
