@@ -20,6 +20,10 @@ export interface FanoutTimers {
 export interface FanoutOptions {
   /** Least ms between two frames: the events in between go out together, in one frame per client. */
   intervalMs?: number;
+  /** More ms between frames per client connected: the writes per second stay bounded however many viewers come. */
+  intervalPerClientMs?: number;
+  /** Most request-done events of one level per frame (evenly picked, the last always): the live chart's points. */
+  pointsPerFrame?: number;
   /**
    * Unread bytes a client may hold beyond its replay before it is dropped (it reconnects and replays); with the
    * frame in hand it holds at most this and one frame, and a frame's bytes are shared by every client sent it.
@@ -56,10 +60,33 @@ function frame(texts: readonly string[]): Buffer {
 }
 
 /**
+ * A frame's events with each level's request-done events cut to `max`, evenly picked and the last kept (it carries
+ * the level's done, total and failed counts): a viewer's live chart needs points, not every request of a busy run
+ * (the run record has them all). Every other event is kept, in order.
+ */
+function thinned<T extends { event: ContractEvent }>(batch: T[], max: number): T[] {
+  const perLevel = new Map<number, number>();
+  for (const { event } of batch) {
+    if (event.type === 'request-done') perLevel.set(event.levelIndex, (perLevel.get(event.levelIndex) ?? 0) + 1);
+  }
+  if ([...perLevel.values()].every((n) => n <= max)) return batch;
+  const seen = new Map<number, number>();
+  return batch.filter(({ event }) => {
+    if (event.type !== 'request-done') return true;
+    const n = perLevel.get(event.levelIndex)!;
+    const i = seen.get(event.levelIndex) ?? 0;
+    seen.set(event.levelIndex, i + 1);
+    // i * max / n crosses an integer exactly `max` times over the n events; the last always goes.
+    return i === n - 1 || Math.floor(((i + 1) * max) / n) > Math.floor((i * max) / n);
+  });
+}
+
+/**
  * Pushes the service's events to every viewer without charging the run for them: an event costs the measuring loop
- * one array push; at most every intervalMs the events since the last frame are serialised once and written to the
- * clients a slice per turn; a client whose unread bytes pass its allowance is dropped (and reconnects), so a viewer
- * that never reads holds bounded memory and costs nothing once gone.
+ * one array push; at most every intervalMs (longer with many viewers: about one write per client per ms) the events
+ * since the last frame, their request-done points thinned, are serialised once and written to the clients a slice
+ * per turn; a client whose unread bytes pass its allowance is dropped (and reconnects), so a viewer that never reads
+ * holds bounded memory and costs nothing once gone.
  */
 export class EventFanout {
   private readonly clients = new Map<FanoutSocket, Client>();
@@ -71,6 +98,8 @@ export class EventFanout {
   private cancelFlush: (() => void) | null = null;
   private flushing = false;
   private readonly intervalMs: number;
+  private readonly perClientMs: number;
+  private readonly points: number;
   private readonly maxUnread: number;
   private readonly perTurn: number;
   private readonly replayFrame: number;
@@ -78,6 +107,8 @@ export class EventFanout {
 
   constructor(private readonly options: FanoutOptions = {}) {
     this.intervalMs = options.intervalMs ?? 100;
+    this.perClientMs = options.intervalPerClientMs ?? 1;
+    this.points = options.pointsPerFrame ?? 50;
     this.maxUnread = options.maxUnreadBytes ?? 1 << 20;
     this.perTurn = options.clientsPerTurn ?? 64;
     this.replayFrame = options.replayFrameEvents ?? 500;
@@ -154,7 +185,8 @@ export class EventFanout {
 
   private schedule(): void {
     if (this.cancelFlush || this.flushing) return;
-    const wait = Math.max(0, this.lastFlushMs + this.intervalMs - this.timers.nowMs());
+    const interval = Math.max(this.intervalMs, this.clients.size * this.perClientMs);
+    const wait = Math.max(0, this.lastFlushMs + interval - this.timers.nowMs());
     this.cancelFlush = this.timers.later(() => {
       this.cancelFlush = null;
       this.flush();
@@ -162,7 +194,7 @@ export class EventFanout {
   }
 
   private flush(): void {
-    const batch = this.pending;
+    const batch = thinned(this.pending, this.points);
     this.pending = [];
     this.lastFlushMs = this.timers.nowMs();
     if (batch.length === 0) return;
@@ -175,8 +207,11 @@ export class EventFanout {
       for (const client of targets.slice(at, at + this.perTurn)) {
         if (this.clients.get(client.ws) !== client) continue;
         // A client that joined during this batch got the batch's first events in its replay.
-        const data = client.from <= first ? whole : frame(texts.slice(client.from - first));
-        if (client.from - first < texts.length) this.write(client, data);
+        if (client.from <= first) this.write(client, whole);
+        else {
+          const rest = batch.flatMap((p, i) => (p.seq >= client.from ? [texts[i]!] : []));
+          if (rest.length > 0) this.write(client, frame(rest));
+        }
       }
       if (at + this.perTurn < targets.length) {
         this.timers.later(() => slice(at + this.perTurn), 0);
