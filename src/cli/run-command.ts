@@ -13,6 +13,7 @@ import { createProgressRenderer } from './progress.js';
 import { BENCH_OPTIONS_HELP, benchConfigFromFlags, runOptions } from './run-options.js';
 import { SERVER_OPTIONS_HELP, checkServerAddress } from './server-options.js';
 import { wrapHelp } from './help-text.js';
+import { STOP_SIGNALS, STOP_WORDS, quietOutput, type StopSignal } from './stop-signals.js';
 
 const RUN_HELP = `Usage: servebench run [options]
 
@@ -57,20 +58,24 @@ export async function runCommand(argv: string[]): Promise<number> {
   const controller = new AbortController();
   const activeRuns = new ActiveRuns();
   let interrupts = 0;
-  const onSigint = (): void => {
+  // SIGINT is the user's Ctrl-C; SIGTERM and SIGHUP (the terminal closed, ssh dropped) stop the run the same way,
+  // and the run folder says which.
+  const onSignal = (signal: StopSignal): void => {
     interrupts++;
+    if (signal === 'SIGHUP') quietOutput();
     if (interrupts === 1) {
       process.stderr.write(
         '\ncancelling: stopping requests and the server, saving what was measured (Ctrl-C again to force)\n',
       );
-      controller.abort();
+      controller.abort(STOP_WORDS[signal]);
     } else {
-      activeRuns.saveSync('forced exit (second Ctrl-C): the level in progress is in requests.jsonl only');
+      activeRuns.saveSync(
+        `forced exit (second ${signal === 'SIGINT' ? 'Ctrl-C' : signal}): the level in progress is in requests.jsonl only`,
+      );
       process.exit(130);
     }
   };
-  process.on('SIGINT', onSigint);
-  process.on('SIGTERM', onSigint);
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
   // What reaches the terminal goes through the same redaction as the run folder: a server may echo a key.
   const secrets = benchSecretValues(config, process.env);
   const clean = (line: string): string => redactLine(line, secrets);
@@ -112,7 +117,6 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
     return record.checks.some((c) => c.status === 'fail') ? 1 : 0;
   } finally {
-    process.off('SIGINT', onSigint);
-    process.off('SIGTERM', onSigint);
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
   }
 }

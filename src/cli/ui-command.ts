@@ -12,6 +12,7 @@ import { startUiServer } from '../core/ui-server/index.js';
 import { checkRunsParent } from '../core/runs/run-store.js';
 import { wrapHelp } from './help-text.js';
 import { helpAsked } from './args-error.js';
+import { STOP_SIGNALS, STOP_WORDS, quietOutput, type StopSignal } from './stop-signals.js';
 
 const HELP = `Usage: servebench ui [--port P] [--out DIR]
 
@@ -104,29 +105,30 @@ export async function uiCommand(argv: string[], overrides: UiCommandOverrides = 
   // The token is in the URL (as Jupyter prints it): whoever opens this address may start runs.
   console.log(`servebench ui: open ${server.url}  (runs in ${outDir}; Ctrl-C to stop)`);
 
-  let interrupts = 0;
   // A forced exit still marks the active run cancelled, as `servebench run` does.
-  const forceExit = (): never => {
-    service.saveActiveSync?.('forced exit (second Ctrl-C): the level in progress is in requests.jsonl only');
+  const forceExit = (signal: StopSignal): never => {
+    service.saveActiveSync?.(
+      `forced exit (second ${signal === 'SIGINT' ? 'Ctrl-C' : signal}): the level in progress is in requests.jsonl only`,
+    );
     process.exit(130);
   };
-  await new Promise<void>((resolveStop) => {
-    const onSignal = (): void => {
-      interrupts++;
-      if (interrupts > 1) forceExit();
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      process.on('SIGINT', forceExit);
-      process.on('SIGTERM', forceExit);
-      resolveStop();
+  // Ctrl-C, SIGTERM and SIGHUP (the terminal closed, ssh dropped) all stop the server and cancel the active run.
+  const stoppedBy = await new Promise<StopSignal>((resolveStop) => {
+    // The first one stops cleanly; from then on, another forces the exit.
+    const onSignal = (signal: StopSignal): void => {
+      for (const s of STOP_SIGNALS) {
+        process.off(s, onSignal);
+        process.on(s, forceExit);
+      }
+      resolveStop(signal);
     };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    for (const s of STOP_SIGNALS) process.on(s, onSignal);
   });
+  if (stoppedBy === 'SIGHUP') quietOutput();
   const active = await service.activeRun();
   if (active) {
     console.log(`servebench ui: cancelling run ${active.runId}, saving what was measured (Ctrl-C again to force)`);
-    await service.cancelRun(active.runId).catch(() => undefined);
+    await (service.stopActive?.(STOP_WORDS[stoppedBy]) ?? service.cancelRun(active.runId)).catch(() => undefined);
     await service.idle();
   }
   await server.close();

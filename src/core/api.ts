@@ -46,6 +46,8 @@ export interface ServebenchService extends ServebenchContract, ContractEvents {
   idle(): Promise<void>;
   /** For a process that must exit now (a second Ctrl-C): marks the active run cancelled in its run.json, synchronously. */
   saveActiveSync?(reason: string): void;
+  /** For a host that is stopping (a signal): cancels the active run, if any, with the host's words, and waits for its folder. */
+  stopActive?(reason?: string): Promise<void>;
 }
 
 /** Events kept for views that open mid-run (a reload must not lose the live view). */
@@ -230,6 +232,10 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
     },
     saveActiveSync(reason) {
       activeRuns.saveSync(reason);
+    },
+    async stopActive(reason) {
+      lock?.run?.controller.abort(reason);
+      await lock?.done;
     },
   };
 }

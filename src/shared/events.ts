@@ -42,6 +42,8 @@ export type RunEvent =
       conversation?: number;
       done: number;
       total: number;
+      /** Requests of the level that failed so far (warm-up included): exact even where a viewer gets only some of these events. */
+      failed?: number;
     }
   | { type: 'level-finished'; levelIndex: number; level: LevelResult }
   | { type: 'gpu-sample'; sample: GpuSample }

@@ -17,6 +17,7 @@ import { CONTRACT_METHODS } from '../../src/shared/contract.js';
 import { FakeService } from '../fakes/fake-service.js';
 import { holdingServer } from '../fakes/holding-server.js';
 import { createRng } from '../../src/core/rng.js';
+import { frameMessages } from '../fakes/ui-frames.js';
 
 // Whatever arrives on the door of `servebench ui`, only that client is closed: the server, the other
 // clients and the run in progress go on. And nobody without the printed token gets in.
@@ -53,7 +54,7 @@ async function goodClient(s: UiServer = server, headers: Record<string, string> 
   const waiters: Array<() => void> = [];
   ws.on('error', () => undefined); // a client the server closes may see a reset: the test reads the close code
   ws.on('message', (data) => {
-    inbox.push(JSON.parse(String(data)) as Record<string, unknown>);
+    inbox.push(...frameMessages(data));
     waiters.splice(0).forEach((w) => w());
   });
   await new Promise<void>((resolve, reject) => {

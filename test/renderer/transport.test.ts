@@ -92,6 +92,20 @@ describe('WebSocket transport against the ui server (fake service)', () => {
     expect(seen).toHaveLength(1);
   });
 
+  it('delivers events the server sent together in one frame, each in order', async () => {
+    const t = open();
+    await createApi(t).listRuns();
+    const seen = arrivals<ContractEvent>();
+    t.onEvent(seen.add);
+    const texts = Array.from({ length: 50 }, (_, i) => `burst ${i}`);
+    const last = new Promise<void>((resolve) =>
+      t.onEvent((e) => e.type === 'message' && e.text === 'burst 49' && resolve()),
+    );
+    for (const text of texts) service.emit({ type: 'message', severity: 'info', text });
+    await last;
+    expect(seen.all.map((e) => (e.type === 'message' ? e.text : e.type))).toEqual(texts);
+  });
+
   it('fails calls in flight when the connection drops, reports it, and reconnects', async () => {
     const status = arrivals<boolean>();
     const t = open(status.add);

@@ -1,4 +1,6 @@
 import { request } from 'undici';
+import { headerText } from '../http-answers.js';
+import { bodyDecoderFor } from './body-decoder.js';
 import type { ContextLimit } from './plan-limits.js';
 
 /** Options of readContextLimit. */
@@ -19,7 +21,10 @@ async function getJson(url: string, options: ContextLimitOptions): Promise<unkno
   const timeoutMs = options.timeoutMs ?? 5_000;
   try {
     const res = await request(url, {
-      headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
+      headers: {
+        'accept-encoding': 'identity',
+        ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
+      },
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
       signal: options.signal
@@ -30,14 +35,26 @@ async function getJson(url: string, options: ContextLimitOptions): Promise<unkno
       await res.body.dump().catch(() => undefined);
       return undefined;
     }
+    // A compressed answer is decoded (an unknown encoding is no answer); the cap holds for the decoded text.
+    const coding = bodyDecoderFor(headerText(res.headers['content-encoding']));
+    if ('refused' in coding) {
+      res.body.destroy();
+      return undefined;
+    }
     let text = '';
-    for await (const chunk of res.body) {
-      text += String(chunk);
-      if (text.length > MAX_BODY) {
+    const add = (pieces: Buffer[]): boolean => {
+      for (const piece of pieces) text += String(piece);
+      return text.length <= MAX_BODY;
+    };
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      const result = coding.decoder ? coding.decoder.push(chunk) : { pieces: [chunk] };
+      if ('error' in result || !add(result.pieces)) {
         res.body.destroy();
         return undefined;
       }
     }
+    const rest = coding.decoder?.end();
+    if (rest && ('error' in rest || !add(rest.pieces))) return undefined;
     return JSON.parse(text) as unknown;
   } catch {
     return undefined;

@@ -115,6 +115,7 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
         return record;
       });
   let skippedTurns = 0;
+  let failed = 0;
   // A failed turn's conversation ends there: its later turns count as done, so progress still reaches its total.
   const progress =
     (round: number) =>
@@ -122,11 +123,13 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
       done += 1 + skipped;
       if (round >= 0) skippedTurns += skipped;
       const conversation = promptOf.get(o.id)?.meta?.conversation;
+      const ok = o.httpStatus === 200 && o.result.error === null;
+      if (!ok) failed++;
       onEvent({
         type: 'request-done',
         levelIndex,
         round,
-        ok: o.httpStatus === 200 && o.result.error === null,
+        ok,
         ttftMs: o.result.firstTokenMs !== null ? o.result.firstTokenMs - o.sendMs : null,
         e2eMs: o.endMs - o.sendMs,
         endMs: o.endMs,
@@ -134,6 +137,7 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
         ...(conversation !== undefined ? { conversation } : {}),
         done,
         total,
+        failed,
       });
     };
 

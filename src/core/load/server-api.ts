@@ -1,5 +1,8 @@
 import { request } from 'undici';
 import { UserError } from '../errors.js';
+import { badAnswerLine, headerText, isRedirect, redirectLine } from '../http-answers.js';
+import { bodyDecoderFor } from './body-decoder.js';
+import type { DecodeResult } from './body-decoder.js';
 import type { MessagesCounter } from './conversations.js';
 import type { PromptMessage, TokenCounter } from './prompts.js';
 import { FULL_COMPAT, apiPath, buildRequestBody } from './request-body.js';
@@ -30,6 +33,12 @@ function serverMessage(res: JsonResponse): string {
     parsed?.message ??
     (parsed?.detail !== undefined ? JSON.stringify(parsed.detail) : undefined);
   return (typeof message === 'string' ? message : res.text.trim()).slice(0, 300);
+}
+
+/** Drops an answer's body unread (undici reports a destroyed body as an abort error: nobody is waiting for it). */
+function drop(body: { on(event: 'error', listener: () => void): unknown; destroy(): unknown }): void {
+  body.on('error', () => undefined);
+  body.destroy();
 }
 
 /** Most a control call may answer: a tokenize of a long prompt with pieces is well under this. */
@@ -76,7 +85,7 @@ export class ServerApi {
 
   constructor(options: ServerApiOptions) {
     this.base = options.baseUrl.replace(/\/+$/, '');
-    this.headers = { 'content-type': 'application/json' };
+    this.headers = { 'content-type': 'application/json', 'accept-encoding': 'identity' };
     if (options.apiKey) this.headers.authorization = `Bearer ${options.apiKey}`;
     this.timeoutMs = options.timeoutMs ?? 30_000;
   }
@@ -110,24 +119,45 @@ export class ServerApi {
       if (signal?.aborted) throw cancelled();
       if (timeout.aborted) throw timedOut();
       const code = (error as { code?: string }).code ?? (error as Error).name;
+      const bad = badAnswerLine(code);
+      if (bad) throw new UserError(`${where}: ${bad}`);
       throw new UserError(
         `cannot reach ${this.base} (${code}): is the server running and is --url right (scheme, host, port)?`,
       );
     }
+    if (isRedirect(res.statusCode)) {
+      drop(res.body);
+      throw new UserError(
+        `${where}: ${redirectLine(res.statusCode, headerText(res.headers.location), this.base + path, path)}`,
+      );
+    }
+    const coding = bodyDecoderFor(headerText(res.headers['content-encoding']));
+    if ('refused' in coding) {
+      drop(res.body);
+      throw new UserError(`${where}: ${coding.refused}`);
+    }
+    const decoder = coding.decoder;
     const parts: Buffer[] = [];
     let size = 0;
-    try {
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
+    // The cap is on the decoded body: a compressed one may not take more memory than a plain one.
+    const keep = (result: DecodeResult): void => {
+      if ('error' in result) throw new UserError(`${where}: ${result.error}`);
+      for (const piece of result.pieces) {
+        size += piece.length;
         if (size > MAX_CONTROL_BODY) {
-          res.body.destroy();
           throw new UserError(
             `${where} answered more than ${MAX_CONTROL_BODY >> 20} MiB: that is not an OpenAI-compatible server; check --url`,
           );
         }
-        parts.push(chunk);
+        parts.push(piece);
       }
+    };
+    try {
+      for await (const chunk of res.body as AsyncIterable<Buffer>)
+        keep(decoder ? decoder.push(chunk) : { pieces: [chunk] });
+      if (decoder) keep(decoder.end());
     } catch (error) {
+      // Leaving the loop by a throw destroys the body (the rest is dropped with the connection).
       if (error instanceof UserError) throw error;
       if (signal?.aborted) throw cancelled();
       if (timeout.aborted) throw timedOut();
@@ -154,7 +184,12 @@ export class ServerApi {
    * completions` would be exact (an SGLang whose /tokenize takes no messages). A server that refuses a calibration
    * request says why, in one line.
    */
-  async tokenCounter(api: 'chat' | 'completions', model: string, compat: BodyCompat): Promise<PromptCounting> {
+  async tokenCounter(
+    api: 'chat' | 'completions',
+    model: string,
+    compat: BodyCompat,
+    signal?: AbortSignal,
+  ): Promise<PromptCounting> {
     let odd: JsonResponse | null = null;
     let impossible: string | null = null;
     const countOf = async (body: Record<string, unknown>, signal?: AbortSignal): Promise<number | null> => {
@@ -174,12 +209,12 @@ export class ServerApi {
     const promptBody = (text: string): Record<string, unknown> => ({ model, prompt: text });
     const hello: PromptMessage[] = [{ role: 'user', content: 'hello' }];
     if (api === 'completions') {
-      if ((await countOf(promptBody('hello'))) !== null) {
+      if ((await countOf(promptBody('hello'), signal)) !== null) {
         return { viaTokenize: true, counter: (text, signal) => countOf(promptBody(text), signal) };
       }
     } else {
       for (const chatBody of chatBodies) {
-        if ((await countOf(chatBody(hello))) === null) continue;
+        if ((await countOf(chatBody(hello), signal)) === null) continue;
         const countMessages: MessagesCounter = (messages, signal) => countOf(chatBody(messages), signal);
         return {
           viaTokenize: true,
@@ -188,11 +223,11 @@ export class ServerApi {
         };
       }
     }
-    const llama = await this.llamaCppCounter(api, (res) => (odd = res));
+    const llama = await this.llamaCppCounter(api, (res) => (odd = res), signal);
     if (llama) return { viaTokenize: true, counter: llama.counter, countMessages: llama.countMessages };
     // Text counts plus a template overhead measured once would miss tokens merged across the template's seams and
     // BOS handling: not exact, so chat on a /tokenize without messages calibrates by usage, and says completions is.
-    const completionsExact = api === 'chat' && (await countOf(promptBody('hello'))) !== null;
+    const completionsExact = api === 'chat' && (await countOf(promptBody('hello'), signal)) !== null;
     // A 200 that is no JSON at all is not "no /tokenize": something (a gateway, a login page) answers in its place.
     const answered = odd as JsonResponse | null;
     const said = impossible as string | null;
@@ -235,6 +270,7 @@ export class ServerApi {
   private async llamaCppCounter(
     api: 'chat' | 'completions',
     onOdd: (res: JsonResponse) => void,
+    probeSignal?: AbortSignal,
   ): Promise<{ counter: TokenCounter; countMessages?: MessagesCounter } | null> {
     const tokens = async (content: string, signal?: AbortSignal): Promise<number | null> => {
       const res = await this.call('POST', '/tokenize', { content, add_special: true, parse_special: true }, signal);
@@ -242,7 +278,7 @@ export class ServerApi {
       const list = (res.json as { tokens?: unknown } | null)?.tokens;
       return res.status === 200 && Array.isArray(list) ? boundedCount(list.length, content) : null;
     };
-    const probe = await tokens('hello');
+    const probe = await tokens('hello', probeSignal);
     if (probe === null || probe === 0) return null;
     if (api === 'completions') return { counter: (text, signal) => tokens(text, signal) };
     const template = async (messages: readonly PromptMessage[], signal?: AbortSignal): Promise<string | null> => {
@@ -251,7 +287,7 @@ export class ServerApi {
       return res.status === 200 && typeof prompt === 'string' ? prompt : null;
     };
     // Without the chat template the count would miss its tokens: fall back to counting by usage.
-    if ((await template([{ role: 'user', content: 'hello' }])) === null) return null;
+    if ((await template([{ role: 'user', content: 'hello' }], probeSignal)) === null) return null;
     const countMessages: MessagesCounter = async (messages, signal) => {
       const prompt = await template(messages, signal);
       return prompt === null ? null : tokens(prompt, signal);
@@ -263,7 +299,11 @@ export class ServerApi {
    * Sends one tiny request to learn which optional fields the server accepts; a server that rejects
    * vLLM's extras (ignore_eos, min_tokens, continuous usage) is used without them, and the caller says so.
    */
-  async probeCompat(api: 'chat' | 'completions', model: string): Promise<{ compat: BodyCompat; note?: string }> {
+  async probeCompat(
+    api: 'chat' | 'completions',
+    model: string,
+    signal?: AbortSignal,
+  ): Promise<{ compat: BodyCompat; note?: string }> {
     const attempts: BodyCompat[] = [
       FULL_COMPAT,
       { fixedLength: true, continuousUsage: false },
@@ -283,7 +323,7 @@ export class ServerApi {
           compat,
         }),
       ) as unknown;
-      last = await this.call('POST', apiPath(api), body);
+      last = await this.call('POST', apiPath(api), body, signal);
       if (last.status === 200) {
         const mode = streamModeOf(last.contentType);
         if (mode === 'other' || (mode === null && looksLikeSse(last.text.slice(0, 64)) !== true)) {

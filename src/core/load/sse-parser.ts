@@ -17,7 +17,8 @@ export const DEFAULT_MAX_EVENT_CHARS = 4 << 20;
 
 /**
  * Incremental Server-Sent Events parser (WHATWG rules, tolerant of real servers): lines split across reads,
- * many events per read, CRLF, comments/keep-alives, and lines that are not SSE fields (counted, never fatal).
+ * many events per read, LF, CRLF and lone CR line ends (a CRLF may be split between reads), one leading UTF-8 BOM
+ * stripped, comments/keep-alives, and lines that are not SSE fields (counted, never fatal).
  * Linear in the input: an unfinished line is kept as a list of pieces and only new bytes are searched.
  */
 export class SseParser {
@@ -32,6 +33,10 @@ export class SseParser {
   private pendingChars = 0;
   private data: string[] = [];
   private dataChars = 0;
+  /** Some text has been seen: a BOM is only stripped from the very start of the stream. */
+  private started = false;
+  /** The last read ended on a CR: an LF opening the next read completes that CRLF, it is no empty line. */
+  private afterCr = false;
   private readonly onEvent: SseEventHandler;
   private readonly maxLine: number;
   private readonly maxEvent: number;
@@ -48,36 +53,28 @@ export class SseParser {
     const text = typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
     if (text.length === 0) return;
     let start = 0;
-    let nl = text.indexOf('\n');
-    if (nl !== -1 && this.pieces.length > 0) {
-      // Finish the line begun in earlier reads: joined once, when its end arrives.
-      this.pieces.push(text.slice(0, nl));
-      const line = this.pieces.join('');
-      this.pieces = [];
-      this.pendingChars = 0;
-      if (line.length > this.maxLine) {
-        this.overflow = 'line';
-        return;
-      }
-      const end = line.length > 0 && line.charCodeAt(line.length - 1) === 13 ? line.length - 1 : line.length;
-      this.line(line, 0, end, tMs);
-      if (this.overflow) return;
-      start = nl + 1;
-      nl = text.indexOf('\n', start);
+    if (!this.started) {
+      this.started = true;
+      // The UTF-8 decode of the SSE standard drops one leading BOM; kept, it would hide the first field's name.
+      if (text.charCodeAt(0) === 0xfeff) start = 1;
     }
-    while (nl !== -1) {
-      if (nl - start > this.maxLine) {
-        this.overflow = 'line';
-        return;
-      }
-      let end = nl;
-      if (end > start && text.charCodeAt(end - 1) === 13) end--;
-      this.line(text, start, end, tMs);
-      if (this.overflow) return;
-      start = nl + 1;
-      nl = text.indexOf('\n', start);
+    if (this.afterCr) {
+      this.afterCr = false;
+      if (text.charCodeAt(start) === 10) start++;
     }
-    // A lone CR line ending is legal SSE but no OpenAI-compatible server sends one; only LF/CRLF are split.
+    let lf = text.indexOf('\n', start);
+    let cr = text.indexOf('\r', start);
+    while (lf !== -1 || cr !== -1) {
+      const end = cr === -1 || (lf !== -1 && lf < cr) ? lf : cr;
+      if (!this.endLine(text, start, end, tMs)) return;
+      start = end + 1;
+      if (end === cr) {
+        if (start === text.length) this.afterCr = true;
+        else if (text.charCodeAt(start) === 10) start++;
+      }
+      if (lf !== -1 && lf < start) lf = text.indexOf('\n', start);
+      if (cr !== -1 && cr < start) cr = text.indexOf('\r', start);
+    }
     if (start < text.length) {
       const rest = start === 0 ? text : text.slice(start);
       this.pendingChars += rest.length;
@@ -98,13 +95,35 @@ export class SseParser {
     if (rest) this.push(rest, tMs);
     if (this.overflow) return;
     if (this.pieces.length > 0) {
-      let line = this.pieces.join('');
+      const line = this.pieces.join('');
       this.pieces = [];
       this.pendingChars = 0;
-      if (line.endsWith('\r')) line = line.slice(0, -1);
       this.line(line, 0, line.length, tMs);
     }
     this.dispatch(tMs);
+  }
+
+  /** One line ended at text[end]: it is the pieces kept from earlier reads plus text[start, end). False on overflow. */
+  private endLine(text: string, start: number, end: number, tMs: number): boolean {
+    if (this.pieces.length > 0) {
+      // Finish the line begun in earlier reads: joined once, when its end arrives.
+      this.pieces.push(text.slice(start, end));
+      const line = this.pieces.join('');
+      this.pieces = [];
+      this.pendingChars = 0;
+      if (line.length > this.maxLine) {
+        this.overflow = 'line';
+        return false;
+      }
+      this.line(line, 0, line.length, tMs);
+    } else {
+      if (end - start > this.maxLine) {
+        this.overflow = 'line';
+        return false;
+      }
+      this.line(text, start, end, tMs);
+    }
+    return this.overflow === null;
   }
 
   private line(buffer: string, start: number, end: number, tMs: number): void {
@@ -123,8 +142,10 @@ export class SseParser {
       this.addData(buffer.slice(valueStart, end));
       return;
     }
-    const colon = buffer.indexOf(':', start);
-    const field = colon === -1 || colon > end ? buffer.slice(start, end) : buffer.slice(start, colon);
+    // Searched within the line only: a search running on into later lines would make a read of them quadratic.
+    const text = buffer.slice(start, end);
+    const colon = text.indexOf(':');
+    const field = colon === -1 ? text : text.slice(0, colon);
     if (field === 'event' || field === 'id' || field === 'retry' || field === 'data') {
       if (field === 'data') this.addData('');
       return;

@@ -167,6 +167,8 @@ export class StreamAccumulator {
 
   /** One SSE event's data and the time of the read that carried it. */
   onEvent(data: string, tMs: number): void {
+    // [DONE] ends the OpenAI stream: whatever a server (or a proxy's buffer) sends after it is no part of the answer.
+    if (this.sawDone) return;
     if (data === '[DONE]') {
       this.sawDone = true;
       return;

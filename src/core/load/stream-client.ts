@@ -1,6 +1,9 @@
 import { Agent } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { Clock } from '../clock.js';
+import { badAnswerLine, isRedirect, redirectLine } from '../http-answers.js';
+import { bodyDecoderFor } from './body-decoder.js';
+import type { BodyDecoder, DecodeResult } from './body-decoder.js';
 import { ParseQueue } from './parse-queue.js';
 import {
   checkTimeouts,
@@ -152,6 +155,8 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
   const baseHeaders: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'text/event-stream',
+    // A proxy that compresses by default leaves a stream alone when asked; one that does not is decoded (or named).
+    'accept-encoding': 'identity',
   };
   if (options.apiKey) baseHeaders.authorization = `Bearer ${options.apiKey}`;
   let freshConnections = false;
@@ -177,6 +182,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
       const derived = { firstByte: spec.firstByteTimeoutMs === undefined, idle: spec.idleTimeoutMs === undefined };
       let status: number | null = null;
       let contentType: string | undefined;
+      let location: string | undefined;
       // How the body is read: SSE, sniffing the first bytes, or kept as text (error or non-stream body).
       let mode: 'sse' | 'sniff' | 'text' = 'text';
       let sniffed: Array<[Buffer, number]> = [];
@@ -198,6 +204,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
         endedTold = true;
         onEnded?.();
       };
+      let decoder: BodyDecoder | null = null;
 
       const finish = (tMs: number): void => {
         if (settled) return;
@@ -283,13 +290,45 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
         const [message, kind] =
           status === 200
             ? [describeNonStream(contentType, body), 'not-event-stream']
-            : [httpErrorMessage(status, body, bodyCut), `http-${status}`];
+            : isRedirect(status)
+              ? [redirectLine(status, location, origin + basePath + spec.path, spec.path), `http-${status}`]
+              : [httpErrorMessage(status, body, bodyCut), `http-${status}`];
         if (!ended) {
           abortWith(message, kind, tMs);
           return;
         }
         ending = true;
         acc.fail(message, kind);
+      };
+
+      // One read's body bytes (decoded when the body is compressed), stamped with the network read's time.
+      const takeRead = (chunk: Buffer, tMs: number): void => {
+        if (mode === 'sse') {
+          parseLater(chunk, tMs);
+          return;
+        }
+        if (mode === 'sniff') {
+          sniffed.push([chunk, tMs]);
+          const head = Buffer.concat(sniffed.map((s) => s[0])).toString('utf8', 0, 64);
+          const verdict = looksLikeSse(head);
+          if (verdict === null && head.length < 64) return;
+          const held = sniffed;
+          sniffed = [];
+          mode = verdict ? 'sse' : 'text';
+          for (const [c, t] of held) {
+            if (mode === 'sse') parseLater(c, t);
+            else keepText(c);
+          }
+          return;
+        }
+        keepText(chunk);
+      };
+      const decoded = (result: DecodeResult, tMs: number): void => {
+        if ('error' in result) {
+          abortWith(result.error, result.kind, tMs);
+          return;
+        }
+        for (const piece of result.pieces) if (!ending) takeRead(piece, tMs);
       };
 
       const handler: Dispatcher.DispatchHandler = {
@@ -303,10 +342,18 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
           // From the first byte on the idle limit rules; it may fall before the wake set for the first byte.
           if (lastReadMs + limits.idleTimeoutMs < wakeAtMs && !ending) arm(limits.idleTimeoutMs);
           contentType = headerValue(headers as Record<string, string | string[] | undefined>, 'content-type');
+          location = headerValue(headers as Record<string, string | string[] | undefined>, 'location');
           if (statusCode === 200) {
             const m = streamModeOf(contentType);
             mode = m === 'sse' ? 'sse' : m === null ? 'sniff' : 'text';
           }
+          const coding = bodyDecoderFor(
+            headerValue(headers as Record<string, string | string[] | undefined>, 'content-encoding'),
+          );
+          if (!('refused' in coding)) decoder = coding.decoder;
+          else if (statusCode === 200) abortWith(coding.refused, 'content-encoding', lastReadMs);
+          else
+            abortWith(`HTTP ${statusCode} (its body in an encoding servebench does not decode)`, `http-${statusCode}`);
           // A response that says `connection: close` needs nothing: undici never writes another request onto
           // that socket. Only a close the server did not announce (seen in 'disconnect') teaches fresh sockets.
         },
@@ -315,28 +362,12 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
           const tMs = clock.nowMs();
           lastReadMs = tMs;
           if (ending) return;
-          if (mode === 'sse') {
-            parseLater(chunk, tMs);
-            return;
-          }
-          if (mode === 'sniff') {
-            sniffed.push([chunk, tMs]);
-            const head = Buffer.concat(sniffed.map((s) => s[0])).toString('utf8', 0, 64);
-            const verdict = looksLikeSse(head);
-            if (verdict === null && head.length < 64) return;
-            const held = sniffed;
-            sniffed = [];
-            mode = verdict ? 'sse' : 'text';
-            for (const [c, t] of held) {
-              if (mode === 'sse') parseLater(c, t);
-              else keepText(c);
-            }
-            return;
-          }
-          keepText(chunk);
+          if (decoder) decoded(decoder.push(chunk), tMs);
+          else takeRead(chunk, tMs);
         },
         onResponseEnd() {
           const tMs = clock.nowMs();
+          if (decoder && !ending) decoded(decoder.end(), tMs);
           if (mode === 'sniff') {
             // Too few bytes to tell: judge them as text.
             mode = 'text';
@@ -372,7 +403,8 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
           }
           tellEnded();
           queue.push(() => {
-            acc.fail(error.message || String(error), transportErrorKind(error));
+            const bad = badAnswerLine(errorCode(error));
+            acc.fail(bad ?? (error.message || String(error)), bad ? 'bad-answer' : transportErrorKind(error));
             finish(tMs);
           });
         },

@@ -16,6 +16,7 @@ import type { ServerFailure } from '../servers/types.js';
 import { benchSecretValues, redactBenchConfig, redactLine, redactUrl } from '../servers/redact.js';
 import { SERVEBENCH_VERSION } from '../version.js';
 import type { ActiveRun, ActiveRuns } from './active-runs.js';
+import { cancelWords } from './cancel-words.js';
 import { RunMessageLog } from './run-messages.js';
 
 /** What a run session needs from the host: its clock, events, signal, folder operations and host facts. */
@@ -261,7 +262,7 @@ export class RunSession {
     const failure = this.failure;
     record.status = failure ? 'failed' : this.signal.aborted ? 'cancelled' : 'completed';
     if (failure) record.error = failure;
-    else if (this.signal.aborted) record.error = 'cancelled by the user; levels measured so far are kept';
+    else if (this.signal.aborted) record.error = `${cancelWords(this.signal.reason)}; levels measured so far are kept`;
     record.finishedAt = this.options.now().toISOString();
     record.checks = combineChecks(
       record.levels.map((l) => l.checks),

@@ -14,10 +14,11 @@ import { sharedOpeningText } from '../load/prompts.js';
 import { ServerApi, type PromptCounting } from '../load/server-api.js';
 import type { AbortReason } from '../load/stream-client.js';
 import { createWorkerExecutor } from '../load/worker-executor.js';
-import type { RunningServer, StartServer } from '../servers/types.js';
+import type { RunningServer, ServerFailure, StartServer } from '../servers/types.js';
 import { concurrencyWarning } from '../servers/variants.js';
 import type { TelemetryChecks, TelemetryRecorder } from '../telemetry/types.js';
 import type { TelemetryFactoryOptions } from './telemetry-options.js';
+import { cancelWords } from './cancel-words.js';
 import { measureLevel } from './level-measure.js';
 import type { RunSession } from './run-session.js';
 import type { Workload } from '../workloads/workload.js';
@@ -83,7 +84,9 @@ export class ServerSession {
   private ready: Ready | null = null;
   private readonly onUserAbort = (): void =>
     this.levelAbort.abort({
-      message: this.run.writer.fatal ? `stopped: ${this.run.writer.fatal.message}` : 'cancelled by the user',
+      message: this.run.writer.fatal
+        ? `stopped: ${this.run.writer.fatal.message}`
+        : cancelWords(this.run.signal.reason),
       kind: 'cancelled',
     } satisfies AbortReason);
 
@@ -121,10 +124,7 @@ export class ServerSession {
     this.server = server;
     const info = server.info;
     run.serversStarted++;
-    void server.died.then((f) => {
-      run.serverFailure = f;
-      this.levelAbort.abort({ message: `the server died: ${f.message}`, kind: 'server-died' } satisfies AbortReason);
-    });
+    void server.died.then((f) => this.serverDied(f));
     run.record.environment.engine = {
       kind: info.engine,
       version: info.engineVersion,
@@ -150,9 +150,10 @@ export class ServerSession {
     const tooLong = contextProblem(plans, limit, workload.kind === 'file' && fileLengths(workload));
     if (tooLong) throw new UserError(tooLong);
     const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey, timeoutMs: config.timeoutMs });
-    const { compat, note } = await api.probeCompat(config.api, info.model);
+    // A cancel stops these calls at once, not after --timeout.
+    const { compat, note } = await api.probeCompat(config.api, info.model, this.levelAbort.signal);
     if (note) emit({ type: 'message', severity: 'warn', text: note });
-    const counting = await api.tokenCounter(config.api, info.model, compat);
+    const counting = await api.tokenCounter(config.api, info.model, compat, this.levelAbort.signal);
     const { viaTokenize, completionsExact, tokenizeAnswer } = counting;
     if (!viaTokenize) {
       emit({
@@ -169,10 +170,11 @@ export class ServerSession {
     // Worker threads pay off only with cores to spare: on a small machine they add GC pauses and hops.
     const workers =
       config.clientWorkers ?? (maxConc >= 128 && cpus().length >= 8 ? Math.min(4, Math.floor(cpus().length / 4)) : 0);
-    const executor =
+    const executor = this.watchRefusals(
       workers > 0
         ? createWorkerExecutor({ baseUrl: info.baseUrl, apiKey: config.apiKey, clock, workers })
-        : createInThreadExecutor({ baseUrl: info.baseUrl, apiKey: config.apiKey, clock });
+        : createInThreadExecutor({ baseUrl: info.baseUrl, apiKey: config.apiKey, clock }),
+    );
     this.executor = executor;
     this.levelAbort.signal.addEventListener(
       'abort',
@@ -186,6 +188,38 @@ export class ServerSession {
       compat,
       contextTokens: limit?.tokens,
       openingTokens,
+    };
+  }
+
+  /** The server died (its process exited, or an attached one went away): the level in progress ends cut short by it. */
+  private serverDied(f: ServerFailure): void {
+    this.run.serverFailure ??= f;
+    if (this.levelAbort.signal.aborted) return;
+    this.levelAbort.abort({ message: `the server died: ${f.message}`, kind: 'server-died' } satisfies AbortReason);
+  }
+
+  /**
+   * An attached server's death shows only as refused requests: the first one ends the level at once (before its lane
+   * sends again), as a launched engine's exit does, so no round goes on against a server that is gone.
+   */
+  private watchRefusals(executor: RequestExecutor): RequestExecutor {
+    const watch = this.server?.watch;
+    if (!watch) return executor;
+    return {
+      threads: executor.threads,
+      execute: async (spec) => {
+        const outcome = await executor.execute(spec);
+        if (outcome.result.errorKind === 'connection-refused') {
+          watch.requestRefused();
+          const failure = this.server?.hasDied();
+          if (failure) this.serverDied(failure);
+        }
+        return outcome;
+      },
+      abortAll: (reason) => executor.abortAll(reason),
+      startLagWindow: () => executor.startLagWindow(),
+      endLagWindow: () => executor.endLagWindow(),
+      close: () => executor.close(),
     };
   }
 
@@ -237,6 +271,15 @@ export class ServerSession {
     const { run, ready } = this;
     if (!ready) throw new Error('runLevel before start');
     if (this.stopped) return null;
+    const watch = ready.server.watch;
+    if (watch) {
+      // An attached server that went away between levels is dead, or back (and that is said) before this level.
+      const note = await watch.levelStarting(this.levelAbort.signal);
+      const failure = ready.server.hasDied();
+      if (failure) this.serverDied(failure);
+      if (this.stopped) return null;
+      if (note) run.emit({ type: 'message', severity: 'warn', text: note });
+    }
     const slot = run.takeSlot(plan);
     const firstRecord = this.nextRecord;
     // Each configuration (a server sweep restarts the server with new settings) may refuse every request anew.
@@ -275,6 +318,7 @@ export class ServerSession {
         this.levelAbort.abort({ message: reason, kind: 'cancelled' } satisfies AbortReason);
       },
     });
+    watch?.levelEnded();
     const levelIndex = await run.addLevel(slot, level);
     return level && levelIndex !== null ? { level, levelIndex } : null;
   }

@@ -1,16 +1,19 @@
 import type { ServerConfig } from '../../shared/config.js';
 import type { RunEvent } from '../../shared/events.js';
+import { badAnswerProblem, isRedirect, redirectProblem } from '../http-answers.js';
 import { abortError, failStart, ServerConfigError } from './server-errors.js';
 import {
   answer,
   apiKeyFailure,
   discoverVersion,
   httpGet,
+  type HttpResult,
   listModels,
   normalizeBaseUrl,
   notOpenAiFailure,
   urlCredentialsProblem,
 } from './http-probe.js';
+import { createAttachWatch, type AttachWatch } from './attach-watch.js';
 import { ATTACH_TRANSITIONS, Lifecycle } from './lifecycle-state.js';
 import { realClock, type WaitClock } from './readiness.js';
 import type { RunningServer, ServerFailure, ServerInfo, StartServerOptions } from './types.js';
@@ -22,6 +25,8 @@ export interface AttachDeps {
   /** How long a server may refuse connections before it counts as unreachable. */
   connectTimeoutMs: number;
   clock?: WaitClock;
+  /** ms between the probes that watch the server between levels (default 1 s). */
+  watchMs?: number;
 }
 
 /** Waits until a running server answers as an OpenAI-compatible one, then names its model; never stops it. */
@@ -39,59 +44,14 @@ export async function attachServer(
   const lifecycle = new Lifecycle(ATTACH_TRANSITIONS, emit);
   const fail: (failure: ServerFailure) => never = (failure) => failStart(lifecycle, failure);
   const baseUrl = normalizeBaseUrl(config.url);
-  const signal = opts.signal;
   lifecycle.to('checking', `waiting for ${baseUrl}`);
-  const connectDeadline = clock.now() + deps.connectTimeoutMs;
-  const deadline = clock.now() + config.startTimeoutMs;
-  let lastSeen = '';
-  // Any answer of `servebench sim` says so (a proxy may answer some paths itself, so every probe counts).
-  let simulator = false;
-  for (;;) {
-    if (signal?.aborted) throw abortError(signal);
-    const health = await httpGet(fetchFn, `${baseUrl}/health`, { signal, apiKey: opts.apiKey });
-    simulator ||= health.simulator === true;
-    if (health.status === 200) break;
-    if (health.status === undefined) {
-      if (signal?.aborted) throw abortError(signal);
-      if (health.code === 'ENOTFOUND' || health.code === 'EAI_AGAIN' || clock.now() >= connectDeadline) {
-        fail({
-          kind: 'unreachable',
-          message: `nothing answers at ${baseUrl} (${health.code ?? 'no connection'})`,
-          fix: 'is the server running? check --url (scheme, host and port)',
-          logTail: [],
-        });
-      }
-    } else if (health.status >= 500) {
-      // 503 while loading (vLLM, SGLang, TGI): wait.
-      lastSeen = `/health answered ${health.status}`;
-      lifecycle.to('loading', lastSeen);
-    } else {
-      // No /health (404: Ollama, many proxies) or one behind auth: /v1/models decides.
-      const models = await httpGet(fetchFn, `${baseUrl}/v1/models`, { signal, apiKey: opts.apiKey });
-      simulator ||= models.simulator === true;
-      if (models.status === 200) break;
-      if (signal?.aborted) throw abortError(signal);
-      if (models.status === 401 || models.status === 403) fail(apiKeyFailure(baseUrl, models.status));
-      lastSeen = `/health answered ${health.status}, /v1/models ${answer(models)}`;
-      if (models.status === undefined || models.status < 500) {
-        // Not loading (that is 5xx): another web server, or a wrong path. Both 404: certainly; else after a grace.
-        if ((health.status === 404 && models.status === 404) || clock.now() >= connectDeadline) {
-          fail(notOpenAiFailure(baseUrl, health, models));
-        }
-      }
-      lifecycle.to('loading', lastSeen);
-    }
-    if (clock.now() >= deadline) {
-      fail({
-        kind: 'timeout',
-        message: `${baseUrl} was not ready within ${Math.round(config.startTimeoutMs / 1000)} s${lastSeen ? ` (${lastSeen})` : ''}`,
-        fix: 'check the server, or allow it longer with --start-timeout',
-        logTail: [],
-      });
-    }
-    await clock.sleep(deps.pollMs, signal);
-  }
+  const { simulator, readyPath } = await waitAnswering({ config, opts, deps, baseUrl, clock, lifecycle, fail });
+  const refuseOdd = (path: string, res: HttpResult): void => {
+    const failure = oddAnswer(baseUrl, path, res);
+    if (failure) fail(failure);
+  };
   const listed = await listModels(fetchFn, baseUrl, opts.apiKey);
+  if (isRedirect(listed.status)) refuseOdd('/v1/models', listed);
   // vLLM --api-key leaves /health open but guards /v1: without the key every request would fail.
   if (listed.status === 401 || listed.status === 403) fail(apiKeyFailure(baseUrl, listed.status));
   const models = listed.ids;
@@ -123,12 +83,120 @@ export async function attachServer(
     ...(metrics.status === 200 ? { metricsUrl: `${baseUrl}/metrics` } : {}),
   };
   lifecycle.to('ready', `${baseUrl} (${model})`);
+  const watch = createAttachWatch(baseUrl, readyPath, {
+    fetch: fetchFn,
+    clock,
+    pollMs: deps.watchMs ?? 1_000,
+    comebackMs: deps.connectTimeoutMs,
+    readyTimeoutMs: config.startTimeoutMs,
+    apiKey: opts.apiKey,
+  });
+  return watchedServer(info, watch);
+}
+
+/** What the readiness wait needs of attachServer. */
+interface AttachContext {
+  config: ServerConfig;
+  opts: StartServerOptions;
+  deps: AttachDeps;
+  baseUrl: string;
+  clock: WaitClock;
+  lifecycle: Lifecycle;
+  fail: (failure: ServerFailure) => never;
+}
+
+/**
+ * Polls /health (or /v1/models where there is none) until the server answers ready: whether any answer came from
+ * servebench's simulator, and the path that said ready (the watch asks it again between levels).
+ */
+async function waitAnswering(ctx: AttachContext): Promise<{ simulator: boolean; readyPath: string }> {
+  const { config, opts, deps, baseUrl, clock, lifecycle, fail } = ctx;
+  const fetchFn = deps.fetch;
+  const signal = opts.signal;
+  const connectDeadline = clock.now() + deps.connectTimeoutMs;
+  const deadline = clock.now() + config.startTimeoutMs;
+  let lastSeen = '';
+  // Any answer of `servebench sim` says so (a proxy may answer some paths itself, so every probe counts).
+  let simulator = false;
+  const refuseOdd = (path: string, res: HttpResult): void => {
+    const failure = oddAnswer(baseUrl, path, res);
+    if (failure) fail(failure);
+  };
+  // The path that said ready: the watch between levels asks it again.
+  let readyPath = '/health';
+  for (;;) {
+    if (signal?.aborted) throw abortError(signal);
+    const health = await httpGet(fetchFn, `${baseUrl}/health`, { signal, apiKey: opts.apiKey });
+    simulator ||= health.simulator === true;
+    readyPath = '/health';
+    if (health.status === 200) return { simulator, readyPath };
+    // A /health that redirects is no /health (a proxy's landing page): /v1/models, the API itself, decides below.
+    if (health.status === undefined && !signal?.aborted) refuseOdd('/health', health);
+    if (health.status === undefined) {
+      if (signal?.aborted) throw abortError(signal);
+      if (health.code === 'ENOTFOUND' || health.code === 'EAI_AGAIN' || clock.now() >= connectDeadline) {
+        fail({
+          kind: 'unreachable',
+          message: `nothing answers at ${baseUrl} (${health.code ?? 'no connection'})`,
+          fix: 'is the server running? check --url (scheme, host and port)',
+          logTail: [],
+        });
+      }
+    } else if (health.status >= 500) {
+      // 503 while loading (vLLM, SGLang, TGI): wait.
+      lastSeen = `/health answered ${health.status}`;
+      lifecycle.to('loading', lastSeen);
+    } else {
+      // No /health (404: Ollama, many proxies) or one behind auth: /v1/models decides.
+      const models = await httpGet(fetchFn, `${baseUrl}/v1/models`, { signal, apiKey: opts.apiKey });
+      simulator ||= models.simulator === true;
+      readyPath = '/v1/models';
+      if (models.status === 200) return { simulator, readyPath };
+      if (signal?.aborted) throw abortError(signal);
+      refuseOdd('/v1/models', models);
+      if (models.status === 401 || models.status === 403) fail(apiKeyFailure(baseUrl, models.status));
+      lastSeen = `/health answered ${health.status}, /v1/models ${answer(models)}`;
+      if (models.status === undefined || models.status < 500) {
+        // Not loading (that is 5xx): another web server, or a wrong path. Both 404: certainly; else after a grace.
+        if ((health.status === 404 && models.status === 404) || clock.now() >= connectDeadline) {
+          fail(notOpenAiFailure(baseUrl, health, models));
+        }
+      }
+      lifecycle.to('loading', lastSeen);
+    }
+    if (clock.now() >= deadline) {
+      fail({
+        kind: 'timeout',
+        message: `${baseUrl} was not ready within ${Math.round(config.startTimeoutMs / 1000)} s${lastSeen ? ` (${lastSeen})` : ''}`,
+        fix: 'check the server, or allow it longer with --start-timeout',
+        logTail: [],
+      });
+    }
+    await clock.sleep(deps.pollMs, signal);
+  }
+}
+
+/** A server that answered, but elsewhere (a redirect) or with what no client takes (huge headers): said at once. */
+function oddAnswer(baseUrl: string, path: string, res: HttpResult): ServerFailure | null {
+  const problem = isRedirect(res.status)
+    ? redirectProblem(res.status!, res.location, `${baseUrl}${path}`, path)
+    : res.status === undefined
+      ? badAnswerProblem(res.code)
+      : null;
+  return problem
+    ? { kind: 'not-openai', ...problem, message: `${baseUrl}${path}: ${problem.message}`, logTail: [] }
+    : null;
+}
+
+/** The attached server as the run sees it: its death is the watch's to tell, and it is not ours to stop. */
+function watchedServer(info: ServerInfo, watch: AttachWatch): RunningServer {
   return {
     info,
-    died: new Promise<ServerFailure>(() => undefined),
+    died: watch.died,
     exited: false,
-    hasDied: () => null,
-    stop: async () => undefined,
+    hasDied: () => watch.hasDied(),
+    watch,
+    stop: async () => watch.stop(),
     logTail: () => [],
   };
 }

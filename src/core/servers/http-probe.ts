@@ -6,8 +6,32 @@ export interface HttpResult {
   status?: number;
   code?: string;
   body?: string;
+  /** A redirect's Location (probes follow none: the server at --url is the one measured). */
+  location?: string;
   /** The answer came from servebench's own simulator (its header). */
   simulator?: boolean;
+}
+
+/** Most of a probe's body read (decoded): a model list or a version is far smaller. */
+const MAX_PROBE_BODY = 4 << 20;
+
+/** The body as text, at most `max` bytes of it (fetch decodes gzip/br lazily, so a bomb costs only what is read). */
+async function boundedText(res: Response, max: number): Promise<string> {
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parts.push(value);
+    size += value.length;
+    if (size >= max) {
+      await reader.cancel().catch(() => undefined);
+      break;
+    }
+  }
+  return Buffer.concat(parts).subarray(0, max).toString('utf8');
 }
 
 /** GET a URL with a time-out: the status (and body when asked), or the error code; never throws. */
@@ -22,10 +46,17 @@ export async function httpGet(
     const res = await fetchFn(url, {
       signal: AbortSignal.any(signals),
       headers: options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {},
+      redirect: 'manual',
     });
-    const body = options.body ? await res.text() : undefined;
+    const body = options.body ? await boundedText(res, MAX_PROBE_BODY) : undefined;
     if (!options.body) await res.body?.cancel().catch(() => undefined);
-    return { status: res.status, body, ...(res.headers.has(SIMULATOR_HEADER) ? { simulator: true } : {}) };
+    const location = res.headers.get('location');
+    return {
+      status: res.status,
+      body,
+      ...(location !== null ? { location } : {}),
+      ...(res.headers.has(SIMULATOR_HEADER) ? { simulator: true } : {}),
+    };
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
     const name = (error as { name?: string }).name;
@@ -51,7 +82,7 @@ export async function listModels(
   fetchFn: typeof fetch,
   baseUrl: string,
   apiKey?: string,
-): Promise<{ status?: number; ids: string[]; simulator?: boolean }> {
+): Promise<{ status?: number; ids: string[]; simulator?: boolean; location?: string }> {
   const res = await httpGet(fetchFn, `${baseUrl}/v1/models`, { body: true, apiKey, timeoutMs: 5_000 });
   let json: { data?: Array<{ id?: unknown }> } | undefined;
   try {
@@ -61,7 +92,12 @@ export async function listModels(
   }
   const data = Array.isArray(json?.data) ? json.data : [];
   const ids = data.map((m) => m?.id).filter((id): id is string => typeof id === 'string');
-  return { status: res.status, ids, ...(res.simulator ? { simulator: true } : {}) };
+  return {
+    status: res.status,
+    ids,
+    ...(res.simulator ? { simulator: true } : {}),
+    ...(res.location !== undefined ? { location: res.location } : {}),
+  };
 }
 
 /** The model ids GET /v1/models lists (none when it did not answer). */

@@ -54,11 +54,26 @@ export interface ServerFailure {
   logTail: string[];
 }
 
+/** What a server that can go away without an exit servebench sees (an attached one) is told around levels. */
+export interface LevelWatch {
+  /** A request of a level found nothing listening (connection refused): the server is gone, `died` resolves now. */
+  requestRefused(): void;
+  /** Before a level: a line to say when the server went away and came back since the last one; check hasDied() after. */
+  levelStarting(signal?: AbortSignal): Promise<string | null>;
+  /** After a level: watch the server until the next one starts. */
+  levelEnded(): void;
+}
+
 /** A server the benchmark can use; owns the child process (if any) and stops it. */
 export interface RunningServer {
   readonly info: ServerInfo;
   /**
-   * Resolves as soon as the server process exits unexpectedly (never after stop(), never for attach); used to fail
+   * Attach only: a server servebench did not start dies without an exit to see; a refused request or a probe
+   * between levels tells, and then `died` resolves as for a launched engine's exit.
+   */
+  readonly watch?: LevelWatch;
+  /**
+   * Resolves as soon as the server process exits unexpectedly (never after stop(); for attach, see `watch`); used to fail
    * a run. The failure is built from what is known at the exit; the same object is completed (log lines still in
    * the pipes, their classification) once the process group is reaped: read it after `await stop()` for the full one.
    */

@@ -9,6 +9,7 @@ import type { ContractEvent } from '../../shared/contract.js';
 import type { ServebenchService } from '../api.js';
 import { UserError } from '../errors.js';
 import { dispatchCall } from './dispatch.js';
+import { EventFanout } from './event-fanout.js';
 import { serveStatic } from './static-files.js';
 
 export { dispatchCall, errorLine, isContractMethod, zodErrorLine } from './dispatch.js';
@@ -45,8 +46,6 @@ export interface UiServer {
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
 /** Largest message a client may send; a bigger one closes that client with 1009, nothing else. */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
-/** A client that reads slower than this much pending output is dropped (memory is not its to take). */
-const MAX_BUFFERED_BYTES = 64 * 1024 * 1024;
 /** Close code for a frame type we do not take (binary). */
 const UNSUPPORTED_DATA = 1003;
 
@@ -56,6 +55,13 @@ export function tokenMatches(presented: string | null | undefined, expected: str
   const a = createHash('sha256').update(presented).digest();
   const b = createHash('sha256').update(expected).digest();
   return timingSafeEqual(a, b);
+}
+
+/** The service's replay of the run in progress, taken synchronously (events pushed later reach the fan-out). */
+function replayOf(service: ServebenchService): ContractEvent[] {
+  const replay: ContractEvent[] = [];
+  service.subscribe((event) => replay.push(event), { replay: true })();
+  return replay;
 }
 
 /** Ends an upgrade request with a plain HTTP status; the socket is not ours to keep. */
@@ -149,27 +155,9 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     }
   });
 
-  // Each event is serialised once, however many clients there are.
-  const texts = new WeakMap<ContractEvent, string>();
-  const eventText = (event: ContractEvent): string => {
-    let text = texts.get(event);
-    if (text === undefined) {
-      text = JSON.stringify({ event });
-      texts.set(event, text);
-    }
-    return text;
-  };
-  const sendText = (ws: WebSocket, text: string): void => {
-    if (ws.readyState !== ws.OPEN) return;
-    if (ws.bufferedAmount > MAX_BUFFERED_BYTES) {
-      onError('ui server: dropped a client that stopped reading');
-      ws.terminate();
-      return;
-    }
-    ws.send(text, (error) => {
-      if (error) ws.terminate();
-    });
-  };
+  // Events reach the viewers in frames, off the run's time; a viewer that stops reading is dropped.
+  const fanout = new EventFanout({ onDrop: onError });
+  const unsubscribe = service.subscribe((event) => fanout.push(event));
   const send = (ws: WebSocket, message: unknown): void => {
     let text: string;
     try {
@@ -180,7 +168,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         error: `unsendable answer: ${(error as Error).message}`,
       });
     }
-    sendText(ws, text);
+    fanout.sendTo(ws, text);
   };
 
   const onMessage = (ws: WebSocket, data: RawData, isBinary: boolean): void => {
@@ -218,8 +206,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     ws.on('error', (error: Error & { code?: string }) =>
       onError(`ui server: closed a client: ${error.code ?? 'error'}: ${error.message}`),
     );
-    let unsubscribe: () => void = () => undefined;
-    ws.on('close', () => unsubscribe());
+    let remove: () => void = () => undefined;
+    ws.on('close', () => remove());
     ws.on('message', (data, isBinary) => {
       try {
         onMessage(ws, data, isBinary);
@@ -229,8 +217,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       }
     });
     // The run in progress so far, then every new event: a reloaded page rebuilds its live view.
-    unsubscribe = service.subscribe((event) => sendText(ws, eventText(event)), { replay: true });
-    if (ws.readyState !== ws.OPEN) unsubscribe();
+    remove = fanout.add(ws, replayOf(service));
+    if (ws.readyState !== ws.OPEN) remove();
   });
 
   await new Promise<void>((resolveListen, reject) => {
@@ -251,6 +239,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     token,
     clients: () => wss.clients.size,
     async close() {
+      unsubscribe();
+      fanout.close();
       for (const ws of wss.clients) ws.terminate();
       await new Promise<void>((r) => wss.close(() => r()));
       http.closeAllConnections();

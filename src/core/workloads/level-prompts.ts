@@ -12,7 +12,33 @@ import { tracePrompts } from './trace-prompts.js';
  * token count (/tokenize): they cannot calibrate with real requests without filling the prefix cache. The one
  * exception is a prompt file at its own lengths, which needs no count ahead (each request's is the server's).
  */
-export async function buildLevelPrompts(input: LevelPromptsInput): Promise<Prompt[]> {
+export async function buildLevelPrompts(levelInput: LevelPromptsInput): Promise<Prompt[]> {
+  const input = withSignal(levelInput);
+  try {
+    return await promptsOf(input);
+  } catch (error) {
+    // A cancel (or the server's death) cut a count short: the level is dropped, not failed.
+    if (input.signal?.aborted) return [];
+    throw error;
+  }
+}
+
+/**
+ * Every count of the level's prompts takes the level's signal, whatever the workload: a cancel during calibration
+ * ends the /tokenize calls in flight at once, instead of waiting for their answers (or --timeout).
+ */
+function withSignal(input: LevelPromptsInput): LevelPromptsInput {
+  const { signal } = input;
+  if (!signal) return input;
+  const countMessages = input.countMessages;
+  return {
+    ...input,
+    counter: (text, s) => input.counter(text, s ?? signal),
+    countMessages: countMessages ? (messages, s) => countMessages(messages, s ?? signal) : null,
+  };
+}
+
+async function promptsOf(input: LevelPromptsInput): Promise<Prompt[]> {
   const { workload } = input;
   if (workload.kind === 'synthetic') {
     return buildPrompts({

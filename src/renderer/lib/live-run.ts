@@ -132,7 +132,8 @@ export function applyEvent(run: LiveRun, event: RunEvent): void {
       if (level) {
         level.done = event.done;
         level.total = event.total;
-        if (!event.ok) level.failed++;
+        // The running count, where the event carries it: a busy run's viewer gets only some of these events.
+        level.failed = event.failed ?? level.failed + (event.ok ? 0 : 1);
       }
       run.points.push({
         tMs: event.endMs,

@@ -104,14 +104,22 @@ export function createWsTransport(url: string, options: WsTransportOptions = {})
       for (const text of waiting) socket.send(text);
     };
     socket.onmessage = (ev) => {
-      let message: { id?: number | null; result?: unknown; error?: string; event?: ContractEvent };
+      let message: {
+        id?: number | null;
+        result?: unknown;
+        error?: string;
+        event?: ContractEvent;
+        events?: ContractEvent[];
+      };
       try {
         message = JSON.parse(String(ev.data)) as typeof message;
       } catch {
         return;
       }
-      if (message.event) {
-        for (const l of listeners) l(message.event);
+      // Pushed events come one to a frame, or several together (the server batches them while a run is busy).
+      const events = message.event ? [message.event] : Array.isArray(message.events) ? message.events : null;
+      if (events) {
+        for (const event of events) for (const l of listeners) l(event);
         return;
       }
       if (typeof message.id !== 'number') return;

@@ -9,6 +9,7 @@ import type { UiServer } from '../../../src/core/ui-server/index.js';
 import { resolveStaticPath } from '../../../src/core/ui-server/static-files.js';
 import { CONTRACT_METHODS } from '../../../src/shared/contract.js';
 import { FakeService } from '../../fakes/fake-service.js';
+import { frameMessages } from '../../fakes/ui-frames.js';
 
 let staticDir: string;
 let service: FakeService;
@@ -56,7 +57,7 @@ async function client(
   const messages: unknown[] = [];
   const waiters: Array<() => void> = [];
   ws.on('message', (data) => {
-    messages.push(JSON.parse(String(data)));
+    messages.push(...frameMessages(data));
     waiters.splice(0).forEach((w) => w());
   });
   await new Promise<void>((resolve, reject) => {
