@@ -61,10 +61,14 @@ export function offsetAt(t: number, before: ClockOffset | null, after: ClockOffs
   return before.offsetMs + ((after.offsetMs - before.offsetMs) * (t - before.atMs)) / span;
 }
 
-/** Drift between two estimates, in parts per million (µs per s); null when they are too close to say. */
+/**
+ * Drift between two estimates, in parts per million (µs per s); null when they are too close in time to say, or when
+ * the offset moved less than the two uncertainties together (no drift can be told from the noise).
+ */
 export function driftPpm(before: ClockOffset | null, after: ClockOffset | null): number | null {
   if (!before || !after) return null;
   const span = after.atMs - before.atMs;
-  if (span < 1000) return null;
-  return ((after.offsetMs - before.offsetMs) / span) * 1e6;
+  const change = after.offsetMs - before.offsetMs;
+  if (span < 1000 || Math.abs(change) <= before.uncertaintyMs + after.uncertaintyMs) return null;
+  return (change / span) * 1e6;
 }

@@ -402,6 +402,7 @@ export class Coordinator {
 
   /** Tells every worker the run is over, then closes: a worker leaving after this is not lost. */
   async close(end?: Extract<ToWorker, { type: 'end' }>): Promise<void> {
+    if (this.ended) return;
     if (end) this.broadcast(end);
     this.ended = true;
     clearInterval(this.heartbeat);

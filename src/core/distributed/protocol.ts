@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { ClockOffsetSchema, LevelPlanSchema, WorkerLevelReportSchema } from '../../shared/distributed.js';
 export type { WorkerLevelReport } from '../../shared/distributed.js';
+import type { LevelPlan } from '../load/level-plan.js';
+
+/** A level plan as the wire carries it (the schema is loose: a field added to LevelPlan later still crosses). */
+export type WirePlan = z.infer<typeof LevelPlanSchema>;
+/** LevelPlan is an interface (no index signature): the same object, typed for the wire. */
+export function wirePlan(plan: LevelPlan): WirePlan {
+  return plan as unknown as WirePlan;
+}
 
 // The rendezvous protocol between rank 0 and its workers: JSON text frames over one WebSocket per worker. Every frame
 // is checked against its schema on arrival (a peer on the network is untrusted); objects are loose so that a field

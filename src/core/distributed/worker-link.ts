@@ -116,6 +116,7 @@ export class WorkerLink {
           socket.off('message', first);
           resolve(message);
         } else if (message?.type === 'reject') reject(new UserError(message.reason, 2));
+        else if (message?.type === 'end') reject(new UserError(`rank 0 at ${where} ended the run before it began: ${message.reason ?? message.status}`, 1));
       });
       socket.once('close', () => reject(new UserError(`rank 0 at ${where} closed the connection before it welcomed this worker`, 1)));
       const hello: ToCoordinator = { type: 'hello', protocol: PROTOCOL_VERSION, ...options.hello };
@@ -177,9 +178,13 @@ export class WorkerLink {
     for (const d of this.pongs.values()) d.reject(this.lostError);
   }
 
-  /** Called when rank 0 cuts the level short (a worker lost, a cancel) or is itself lost. */
-  onAbort(listener: (reason: string) => void): void {
+  /** Called when rank 0 cuts the level short (a worker lost, a cancel) or is itself lost; returns the unsubscribe. */
+  onAbort(listener: (reason: string) => void): () => void {
     this.abortListeners.push(listener);
+    return () => {
+      const i = this.abortListeners.indexOf(listener);
+      if (i >= 0) this.abortListeners.splice(i, 1);
+    };
   }
 
   /** The next command of rank 0 (start a server session, run a level, end). */
