@@ -1,4 +1,7 @@
-/** Resolves after `ms` or once `signal` fires, whichever is first; tests pass one they drive by hand. */
+/**
+ * Resolves after `ms` or once `signal` fires, whichever is first; tests pass one they drive by hand. The timer keeps
+ * the process alive (a worker waiting to retry rank 0 has nothing else to): every wait aborts its signal when done.
+ */
 export type Timer = (ms: number, signal: AbortSignal) => Promise<void>;
 
 /** The real timer. */
@@ -6,7 +9,6 @@ export const realTimer: Timer = (ms, signal) =>
   new Promise((resolve) => {
     if (signal.aborted) return resolve();
     const t = setTimeout(done, ms);
-    t.unref?.();
     function done(): void {
       clearTimeout(t);
       signal.removeEventListener('abort', done);
