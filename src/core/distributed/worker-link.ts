@@ -222,7 +222,10 @@ export class WorkerLink {
     const d = this.goes.get(key) ?? deferred<number>();
     this.goes.set(key, d);
     this.send({ type: 'arrive', key });
-    return d.promise.finally(() => this.goes.delete(key));
+    const started = d.promise.finally(() => this.goes.delete(key));
+    // The level may end (rank 0 lost) with nobody awaiting its next start any more.
+    started.catch(() => undefined);
+    return started;
   }
 
   /** Leaves: tells rank 0 why (unless the run is over), then closes. */
