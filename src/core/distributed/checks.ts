@@ -1,6 +1,6 @@
 import type { WorkerLevelView } from '../../shared/distributed.js';
 import type { RequestRecord } from '../../shared/request-record.js';
-import type { Check, CheckStatus, RoundResult } from '../../shared/run-record.js';
+import type { Check, CheckStatus, LevelResult, RoundResult } from '../../shared/run-record.js';
 import { clientCheck } from '../metrics/checks.js';
 import { fmtNum, fmtPct } from '../metrics/format.js';
 import { summarize } from '../metrics/percentiles.js';
@@ -110,4 +110,17 @@ export function clockCheck(views: readonly WorkerLevelView[], rounds: readonly R
 export function scheduleLagP99(records: readonly RequestRecord[]): number | null {
   const lags = records.filter((r) => isMeasured(r) && r.scheduledMs !== undefined).map((r) => r.sendMs - (r.scheduledMs as number));
   return lags.length > 0 ? summarize(lags).p99 : null;
+}
+
+/** A merged level's per-worker view and checks: each worker's own client check in place of one process's, and the clock check. */
+export function addWorkerView(
+  level: LevelResult,
+  parts: readonly WorkerPart[],
+  hosts: ReadonlyMap<number, string>,
+  lost: ReadonlyMap<number, string>,
+): void {
+  const views = workerViews(parts, hosts, lost);
+  level.workers = views;
+  level.checks = level.checks.map((c) => (c.id === 'client' ? workersClientCheck(views) : c));
+  level.checks.push(clockCheck(views, level.rounds));
 }

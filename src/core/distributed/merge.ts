@@ -54,7 +54,7 @@ export function mergeLevelOutput(parts: readonly WorkerPart[], rounds: number): 
   const out: LevelRunOutput = {
     warmup: all.filter((r) => r.warmup),
     measured: all.filter((r) => !r.warmup),
-    roundsCompleted: Math.min(rounds, ...parts.map((p) => (p.report ? p.report.roundsCompleted : 0))),
+    roundsCompleted: parts.reduce((m, p) => Math.min(m, p.report ? p.report.roundsCompleted : 0), rounds),
     measureStartMs: null,
     measureEndMs: null,
     aborted: parts.some((p) => !p.report || p.report.aborted),

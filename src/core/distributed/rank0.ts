@@ -7,7 +7,7 @@ import { RunWriter } from '../runs/run-store.js';
 import { benchSecretValues } from '../servers/redact.js';
 import { announceLevel, coolDown, summarizeLevelRun, type LevelMeasureInput } from '../run/level-measure.js';
 import type { RunSession } from '../run/run-session.js';
-import { clockCheck, workerViews, workersClientCheck } from './checks.js';
+import { addWorkerView } from './checks.js';
 import { Coordinator, WorkerLostError, workerName } from './coordinator.js';
 import type { DistributedIdentity } from './environment.js';
 import type { DistributedHooks } from './hooks.js';
@@ -149,10 +149,7 @@ export class Rank0 implements DistributedHooks {
     if (!level) return null;
     const hosts = new Map([...this.coordinator.peers.values()].map((p) => [p.rank, p.host] as const));
     hosts.set(0, this.identity.host);
-    const views = workerViews(parts, hosts, lost);
-    level.workers = views;
-    level.checks = level.checks.map((c) => (c.id === 'client' ? workersClientCheck(views) : c));
-    level.checks.push(clockCheck(views, level.rounds));
+    addWorkerView(level, parts, hosts, lost);
     return level;
   }
 
