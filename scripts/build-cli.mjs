@@ -10,6 +10,7 @@ const entries = {
   'bench-report': 'bench/bench-report.ts',
   'bench-compare': 'bench/bench-compare.ts',
   'bench-charts': 'bench/bench-charts.ts',
+  'bench-merge': 'bench/bench-merge.ts',
 };
 const entryPoints = Object.fromEntries(Object.entries(entries).filter(([, file]) => existsSync(file)));
 

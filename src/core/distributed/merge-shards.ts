@@ -14,7 +14,7 @@ import { summarizeLevelRun, type LevelMeasureInput } from '../run/level-measure.
 import { RunSession } from '../run/run-session.js';
 import { loadWorkload, type Workload } from '../workloads/workload.js';
 import { addWorkerView } from './checks.js';
-import { mergeLevelOutput, type WorkerPart } from './merge.js';
+import { APPEND_BATCH, mergeLevelOutput, type WorkerPart } from './merge.js';
 
 /** One shard folder being merged: its record, its account of each level, and its records read line by line. */
 interface Shard {
@@ -163,7 +163,7 @@ export async function mergeShards(paths: readonly string[], options: { out?: str
     const report = parts.find((p) => p.report)!.report!;
     const output = mergeLevelOutput(parts, report.plan.rounds);
     const all = [...output.warmup, ...output.measured].sort((a, b) => a.id - b.id);
-    await run.writer.appendRequests(all);
+    for (let i = 0; i < all.length; i += APPEND_BATCH) await run.writer.appendRequests(all.slice(i, i + APPEND_BATCH));
     const firstId = all.reduce((m, r) => Math.min(m, r.id), Infinity);
     const input = offlineInput(config, report, workload, options.clock, Number.isFinite(firstId) ? firstId : 0);
     const cut = parts.find((p) => p.report?.abortReason)?.report?.abortReason;

@@ -3,6 +3,9 @@ import type { RequestRecord } from '../../shared/request-record.js';
 import type { LevelRunOutput } from '../load/level-runner.js';
 import { offsetAt } from './clock-sync.js';
 
+/** Records written to requests.jsonl at a time: a level of 200,000 is not one string in memory. */
+export const APPEND_BATCH = 5000;
+
 /** One worker's part of a level: its report (null for a worker lost before it could send one) and raw records. */
 export interface WorkerPart {
   rank: number;
@@ -14,22 +17,20 @@ export interface WorkerPart {
 }
 
 /**
- * A record moved onto rank 0's timeline: every time shifted by the one offset at its send (so its latencies stay
- * exactly as its worker measured them), tagged with its worker.
+ * Moves a record onto rank 0's timeline, in place (a merge holds a whole level: no second copy of it): every time
+ * shifted by the one offset at its send, so its latencies stay exactly as its worker measured them; tagged with its
+ * worker.
  */
-export function shiftRecord(r: RequestRecord, offsetMs: number, worker: number): RequestRecord {
-  const shift = (t: number): number => t + offsetMs;
-  const out: RequestRecord = {
-    ...r,
-    worker,
-    sendMs: shift(r.sendMs),
-    firstTokenMs: r.firstTokenMs === null ? null : shift(r.firstTokenMs),
-    endMs: r.endMs === null ? null : shift(r.endMs),
-    chunks: r.chunks.map(([t, n]) => [shift(t), n]),
-  };
-  if (r.scheduledMs !== undefined) out.scheduledMs = shift(r.scheduledMs);
-  if (r.firstContentMs !== undefined && r.firstContentMs !== null) out.firstContentMs = shift(r.firstContentMs);
-  return out;
+export function moveRecord(r: RequestRecord, offsetMs: number, worker: number): RequestRecord {
+  r.worker = worker;
+  if (offsetMs === 0) return r;
+  r.sendMs += offsetMs;
+  if (r.firstTokenMs !== null) r.firstTokenMs += offsetMs;
+  if (r.endMs !== null) r.endMs += offsetMs;
+  for (const c of r.chunks) c[0] += offsetMs;
+  if (r.scheduledMs !== undefined) r.scheduledMs += offsetMs;
+  if (r.firstContentMs !== undefined && r.firstContentMs !== null) r.firstContentMs += offsetMs;
+  return r;
 }
 
 /** The offset a worker's record at `sendMs` gets: between the level's before and after estimates; 0 for rank 0. */
@@ -38,10 +39,10 @@ export function recordOffset(part: WorkerPart, sendMs: number): number {
   return offsetAt(sendMs, o?.offsetBefore ?? null, o?.offsetAfter ?? null) ?? 0;
 }
 
-/** Every worker's records of a level on rank 0's timeline, in id order (ids are unique across workers). */
+/** Every worker's records of a level moved onto rank 0's timeline (in place), in id order (ids are unique across workers). */
 export function mergeRecords(parts: readonly WorkerPart[]): RequestRecord[] {
   const out: RequestRecord[] = [];
-  for (const part of parts) for (const r of part.records) out.push(shiftRecord(r, recordOffset(part, r.sendMs), part.rank));
+  for (const part of parts) for (const r of part.records) out.push(moveRecord(r, recordOffset(part, r.sendMs), part.rank));
   return out.sort((a, b) => a.id - b.id);
 }
 

@@ -11,7 +11,7 @@ import { addWorkerView } from './checks.js';
 import { Coordinator, WorkerLostError, workerName } from './coordinator.js';
 import type { DistributedIdentity } from './environment.js';
 import type { DistributedHooks } from './hooks.js';
-import { mergeLevelOutput, type WorkerPart } from './merge.js';
+import { APPEND_BATCH, mergeLevelOutput, type WorkerPart } from './merge.js';
 import { batchKey, wirePlan } from './protocol.js';
 import { levelCut, runShare, shareReport, startAt } from './share-level.js';
 import { checkSplit } from './split.js';
@@ -133,7 +133,7 @@ export class Rank0 implements DistributedHooks {
   ): Promise<LevelResult | null> {
     const output = mergeLevelOutput(parts, input.plan.rounds);
     const merged = [...output.warmup, ...output.measured].sort((a, b) => a.id - b.id);
-    await input.writer.appendRequests(merged);
+    for (let i = 0; i < merged.length; i += APPEND_BATCH) await input.writer.appendRequests(merged.slice(i, i + APPEND_BATCH));
     const lags = parts.map((p) => p.report?.loopLagP99Ms).filter((v): v is number => typeof v === 'number');
     const level = summarizeLevelRun(input, {
       output,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RequestRecord } from '../../../src/shared/request-record.js';
 import type { WorkerLevelReport } from '../../../src/shared/distributed.js';
-import { mergeLevelOutput, shiftRecord, type WorkerPart } from '../../../src/core/distributed/merge.js';
+import { mergeLevelOutput, moveRecord, type WorkerPart } from '../../../src/core/distributed/merge.js';
 import { requestMetrics } from '../../../src/core/metrics/request-metrics.js';
 
 function record(id: number, sendMs: number, round = 0): RequestRecord {
@@ -26,11 +26,12 @@ function report(rank: number, offsetMs: number, extra: Partial<WorkerLevelReport
 describe('merging raw records', () => {
   it("moves a record onto rank 0's clock with its latencies exactly as measured", () => {
     const r = record(1, 1000.5);
-    const moved = shiftRecord(r, 250.25, 2);
+    const before = requestMetrics(r);
+    const moved = moveRecord(r, 250.25, 2);
     expect(moved.sendMs).toBe(1250.75);
     expect(moved.scheduledMs).toBe(1249.75);
     expect(moved.worker).toBe(2);
-    expect(requestMetrics(moved)).toEqual(requestMetrics(r));
+    expect(requestMetrics(moved)).toEqual(before);
   });
 
   it("keeps every worker's records once, in id order, on one timeline", () => {
