@@ -146,6 +146,8 @@ export function k8sManifests(o: K8sOptions): Array<Record<string, unknown>> {
           spec: {
             subdomain: o.name,
             restartPolicy: 'Never',
+            // The image runs as user node (1000): a results claim must be writable by it.
+            securityContext: { fsGroup: 1000 },
             containers: [container],
             volumes: [
               { name: 'config', configMap: { name: `${o.name}-config` } },
