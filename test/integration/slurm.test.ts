@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -99,6 +99,25 @@ describe.skipIf(unavailable !== null)(`servebench run --distributed on a real Sl
     expect(overlap(level.ttftMs, l1.ttftMs, 'p95Ci'), `TTFT p95 ${JSON.stringify(level.ttftMs.p95Ci)} vs ${JSON.stringify(l1.ttftMs.p95Ci)}`).toBe(true);
     expect(overlap(level.e2eMs, l1.e2eMs, 'p95Ci'), `E2E p95 ${JSON.stringify(level.e2eMs.p95Ci)} vs ${JSON.stringify(l1.e2eMs.p95Ci)}`).toBe(true);
   }, 600_000);
+
+  it('runs the sbatch script that servebench slurm prints', async () => {
+    const out = join(dir, 'sbatch');
+    const script = await runCliAsync(['slurm', '--nodes', '3', '--job-name', 'sbscript', '--', 'run', '--concurrency', '6', '--input-len', '32', '--output-len', '8', '--rounds', '1', '--requests-per-round', '30', '--out', out]);
+    expect(script.status, script.stderr).toBe(0);
+    // The script calls `servebench`: a shim on PATH stands for the installed command.
+    const bin = join(dir, 'bin');
+    await mkdir(bin, { recursive: true });
+    await writeFile(join(bin, 'servebench'), `#!/bin/sh\nexec ${process.execPath} ${cli} "$@"\n`, { mode: 0o755 });
+    await writeFile(join(dir, 'job.sh'), script.stdout);
+    const env = { ...cluster.env, PATH: `${bin}:${process.env.PATH ?? ''}` };
+    const job = await new Promise<number | null>((resolve) => {
+      spawn('sbatch', ['--wait', '-o', join(dir, 'job.out'), join(dir, 'job.sh')], { env, stdio: 'ignore' }).on('close', resolve);
+    });
+    const record = JSON.parse(await readFile(join(await runFolder(out), 'run.json'), 'utf8')) as RunRecord;
+    expect(job, await readFile(join(dir, 'job.out'), 'utf8').catch(() => '')).toBe(0);
+    expect(record.status).toBe('completed');
+    expect(record.levels[0]?.workers?.map((w) => w.host)).toEqual(['n1', 'n2', 'n3']);
+  }, 300_000);
 
   it('cuts the level short, names the worker and exits non-zero when scancel stops a worker mid-level', async () => {
     const out = join(dir, 'cancel');
