@@ -21,25 +21,70 @@ const ROUNDS = 3;
 const OUT_TOKENS = 64;
 
 const perLevel = Math.floor(PER_SHARD / LEVELS.length);
-const config = BenchConfigSchema.parse({ concurrency: LEVELS, rounds: ROUNDS, outputLen: [OUT_TOKENS], label: 'bench-merge' });
+const config = BenchConfigSchema.parse({
+  concurrency: LEVELS,
+  rounds: ROUNDS,
+  outputLen: [OUT_TOKENS],
+  label: 'bench-merge',
+});
 
 function shardRecord(rank: number, runId: string): RunRecord {
   const levels: WorkerLevelReport[] = LEVELS.map((c, li) => {
-    const plan = { concurrency: c, inputLen: 512, outputLen: OUT_TOKENS, rounds: ROUNDS, requestsPerRound: Math.floor((perLevel * SHARDS) / ROUNDS), warmup: 0 };
+    const plan = {
+      concurrency: c,
+      inputLen: 512,
+      outputLen: OUT_TOKENS,
+      rounds: ROUNDS,
+      requestsPerRound: Math.floor((perLevel * SHARDS) / ROUNDS),
+      warmup: 0,
+    };
     const offset = { offsetMs: rank * 250.5, uncertaintyMs: 0.08, rttMs: 0.16, atMs: li * 100_000, pings: 32 };
     return {
-      rank, host: `n${rank + 1}`, levelIndex: li, serverConfigIndex: 0, plan,
+      rank,
+      host: `n${rank + 1}`,
+      levelIndex: li,
+      serverConfigIndex: 0,
+      plan,
       share: { ...plan, concurrency: c / SHARDS, requestsPerRound: Math.floor(perLevel / ROUNDS) },
-      requests: perLevel, offsetBefore: rank === 0 ? null : offset, offsetAfter: rank === 0 ? null : { ...offset, atMs: offset.atMs + 90_000 },
-      loopLagP99Ms: 2, roundsCompleted: ROUNDS, aborted: false, skippedTurns: 0, startLateMs: 0, startMs: 0, endMs: 0,
+      requests: perLevel,
+      offsetBefore: rank === 0 ? null : offset,
+      offsetAfter: rank === 0 ? null : { ...offset, atMs: offset.atMs + 90_000 },
+      loopLagP99Ms: 2,
+      roundsCompleted: ROUNDS,
+      aborted: false,
+      skippedTurns: 0,
+      startLateMs: 0,
+      startMs: 0,
+      endMs: 0,
     };
   });
   return {
-    schemaVersion: 1, id: `${runId}-rank-${rank}`, label: 'bench-merge', startedAt: new Date().toISOString(), finishedAt: new Date().toISOString(),
-    status: 'completed', simulated: true, config,
-    environment: { host: { hostname: `n${rank + 1}`, os: 'linux', cpus: 8, node: process.version }, servebenchVersion: 'bench', engine: { kind: 'attach', simulated: true } },
-    clock: { originMonoNs: '0', originWall: new Date().toISOString() }, levels: [], checks: [],
-    distributed: { role: 'shard', worldSize: SHARDS, coordinator: 'n1:29517', launcher: 'slurm', workers: [{ rank, host: `n${rank + 1}` }], rank, runId, levels },
+    schemaVersion: 1,
+    id: `${runId}-rank-${rank}`,
+    label: 'bench-merge',
+    startedAt: new Date().toISOString(),
+    finishedAt: new Date().toISOString(),
+    status: 'completed',
+    simulated: true,
+    config,
+    environment: {
+      host: { hostname: `n${rank + 1}`, os: 'linux', cpus: 8, node: process.version },
+      servebenchVersion: 'bench',
+      engine: { kind: 'attach', simulated: true },
+    },
+    clock: { originMonoNs: '0', originWall: new Date().toISOString() },
+    levels: [],
+    checks: [],
+    distributed: {
+      role: 'shard',
+      worldSize: SHARDS,
+      coordinator: 'n1:29517',
+      launcher: 'slurm',
+      workers: [{ rank, host: `n${rank + 1}` }],
+      rank,
+      runId,
+      levels,
+    },
   };
 }
 
@@ -55,11 +100,28 @@ async function writeShard(dir: string, rank: number): Promise<void> {
       const first = send + 20 + ((id * 7919) % 100) / 10;
       const end = first + tpot * (OUT_TOKENS - 1);
       const chunks: Array<[number, number]> = [];
-      for (let k = 0; k < 16; k++) chunks.push([Number((first + ((end - first) * k) / 15).toFixed(3)), OUT_TOKENS / 16]);
+      for (let k = 0; k < 16; k++)
+        chunks.push([Number((first + ((end - first) * k) / 15).toFixed(3)), OUT_TOKENS / 16]);
       const r: RequestRecord = {
-        id, requestTag: `sb-bench-${id}`, levelIndex: li, round: Math.floor((i * ROUNDS) / perLevel), warmup: false, sendMs: send,
-        firstTokenMs: first, endMs: end, chunks, nOut: OUT_TOKENS, nOutSource: 'server', chunkTokensSource: 'server',
-        clientChunkCount: 16, nIn: 512, expectedIn: 512, expectedOut: OUT_TOKENS, finishReason: 'length', ok: true, malformedLines: 0,
+        id,
+        requestTag: `sb-bench-${id}`,
+        levelIndex: li,
+        round: Math.floor((i * ROUNDS) / perLevel),
+        warmup: false,
+        sendMs: send,
+        firstTokenMs: first,
+        endMs: end,
+        chunks,
+        nOut: OUT_TOKENS,
+        nOutSource: 'server',
+        chunkTokensSource: 'server',
+        clientChunkCount: 16,
+        nIn: 512,
+        expectedIn: 512,
+        expectedOut: OUT_TOKENS,
+        finishReason: 'length',
+        ok: true,
+        malformedLines: 0,
       };
       if (!out.write(`${JSON.stringify(r)}\n`)) await new Promise<void>((res) => out.once('drain', () => res()));
       if (i % Math.max(1, c / SHARDS) === 0) t += tpot * OUT_TOKENS * 0.02;
@@ -81,7 +143,11 @@ try {
   global.gc?.();
   const rssBefore = process.memoryUsage().rss;
   const t0 = performance.now();
-  const result = await mergeShards([runDir], { out: join(dir, 'merged'), clock: createMonoClock(), now: () => new Date() });
+  const result = await mergeShards([runDir], {
+    out: join(dir, 'merged'),
+    clock: createMonoClock(),
+    now: () => new Date(),
+  });
   const seconds = (performance.now() - t0) / 1000;
   const peakMiB = process.resourceUsage().maxRSS / 1024;
   const requests = result.record.levels.reduce((s, l) => s + l.completed, 0);
@@ -90,8 +156,18 @@ try {
   console.log(`levels                            ${result.record.levels.length}`);
   console.log(`merge time                        ${seconds.toFixed(1)} s`);
   console.log(`requests per second               ${Math.round(requests / seconds)}`);
-  console.log(`peak RSS                          ${peakMiB.toFixed(0)} MiB (${(rssBefore / 2 ** 20).toFixed(0)} MiB before)`);
-  console.log(JSON.stringify({ shards: SHARDS, requests, levels: result.record.levels.length, seconds: Number(seconds.toFixed(2)), peakRssMiB: Math.round(peakMiB) }));
+  console.log(
+    `peak RSS                          ${peakMiB.toFixed(0)} MiB (${(rssBefore / 2 ** 20).toFixed(0)} MiB before)`,
+  );
+  console.log(
+    JSON.stringify({
+      shards: SHARDS,
+      requests,
+      levels: result.record.levels.length,
+      seconds: Number(seconds.toFixed(2)),
+      peakRssMiB: Math.round(peakMiB),
+    }),
+  );
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

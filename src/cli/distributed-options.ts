@@ -21,8 +21,8 @@ export const DEFAULT_BARRIER_TIMEOUT_S = 600;
 
 export const DISTRIBUTED_OPTIONS_HELP = `Distributed (one run from many load generators; docs/distributed.md):
 ${helpLine('--distributed', 'one of several processes of one run: rank 0 hosts the rendezvous and writes the run folder, every rank sends its share of each level; rank and world size come from Slurm (srun), an Indexed Job or torchrun')}
-${helpLine('--rank R', 'this process\'s rank (0 = rank 0), over the launcher\'s')}
-${helpLine('--world-size N', 'how many processes run the load, over the launcher\'s')}
+${helpLine('--rank R', "this process's rank (0 = rank 0), over the launcher's")}
+${helpLine('--world-size N', "how many processes run the load, over the launcher's")}
 ${helpLine('--coordinator HOST:PORT', "rank 0's rendezvous (default: the first host of the Slurm step, port 20000 + job id % 10000; SERVEBENCH_COORDINATOR)")}
 ${helpLine('--barrier-timeout S', `how long rank 0 waits for a worker to join or reach a batch (default ${DEFAULT_BARRIER_TIMEOUT_S})`)}`;
 
@@ -39,9 +39,14 @@ function whole(values: Record<string, unknown>, flag: string, min: number): numb
 async function slurmHostnames(list: string): Promise<string[]> {
   try {
     const { stdout } = await execa('scontrol', ['show', 'hostnames', list], { timeout: 30_000 });
-    return stdout.split('\n').map((l) => l.trim()).filter(Boolean);
+    return stdout
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
   } catch {
-    throw new UserError(`cannot expand the Slurm node list '${list}' with 'scontrol show hostnames': pass --coordinator HOST:PORT`);
+    throw new UserError(
+      `cannot expand the Slurm node list '${list}' with 'scontrol show hostnames': pass --coordinator HOST:PORT`,
+    );
   }
 }
 
@@ -72,5 +77,9 @@ export async function distributedRequest(
     slurmHostnames,
   );
   const timeoutS = whole(values, 'barrier-timeout', 1) ?? DEFAULT_BARRIER_TIMEOUT_S;
-  return { identity, timeoutMs: timeoutS * 1000, ...(env.SERVEBENCH_DIST_TOKEN ? { token: env.SERVEBENCH_DIST_TOKEN } : {}) };
+  return {
+    identity,
+    timeoutMs: timeoutS * 1000,
+    ...(env.SERVEBENCH_DIST_TOKEN ? { token: env.SERVEBENCH_DIST_TOKEN } : {}),
+  };
 }

@@ -16,7 +16,10 @@ import { benchConfigFromFlags, runOptions } from './run-options.js';
 /** The `servebench run` arguments after `--`, checked as `run` would (a typo fails here, not on 64 nodes). */
 function runArgs(positionals: string[], command: string): { args: string[]; values: Record<string, unknown> } {
   const [first, ...rest] = positionals;
-  if (first !== 'run') throw new UserError(`servebench ${command} needs the benchmark after --: servebench ${command} ... -- run --url URL ...`);
+  if (first !== 'run')
+    throw new UserError(
+      `servebench ${command} needs the benchmark after --: servebench ${command} ... -- run --url URL ...`,
+    );
   const args = rest.filter((a) => a !== '--distributed');
   let values: Record<string, unknown>;
   try {
@@ -25,14 +28,16 @@ function runArgs(positionals: string[], command: string): { args: string[]; valu
     throw new UserError(argsErrorLine(error as Error, 'run'));
   }
   for (const flag of ['rank', 'world-size', 'coordinator']) {
-    if (values[flag] !== undefined) throw new UserError(`--${flag} is set by the launcher: drop it from the run arguments`);
+    if (values[flag] !== undefined)
+      throw new UserError(`--${flag} is set by the launcher: drop it from the run arguments`);
   }
   return { args, values };
 }
 
 function whole(value: string | undefined, flag: string, fallback?: number): number {
   if (value === undefined && fallback !== undefined) return fallback;
-  if (value === undefined || !/^\d+$/.test(value) || Number(value) < 1) throw new UserError(`--${flag} must be a whole number of at least 1`);
+  if (value === undefined || !/^\d+$/.test(value) || Number(value) < 1)
+    throw new UserError(`--${flag} must be a whole number of at least 1`);
   return Number(value);
 }
 
@@ -96,8 +101,8 @@ ${helpLine('--image IMAGE', 'the servebench image (required)')}
 ${helpLine('--name NAME', 'name of the Job, Service and ConfigMap (default servebench)')}
 ${helpLine('--namespace NS', 'the namespace')}
 ${helpLine('--results-pvc CLAIM', 'a ReadWriteMany PersistentVolumeClaim mounted at /results in every pod')}
-${helpLine('--hold S', 'without a claim, how long rank 0\'s pod stays up after the run (default 3600)')}
-${helpLine('--api-key-secret NAME', 'a Secret whose key api-key is the server\'s API key')}
+${helpLine('--hold S', "without a claim, how long rank 0's pod stays up after the run (default 3600)")}
+${helpLine('--api-key-secret NAME', "a Secret whose key api-key is the server's API key")}
 ${helpLine('--cpu C', 'CPU request and limit per pod (e.g. 4)')}
 ${helpLine('--memory M', 'memory request and limit per pod (e.g. 8Gi)')}`;
 
@@ -108,7 +113,9 @@ function workloadFiles(config: { prompts?: string; trace?: string }): Record<str
     const path = config[key];
     if (path === undefined) continue;
     if (statSync(path).size > MAX_EMBEDDED_FILE_BYTES) {
-      throw new UserError(`--${key} ${path} is over ${MAX_EMBEDDED_FILE_BYTES / 1024} KiB, too large for a ConfigMap: build it into the image (or a volume) and pass its path in the pod`);
+      throw new UserError(
+        `--${key} ${path} is over ${MAX_EMBEDDED_FILE_BYTES / 1024} KiB, too large for a ConfigMap: build it into the image (or a volume) and pass its path in the pod`,
+      );
     }
     out[key] = [configMapFileName(path), readFileSync(path, 'utf8')];
   }
@@ -140,7 +147,8 @@ export async function k8sCommand(argv: string[]): Promise<number> {
     console.log(wrapHelp(K8S_HELP));
     return 0;
   }
-  if (!v.image) throw new UserError('--image is required: the servebench image the pods run (the project Dockerfile builds one)');
+  if (!v.image)
+    throw new UserError('--image is required: the servebench image the pods run (the project Dockerfile builds one)');
   const { values } = runArgs(parsed.positionals, 'k8s');
   const config = benchConfigFromFlags(values, {});
   const manifests = k8sManifests({

@@ -21,9 +21,19 @@ Exit status: 0 every rank's shard was merged and no check failed, 1 a shard was 
 
 /** `servebench merge`: one run folder from shard folders. */
 export async function mergeCommand(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parseArgs<{ options: { out: { type: 'string' }; help: { type: 'boolean'; short: 'h' } }; allowPositionals: true }>>;
+  let parsed: ReturnType<
+    typeof parseArgs<{
+      options: { out: { type: 'string' }; help: { type: 'boolean'; short: 'h' } };
+      allowPositionals: true;
+    }>
+  >;
   try {
-    parsed = parseArgs({ args: argv, options: { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: argv,
+      options: { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
     throw new UserError(argsErrorLine(error as Error, 'merge'));
   }
@@ -31,8 +41,13 @@ export async function mergeCommand(argv: string[]): Promise<number> {
     console.log(wrapHelp(MERGE_HELP));
     return 0;
   }
-  if (parsed.positionals.length === 0) throw new UserError('give the shard folders to merge (RUN/shards/rank-N), or the run folder holding them');
-  const result = await mergeShards(parsed.positionals, { out: parsed.values.out, clock: createMonoClock(), now: () => new Date() });
+  if (parsed.positionals.length === 0)
+    throw new UserError('give the shard folders to merge (RUN/shards/rank-N), or the run folder holding them');
+  const result = await mergeShards(parsed.positionals, {
+    out: parsed.values.out,
+    clock: createMonoClock(),
+    now: () => new Date(),
+  });
   const { record } = result;
   if (record.levels.length > 0) {
     console.log(formatLevelTable(record));

@@ -33,11 +33,17 @@ ${SERVER_OPTIONS_HELP}
 ${DISTRIBUTED_OPTIONS_HELP}`;
 
 /** A worker's last words: its part and its shard folder (rank 0 prints the run's table). */
-function workerSummary(result: BenchmarkResult, identity: DistributedIdentity, clean: (line: string) => string): number {
+function workerSummary(
+  result: BenchmarkResult,
+  identity: DistributedIdentity,
+  clean: (line: string) => string,
+): number {
   const levels = result.record.distributed?.levels ?? [];
   const sent = levels.reduce((s, l) => s + l.requests, 0);
   const who = `worker ${identity.rank}/${identity.worldSize} (${identity.host})`;
-  console.log(`${who}: ${sent} requests over ${levels.length} level${levels.length === 1 ? '' : 's'}; shard folder: ${result.dir}`);
+  console.log(
+    `${who}: ${sent} requests over ${levels.length} level${levels.length === 1 ? '' : 's'}; shard folder: ${result.dir}`,
+  );
   if (result.failure) {
     console.error(clean(`servebench run: ${who}: ${result.failure}`));
     return result.exitCode ?? 1;

@@ -26,7 +26,9 @@ export const benchOptions = {
 } satisfies NonNullable<ParseArgsConfig['options']>;
 
 /** All `servebench run` options. */
-export const runOptions = { ...serverOptions, ...benchOptions, ...distributedOptions } satisfies NonNullable<ParseArgsConfig['options']>;
+export const runOptions = { ...serverOptions, ...benchOptions, ...distributedOptions } satisfies NonNullable<
+  ParseArgsConfig['options']
+>;
 
 /** The `--vary` keys: the flags of the sweepable fields. */
 export const VARY_KEYS: readonly string[] = SWEEPABLE_FIELDS.map((f) => f.flag);

@@ -127,7 +127,12 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     capacitySearches: searches,
   });
   const distributed = deps.distributed;
-  const joined = distributed ? await distributed.begin(run).then(() => true, (error: unknown) => (run.failWith(error), false)) : true;
+  const joined = distributed
+    ? await distributed.begin(run).then(
+        () => true,
+        (error: unknown) => (run.failWith(error), false),
+      )
+    : true;
 
   for (const [index, serverConfig] of serverConfigs.entries()) {
     if (run.signal.aborted || !joined || run.failed) break;

@@ -21,7 +21,8 @@ export const WORKER_TABLE_HEAD = [
 const ms = (v: number | null): string => (v === null ? '—' : v.toFixed(3));
 
 function load(v: WorkerLevelView): string {
-  if (v.rate !== undefined) return `${Number(v.rate.toPrecision(4))}/s${v.maxInFlight !== undefined ? ` ≤${v.maxInFlight}` : ''}`;
+  if (v.rate !== undefined)
+    return `${Number(v.rate.toPrecision(4))}/s${v.maxInFlight !== undefined ? ` ≤${v.maxInFlight}` : ''}`;
   return `c=${v.concurrency}`;
 }
 

@@ -34,12 +34,28 @@ function start(args: string[]): { child: ChildProcess; done: Promise<CliResult> 
 
 async function ranks(out: string, load: string[]): Promise<Array<{ child: ChildProcess; done: Promise<CliResult> }>> {
   const port = await freePort();
-  const flags = (r: number): string[] => ['run', '--distributed', '--rank', String(r), '--world-size', '3', '--coordinator', `127.0.0.1:${port}`, '--barrier-timeout', '60', ...load, '--out', out];
+  const flags = (r: number): string[] => [
+    'run',
+    '--distributed',
+    '--rank',
+    String(r),
+    '--world-size',
+    '3',
+    '--coordinator',
+    `127.0.0.1:${port}`,
+    '--barrier-timeout',
+    '60',
+    ...load,
+    '--out',
+    out,
+  ];
   return [start(flags(1)), start(flags(2)), start(flags(0))];
 }
 
-const folder = async (out: string): Promise<string> => join(out, (await readdir(out)).find((d) => /^\d{8}T/.test(d)) as string);
-const record = async (dir: string): Promise<RunRecord> => JSON.parse(await readFile(join(dir, 'run.json'), 'utf8')) as RunRecord;
+const folder = async (out: string): Promise<string> =>
+  join(out, (await readdir(out)).find((d) => /^\d{8}T/.test(d)) as string);
+const record = async (dir: string): Promise<RunRecord> =>
+  JSON.parse(await readFile(join(dir, 'run.json'), 'utf8')) as RunRecord;
 
 describe('servebench run --distributed, three processes by flag', () => {
   let dir: string;
@@ -52,12 +68,26 @@ describe('servebench run --distributed, three processes by flag', () => {
 
   it('writes one run that servebench merge rebuilds from the shards to the same figures', async () => {
     const out = join(dir, 'live');
-    const procs = await ranks(out, ['--concurrency', '3,9', '--input-len', '32', '--output-len', '8', '--rounds', '2', '--requests-per-round', '36']);
+    const procs = await ranks(out, [
+      '--concurrency',
+      '3,9',
+      '--input-len',
+      '32',
+      '--output-len',
+      '8',
+      '--rounds',
+      '2',
+      '--requests-per-round',
+      '36',
+    ]);
     const results = await Promise.all(procs.map((p) => p.done));
     expect(results[2]!.stdout).toContain('load generators');
     const live = await record(await folder(out));
     expect(live.status).toBe('completed');
-    expect(live.levels.map((l) => l.workers?.map((w) => w.concurrency))).toEqual([[1, 1, 1], [3, 3, 3]]);
+    expect(live.levels.map((l) => l.workers?.map((w) => w.concurrency))).toEqual([
+      [1, 1, 1],
+      [3, 3, 3],
+    ]);
     const merged = await runCliAsync(['merge', await folder(out), '--out', join(dir, 'merged')]);
     expect(merged.status === 0 || merged.status === 1, merged.stderr).toBe(true);
     const again = await record(await folder(join(dir, 'merged')));
@@ -69,7 +99,18 @@ describe('servebench run --distributed, three processes by flag', () => {
 
   it('stops every worker, saying why, when rank 0 is killed mid-level', async () => {
     const out = join(dir, 'killed');
-    const procs = await ranks(out, ['--concurrency', '6', '--input-len', '32', '--output-len', '48', '--rounds', '3', '--requests-per-round', '240']);
+    const procs = await ranks(out, [
+      '--concurrency',
+      '6',
+      '--input-len',
+      '32',
+      '--output-len',
+      '48',
+      '--rounds',
+      '3',
+      '--requests-per-round',
+      '240',
+    ]);
     const shard = async (): Promise<string> => {
       const root = existsSync(out) ? await folder(out).catch(() => '') : '';
       return root ? readFile(join(root, 'shards', 'rank-1', 'requests.jsonl'), 'utf8').catch(() => '') : '';

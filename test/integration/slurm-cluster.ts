@@ -13,7 +13,8 @@ const TOOLS = ['munged', 'mungekey', 'slurmctld', 'slurmd', 'srun', 'salloc', 's
 export function slurmUnavailable(): string | null {
   if (process.platform !== 'linux') return 'Slurm runs on Linux only';
   const missing = TOOLS.filter((t) => spawnSync('sh', ['-c', `command -v ${t}`]).status !== 0);
-  if (missing.length > 0) return `slurm-wlm and munge are not installed (no ${missing.join(', ')}): apt-get install slurm-wlm munge`;
+  if (missing.length > 0)
+    return `slurm-wlm and munge are not installed (no ${missing.join(', ')}): apt-get install slurm-wlm munge`;
   if (process.getuid?.() !== 0) return 'slurmd must run as root here: run the tests as root';
   return null;
 }
@@ -112,7 +113,15 @@ export async function startSlurmCluster(dir: string, count = 3): Promise<SlurmCl
   spawnSync('mungekey', ['--create', `--keyfile=${key}`], { stdio: 'ignore' });
   chmodSync(key, 0o600);
   const socket = join(dir, 'munge.socket');
-  daemon('munged', ['-F', '--force', `--key-file=${key}`, `--socket=${socket}`, `--pid-file=${join(dir, 'munged.pid')}`, `--log-file=${join(dir, 'munged.log')}`, `--seed-file=${join(dir, 'munge.seed')}`]);
+  daemon('munged', [
+    '-F',
+    '--force',
+    `--key-file=${key}`,
+    `--socket=${socket}`,
+    `--pid-file=${join(dir, 'munged.pid')}`,
+    `--log-file=${join(dir, 'munged.log')}`,
+    `--seed-file=${join(dir, 'munge.seed')}`,
+  ]);
   const run: SlurmCluster['run'] = (cmd, args) => {
     const r = spawnSync(cmd, args, { env, encoding: 'utf8', timeout: 60_000 });
     return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
@@ -132,10 +141,14 @@ export async function startSlurmCluster(dir: string, count = 3): Promise<SlurmCl
     await waitFor(() => spawnSync('test', ['-S', socket]).status === 0, 'munged made no socket', 20_000);
     daemon('slurmctld', ['-D', '-i']);
     for (const n of nodes) daemon('slurmd', ['-D', '-N', n]);
-    await waitFor(() => {
-      const r = run('sinfo', ['-h', '-o', '%T %D']);
-      return r.status === 0 && r.stdout.trim() === `idle ${count}`;
-    }, `sinfo never showed ${count} idle nodes (see ${dir}/*.log)`, 60_000);
+    await waitFor(
+      () => {
+        const r = run('sinfo', ['-h', '-o', '%T %D']);
+        return r.status === 0 && r.stdout.trim() === `idle ${count}`;
+      },
+      `sinfo never showed ${count} idle nodes (see ${dir}/*.log)`,
+      60_000,
+    );
   } catch (error) {
     await stop();
     throw error;

@@ -15,7 +15,11 @@ export const CLOCK_ERROR_LIMITS = { pass: 0.01, warn: 0.05 } as const;
 const SEVERITY: Record<CheckStatus, number> = { pass: 0, warn: 1, fail: 2 };
 
 /** Each worker's part of a level as the per-worker view shows it: share, clock, own client check. */
-export function workerViews(parts: readonly WorkerPart[], hosts: ReadonlyMap<number, string>, lost: ReadonlyMap<number, string>): WorkerLevelView[] {
+export function workerViews(
+  parts: readonly WorkerPart[],
+  hosts: ReadonlyMap<number, string>,
+  lost: ReadonlyMap<number, string>,
+): WorkerLevelView[] {
   const measuredTotal = parts.reduce((s, p) => s + p.records.filter(isMeasured).length, 0);
   return parts.map((p) => {
     const measured = p.records.filter(isMeasured);
@@ -32,7 +36,12 @@ export function workerViews(parts: readonly WorkerPart[], hosts: ReadonlyMap<num
       requests: measured.length,
       share: measuredTotal > 0 ? measured.length / measuredTotal : 0,
       offsetMs: p.rank === 0 ? 0 : (before?.offsetMs ?? after?.offsetMs ?? null),
-      uncertaintyMs: p.rank === 0 ? 0 : Math.max(before?.uncertaintyMs ?? -1, after?.uncertaintyMs ?? -1) >= 0 ? Math.max(before?.uncertaintyMs ?? 0, after?.uncertaintyMs ?? 0) : null,
+      uncertaintyMs:
+        p.rank === 0
+          ? 0
+          : Math.max(before?.uncertaintyMs ?? -1, after?.uncertaintyMs ?? -1) >= 0
+            ? Math.max(before?.uncertaintyMs ?? 0, after?.uncertaintyMs ?? 0)
+            : null,
       offsetChangeMs: before && after ? after.offsetMs - before.offsetMs : null,
       driftPpm: driftPpm(before, after),
       loopLagP99Ms,
@@ -53,7 +62,10 @@ export function workerViews(parts: readonly WorkerPart[], hosts: ReadonlyMap<num
  * and a worker that fell behind is named with its share of the requests (its timings are its own, not the server's).
  */
 export function workersClientCheck(views: readonly WorkerLevelView[]): Check {
-  const checks = views.map((v) => ({ v, c: clientCheck({ loopLagP99Ms: v.loopLagP99Ms, scheduleLagP99Ms: v.scheduleLagP99Ms }) }));
+  const checks = views.map((v) => ({
+    v,
+    c: clientCheck({ loopLagP99Ms: v.loopLagP99Ms, scheduleLagP99Ms: v.scheduleLagP99Ms }),
+  }));
   const worst = checks.reduce((a, b) => (SEVERITY[b.c.status] > SEVERITY[a.c.status] ? b : a), checks[0]!);
   const status = worst.c.status;
   const bad = checks.filter((x) => x.c.status !== 'pass');
@@ -67,7 +79,13 @@ export function workersClientCheck(views: readonly WorkerLevelView[]): Check {
   };
   if (bad.length === 0) {
     const top = views.reduce((a, b) => (lagOf(b) > lagOf(a) ? b : a), views[0]!);
-    return { id: 'client', status, detail: `every one of ${views.length} workers kept up; the busiest, ${workerName(top.rank, top.host)}: ${checks.find((x) => x.v === top)!.c.detail}`, code: 'workers-kept-up', facts };
+    return {
+      id: 'client',
+      status,
+      detail: `every one of ${views.length} workers kept up; the busiest, ${workerName(top.rank, top.host)}: ${checks.find((x) => x.v === top)!.c.detail}`,
+      code: 'workers-kept-up',
+      facts,
+    };
   }
   const detail = bad
     .map((x) => `${workerName(x.v.rank, x.v.host)}, which sent ${fmtPct(x.v.share)} of the requests: ${x.c.detail}`)
@@ -89,26 +107,58 @@ export function clockCheck(views: readonly WorkerLevelView[], rounds: readonly R
   const windowMs = complete.length > 0 ? Math.min(...complete.map((r) => r.windowMs)) : null;
   const errorMs = 2 * uncertaintyMs + changeMs;
   const error = windowMs !== null && windowMs > 0 ? errorMs / windowMs : null;
-  const facts = { uncertaintyMs, offsetChangeMs: changeMs, windowErrorMs: errorMs, shortestRoundMs: windowMs, windowError: error };
+  const facts = {
+    uncertaintyMs,
+    offsetChangeMs: changeMs,
+    windowErrorMs: errorMs,
+    shortestRoundMs: windowMs,
+    windowError: error,
+  };
   if (unknown.length > 0) {
     const names = unknown.map((v) => workerName(v.rank, v.host)).join(', ');
-    return { id: 'clock', status: 'warn', detail: `${names} sent requests without a clock offset: their times on rank 0's timeline are not corrected`, code: 'offset-missing', facts };
+    return {
+      id: 'clock',
+      status: 'warn',
+      detail: `${names} sent requests without a clock offset: their times on rank 0's timeline are not corrected`,
+      code: 'offset-missing',
+      facts,
+    };
   }
   const figures = `offsets known within ±${fmtNum(uncertaintyMs)} ms, moving at most ${fmtNum(changeMs)} ms over the level`;
   if (error === null) {
-    return { id: 'clock', status: 'pass', detail: `${figures}; no complete round to hold it against (latencies are each worker's own)`, code: 'clocks-agree', facts };
+    return {
+      id: 'clock',
+      status: 'pass',
+      detail: `${figures}; no complete round to hold it against (latencies are each worker's own)`,
+      code: 'clocks-agree',
+      facts,
+    };
   }
   const where = `a round window (shortest ${fmtNum(windowMs as number)} ms) is exact to within ${fmtNum(errorMs)} ms (${fmtPct(error)})`;
   if (error > CLOCK_ERROR_LIMITS.warn) {
-    return { id: 'clock', status: 'fail', detail: `${figures}: ${where}, too coarse for this level's throughput; run longer rounds or reach rank 0 over a quieter network`, code: 'clocks-too-coarse', facts };
+    return {
+      id: 'clock',
+      status: 'fail',
+      detail: `${figures}: ${where}, too coarse for this level's throughput; run longer rounds or reach rank 0 over a quieter network`,
+      code: 'clocks-too-coarse',
+      facts,
+    };
   }
   const status: CheckStatus = error > CLOCK_ERROR_LIMITS.pass ? 'warn' : 'pass';
-  return { id: 'clock', status, detail: `${figures}: ${where}; latencies are each worker's own`, code: status === 'pass' ? 'clocks-agree' : 'clocks-coarse', facts };
+  return {
+    id: 'clock',
+    status,
+    detail: `${figures}: ${where}; latencies are each worker's own`,
+    code: status === 'pass' ? 'clocks-agree' : 'clocks-coarse',
+    facts,
+  };
 }
 
 /** Schedule lag of a worker's measured records (send - scheduled), p99; null in closed loop. */
 export function scheduleLagP99(records: readonly RequestRecord[]): number | null {
-  const lags = records.filter((r) => isMeasured(r) && r.scheduledMs !== undefined).map((r) => r.sendMs - (r.scheduledMs as number));
+  const lags = records
+    .filter((r) => isMeasured(r) && r.scheduledMs !== undefined)
+    .map((r) => r.sendMs - (r.scheduledMs as number));
   return lags.length > 0 ? summarize(lags).p99 : null;
 }
 

@@ -101,7 +101,9 @@ export class Coordinator {
       server.once('error', (error: NodeJS.ErrnoException) =>
         reject(
           error.code === 'EADDRINUSE'
-            ? new UserError(`rank 0 cannot listen on port ${options.port}: it is in use; pass --coordinator HOST:PORT with a free port`)
+            ? new UserError(
+                `rank 0 cannot listen on port ${options.port}: it is in use; pass --coordinator HOST:PORT with a free port`,
+              )
             : error,
         ),
       );
@@ -181,7 +183,7 @@ export class Coordinator {
                 : this.peers.has(hello.rank)
                   ? `rank ${hello.rank}, which another worker (${this.peers.get(hello.rank)!.host}) already has: give each worker its own --rank`
                   : hello.configDigest !== configDigest
-                    ? 'settings that differ from rank 0\'s: start every worker with the same command line and files'
+                    ? "settings that differ from rank 0's: start every worker with the same command line and files"
                     : null;
     if (why) {
       this.refuse(socket, `rank 0 refused this worker: it has ${why}`);
@@ -221,7 +223,8 @@ export class Coordinator {
       }
       case 'records': {
         const list = peer.records.get(message.levelIndex) ?? [];
-        for (const r of message.records) list.push({ ...(r as unknown as RequestRecord), levelIndex: message.levelIndex });
+        for (const r of message.records)
+          list.push({ ...(r as unknown as RequestRecord), levelIndex: message.levelIndex });
         peer.records.set(message.levelIndex, list);
         break;
       }
@@ -229,7 +232,8 @@ export class Coordinator {
         peer.reports.set(message.report.levelIndex, { ...message.report, rank: peer.rank });
         break;
       case 'fail':
-        for (const l of this.failListeners) l(`${workerName(peer.rank, peer.host)}: ${message.reason}`, message.exitCode);
+        for (const l of this.failListeners)
+          l(`${workerName(peer.rank, peer.host)}: ${message.reason}`, message.exitCode);
         break;
       case 'bye':
         this.lose(peer, message.reason);
@@ -316,7 +320,10 @@ export class Coordinator {
     const gone = [...this.peers.values()].filter((p) => p.lost !== undefined);
     if (gone.length === 0) return null;
     const text = gone.map((p) => `${workerName(p.rank, p.host)} was lost: ${p.lost}`).join('; ');
-    return new WorkerLostError(text, gone.map((p) => p.rank));
+    return new WorkerLostError(
+      text,
+      gone.map((p) => p.rank),
+    );
   }
 
   /** Waits until every worker has joined; one line naming those missing after the time-out. */
@@ -338,7 +345,8 @@ export class Coordinator {
   /** Largest best round trip the workers measured (ms), for the start margin. */
   maxRttMs(): number {
     let max = 0;
-    for (const p of this.live()) for (const o of p.offsets.values()) max = Math.max(max, o.before?.rttMs ?? 0, o.after?.rttMs ?? 0);
+    for (const p of this.live())
+      for (const o of p.offsets.values()) max = Math.max(max, o.before?.rttMs ?? 0, o.after?.rttMs ?? 0);
     return max;
   }
 
@@ -370,7 +378,11 @@ export class Coordinator {
    * Every live worker's report of a level (its records arrive before it on the same connection); a worker lost in
    * the meantime is left out. After a cut (`boundMs`), a worker that does not report in time is left out too.
    */
-  async reports(levelIndex: number, signal: AbortSignal, boundMs = this.options.timeoutMs): Promise<Map<number, WorkerLevelReport>> {
+  async reports(
+    levelIndex: number,
+    signal: AbortSignal,
+    boundMs = this.options.timeoutMs,
+  ): Promise<Map<number, WorkerLevelReport>> {
     const collect = (): Map<number, WorkerLevelReport> => {
       const out = new Map<number, WorkerLevelReport>();
       for (const p of this.peers.values()) {

@@ -30,7 +30,8 @@ export type ExpandNodeList = (nodeList: string) => Promise<string[]>;
 
 function integer(value: string | undefined, what: string): number | undefined {
   if (value === undefined || value === '') return undefined;
-  if (!/^\d+$/.test(value)) throw new UserError(`${what} is '${value}', not a whole number: check the launcher's environment`);
+  if (!/^\d+$/.test(value))
+    throw new UserError(`${what} is '${value}', not a whole number: check the launcher's environment`);
   return Number(value);
 }
 
@@ -83,7 +84,8 @@ export async function discoverIdentity(
   if (worldSize < 1 || worldSize > MAX_WORLD_SIZE) {
     throw new UserError(`world size ${worldSize} is outside 1..${MAX_WORLD_SIZE}: check --world-size or the launcher`);
   }
-  if (rank >= worldSize) throw new UserError(`rank ${rank} is not below the world size ${worldSize}: check --rank and --world-size`);
+  if (rank >= worldSize)
+    throw new UserError(`rank ${rank} is not below the world size ${worldSize}: check --rank and --world-size`);
   let coordinator: { host: string; port: number } | undefined;
   const given = flags.coordinator ?? env.SERVEBENCH_COORDINATOR;
   if (given !== undefined) coordinator = parseCoordinator(given);
@@ -95,7 +97,7 @@ export async function discoverIdentity(
   } else if (env.MASTER_ADDR) {
     coordinator = { host: env.MASTER_ADDR, port: integer(env.MASTER_PORT, 'MASTER_PORT') ?? defaultPort(env) };
   }
-  if (!coordinator) throw new UserError('--distributed needs rank 0\'s address: pass --coordinator HOST:PORT');
+  if (!coordinator) throw new UserError("--distributed needs rank 0's address: pass --coordinator HOST:PORT");
   const launcher =
     flags.rank !== undefined ? 'flags' : slurm ? 'slurm' : k8s ? 'kubernetes' : torch ? 'torch' : 'flags';
   return {

@@ -8,7 +8,12 @@ export interface DistributedHooks {
   /** After the run folder exists: every worker joins and learns the run; throws (one line) when one does not. */
   begin(run: RunSession): Promise<void>;
   /** A server configuration is up: every worker starts its own session against it. */
-  serverReady(index: number, server: { baseUrl: string; model: string }, plans: LevelPlan[], variant?: ServerVariant): void;
+  serverReady(
+    index: number,
+    server: { baseUrl: string; model: string },
+    plans: LevelPlan[],
+    variant?: ServerVariant,
+  ): void;
   /** Measures a level with every worker: each runs its share, rank 0 merges their raw records. */
   measure(input: LevelMeasureInput): Promise<LevelResult | null>;
   /** The run is over (its record final): the workers are told and the rendezvous closes. */

@@ -70,7 +70,9 @@ const KUBE_NAME = /^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$/;
 function podConfig(o: K8sOptions): Record<string, unknown> {
   const { apiKey, ...config } = o.config;
   if (apiKey !== undefined && !o.apiKeySecret) {
-    throw new UserError('an API key must not go into a ConfigMap: put it in a Secret (key api-key) and pass --api-key-secret NAME');
+    throw new UserError(
+      'an API key must not go into a ConfigMap: put it in a Secret (key api-key) and pass --api-key-secret NAME',
+    );
   }
   const out: Record<string, unknown> = { ...config, out: POD_RESULTS_DIR };
   for (const [key, [file]] of Object.entries(o.files)) out[key] = `${POD_CONFIG_DIR}/${file}`;
@@ -84,7 +86,8 @@ function podConfig(o: K8sOptions): Record<string, unknown> {
  * that lost a worker is not repeated behind the user's back.
  */
 export function k8sManifests(o: K8sOptions): Array<Record<string, unknown>> {
-  if (!KUBE_NAME.test(o.name)) throw new UserError(`--name '${o.name}' must be a DNS label: lower-case letters, digits and '-', at most 42`);
+  if (!KUBE_NAME.test(o.name))
+    throw new UserError(`--name '${o.name}' must be a DNS label: lower-case letters, digits and '-', at most 42`);
   const port = o.port ?? DEFAULT_COORDINATOR_PORT;
   const ns = o.namespace ? { namespace: o.namespace } : {};
   const labels = { 'app.kubernetes.io/name': 'servebench', 'servebench.dev/run': o.name };
@@ -96,7 +99,8 @@ export function k8sManifests(o: K8sOptions): Array<Record<string, unknown>> {
     { name: 'SERVEBENCH_COORDINATOR', value: `${o.name}-0.${o.name}:${port}` },
     { name: 'SERVEBENCH_DIST_TOKEN', valueFrom: { secretKeyRef: { name: `${o.name}-token`, key: 'token' } } },
   ];
-  if (o.apiKeySecret) env.push({ name: 'SERVEBENCH_API_KEY', valueFrom: { secretKeyRef: { name: o.apiKeySecret, key: 'api-key' } } });
+  if (o.apiKeySecret)
+    env.push({ name: 'SERVEBENCH_API_KEY', valueFrom: { secretKeyRef: { name: o.apiKeySecret, key: 'api-key' } } });
   const run = `servebench run --distributed --config ${POD_CONFIG_DIR}/servebench.yaml`;
   // Without a shared claim the run folder lives in rank 0's pod: it stays up so that `kubectl cp` can fetch it.
   const script = o.resultsPvc
@@ -118,7 +122,13 @@ export function k8sManifests(o: K8sOptions): Array<Record<string, unknown>> {
     container.resources = { requests: amount, limits: amount };
   }
   return [
-    { apiVersion: 'v1', kind: 'Secret', metadata: meta(`${o.name}-token`), type: 'Opaque', stringData: { token: randomBytes(24).toString('hex') } },
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: meta(`${o.name}-token`),
+      type: 'Opaque',
+      stringData: { token: randomBytes(24).toString('hex') },
+    },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(`${o.name}-config`), data },
     {
       apiVersion: 'v1',
@@ -151,7 +161,9 @@ export function k8sManifests(o: K8sOptions): Array<Record<string, unknown>> {
             containers: [container],
             volumes: [
               { name: 'config', configMap: { name: `${o.name}-config` } },
-              o.resultsPvc ? { name: 'results', persistentVolumeClaim: { claimName: o.resultsPvc } } : { name: 'results', emptyDir: {} },
+              o.resultsPvc
+                ? { name: 'results', persistentVolumeClaim: { claimName: o.resultsPvc } }
+                : { name: 'results', emptyDir: {} },
             ],
           },
         },

@@ -33,9 +33,14 @@ async function shardDirs(paths: readonly string[]): Promise<string[]> {
   const out: string[] = [];
   for (const p of paths) {
     const shards = join(p, 'shards');
-    const isRun = await stat(shards).then((s) => s.isDirectory(), () => false);
+    const isRun = await stat(shards).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
     if (!isRun) out.push(resolve(p));
-    else for (const name of (await readdir(shards)).filter((n) => /^rank-\d+$/.test(n)).sort()) out.push(join(resolve(shards), name));
+    else
+      for (const name of (await readdir(shards)).filter((n) => /^rank-\d+$/.test(n)).sort())
+        out.push(join(resolve(shards), name));
   }
   return out;
 }
@@ -44,7 +49,9 @@ async function openShard(dir: string): Promise<Shard> {
   const record = await loadRun(dir);
   const d = record.distributed;
   if (d?.role !== 'shard' || d.rank === undefined) {
-    throw new UserError(`${dir} is not a shard folder of a distributed run: give the shards/rank-N folders, or the run folder that holds them`);
+    throw new UserError(
+      `${dir} is not a shard folder of a distributed run: give the shards/rank-N folders, or the run folder that holds them`,
+    );
   }
   const stream = createReadStream(join(dir, RUN_FILES.requests), { encoding: 'utf8' });
   // A shard without requests (a worker with nothing to send) has no file: it merges as empty.
@@ -92,7 +99,13 @@ async function levelRecords(shard: Shard, levelIndex: number): Promise<RequestRe
 }
 
 /** A level measure input for summarizing a merged level after the fact (nothing is sent: no server, no telemetry). */
-function offlineInput(config: BenchConfig, report: WorkerLevelReport, workload: Workload, clock: Clock, firstId: number): LevelMeasureInput {
+function offlineInput(
+  config: BenchConfig,
+  report: WorkerLevelReport,
+  workload: Workload,
+  clock: Clock,
+  firstId: number,
+): LevelMeasureInput {
   return {
     plan: report.plan as unknown as LevelPlan,
     levelIndex: report.levelIndex,
@@ -122,13 +135,20 @@ export interface MergeResult {
  * level, moved onto rank 0's clock with the offsets that shard recorded, and every level is summarized again over all
  * of them, as rank 0 does live. The merged folder goes to `out` (default: beside the run the shards came from).
  */
-export async function mergeShards(paths: readonly string[], options: { out?: string; clock: Clock; now: () => Date }): Promise<MergeResult> {
+export async function mergeShards(
+  paths: readonly string[],
+  options: { out?: string; clock: Clock; now: () => Date },
+): Promise<MergeResult> {
   const dirs = await shardDirs(paths);
-  if (dirs.length === 0) throw new UserError('servebench merge needs shard folders (shards/rank-N) or a run folder holding them');
+  if (dirs.length === 0)
+    throw new UserError('servebench merge needs shard folders (shards/rank-N) or a run folder holding them');
   const shards = await Promise.all(dirs.map(openShard));
   const first = shards[0]!.record.distributed!;
   for (const s of shards) {
-    if (s.record.distributed!.runId !== first.runId) throw new UserError(`${s.dir} is a shard of run ${s.record.distributed!.runId}, not of ${first.runId}: merge the shards of one run`);
+    if (s.record.distributed!.runId !== first.runId)
+      throw new UserError(
+        `${s.dir} is a shard of run ${s.record.distributed!.runId}, not of ${first.runId}: merge the shards of one run`,
+      );
   }
   const ranks = shards.map((s) => s.rank);
   const twice = ranks.find((r, i) => ranks.indexOf(r) !== i);
@@ -137,14 +157,22 @@ export async function mergeShards(paths: readonly string[], options: { out?: str
   const base = shards.find((s) => s.rank === 0) ?? shards[0]!;
   const config = base.record.config;
   const out = options.out ?? dirname(dirname(dirname(base.dir)));
-  const run = await RunSession.create({ ...config, out, label: `${config.label}-merged` }, {
-    clock: options.clock,
-    now: options.now,
-    emit: () => undefined,
-    totalLevels: 0,
-    capacitySearches: 0,
+  const run = await RunSession.create(
+    { ...config, out, label: `${config.label}-merged` },
+    {
+      clock: options.clock,
+      now: options.now,
+      emit: () => undefined,
+      totalLevels: 0,
+      capacitySearches: 0,
+    },
+  );
+  Object.assign(run.record, {
+    clock: base.record.clock,
+    environment: base.record.environment,
+    simulated: base.record.simulated,
+    startedAt: base.record.startedAt,
   });
-  Object.assign(run.record, { clock: base.record.clock, environment: base.record.environment, simulated: base.record.simulated, startedAt: base.record.startedAt });
   const worldSize = first.worldSize;
   const missing = Array.from({ length: worldSize }, (_, r) => r).filter((r) => !ranks.includes(r));
   run.record.distributed = {
@@ -159,7 +187,12 @@ export async function mergeShards(paths: readonly string[], options: { out?: str
   const hosts = new Map(run.record.distributed.workers.map((w) => [w.rank, w.host] as const));
   for (const levelIndex of levels) {
     const parts: WorkerPart[] = [];
-    for (const s of shards) parts.push({ rank: s.rank, report: s.reports.get(levelIndex) ?? null, records: await levelRecords(s, levelIndex) });
+    for (const s of shards)
+      parts.push({
+        rank: s.rank,
+        report: s.reports.get(levelIndex) ?? null,
+        records: await levelRecords(s, levelIndex),
+      });
     const report = parts.find((p) => p.report)!.report!;
     const output = mergeLevelOutput(parts, report.plan.rounds);
     const all = [...output.warmup, ...output.measured].sort((a, b) => a.id - b.id);
@@ -178,7 +211,11 @@ export async function mergeShards(paths: readonly string[], options: { out?: str
     if (level) addWorkerView(level, parts, hosts, new Map(missing.map((r) => [r, 'no shard of it was given'])));
     await run.addLevel({ levelIndex, firstId: 0, firstPromptIndex: 0 }, level);
   }
-  if (missing.length > 0) run.fail(`merged ${shards.length} of ${worldSize} shards: rank${missing.length > 1 ? 's' : ''} ${missing.join(', ')} missing, their requests are not in this run`, 1);
+  if (missing.length > 0)
+    run.fail(
+      `merged ${shards.length} of ${worldSize} shards: rank${missing.length > 1 ? 's' : ''} ${missing.join(', ')} missing, their requests are not in this run`,
+      1,
+    );
   const result = await run.finish();
   return { record: result.record, dir: result.dir, ...(result.failure ? { failure: result.failure } : {}) };
 }

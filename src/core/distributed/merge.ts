@@ -42,7 +42,8 @@ export function recordOffset(part: WorkerPart, sendMs: number): number {
 /** Every worker's records of a level moved onto rank 0's timeline (in place), in id order (ids are unique across workers). */
 export function mergeRecords(parts: readonly WorkerPart[]): RequestRecord[] {
   const out: RequestRecord[] = [];
-  for (const part of parts) for (const r of part.records) out.push(moveRecord(r, recordOffset(part, r.sendMs), part.rank));
+  for (const part of parts)
+    for (const r of part.records) out.push(moveRecord(r, recordOffset(part, r.sendMs), part.rank));
   return out.sort((a, b) => a.id - b.id);
 }
 

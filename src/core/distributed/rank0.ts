@@ -8,7 +8,8 @@ import { benchSecretValues } from '../servers/redact.js';
 import { announceLevel, coolDown, summarizeLevelRun, type LevelMeasureInput } from '../run/level-measure.js';
 import type { RunSession } from '../run/run-session.js';
 import { addWorkerView } from './checks.js';
-import { Coordinator, WorkerLostError, workerName } from './coordinator.js';
+import type { Coordinator } from './coordinator.js';
+import { WorkerLostError, workerName } from './coordinator.js';
 import type { DistributedIdentity } from './environment.js';
 import type { DistributedHooks } from './hooks.js';
 import { APPEND_BATCH, mergeLevelOutput, type WorkerPart } from './merge.js';
@@ -77,40 +78,78 @@ export class Rank0 implements DistributedHooks {
     await run.writer.writeRecord(run.record);
   }
 
-  serverReady(index: number, server: { baseUrl: string; model: string }, plans: LevelPlan[], variant?: ServerVariant): void {
+  serverReady(
+    index: number,
+    server: { baseUrl: string; model: string },
+    plans: LevelPlan[],
+    variant?: ServerVariant,
+  ): void {
     checkSplit(plans, this.identity.worldSize);
     const baseUrl = reachableUrl(server.baseUrl, this.identity.coordinator.host);
-    this.coordinator.broadcast({ type: 'server', index, baseUrl, model: server.model, plans: plans.map(wirePlan), ...(variant ? { variant } : {}) });
+    this.coordinator.broadcast({
+      type: 'server',
+      index,
+      baseUrl,
+      model: server.model,
+      plans: plans.map(wirePlan),
+      ...(variant ? { variant } : {}),
+    });
   }
 
   async measure(input: LevelMeasureInput): Promise<LevelResult | null> {
     const { levelIndex, plan } = input;
     const n = this.identity.worldSize;
     announceLevel(input);
-    this.coordinator.broadcast({ type: 'level', levelIndex, firstId: input.firstId, firstPromptIndex: input.firstPromptIndex, plan: wirePlan(plan) });
+    this.coordinator.broadcast({
+      type: 'level',
+      levelIndex,
+      firstId: input.firstId,
+      firstPromptIndex: input.firstPromptIndex,
+      plan: wirePlan(plan),
+    });
     const cut = levelCut(input);
     const lost = new Map<number, string>();
     this.onLost = (message) => cut.cut(message, true);
     this.onFail = (reason, exitCode) => input.stopRun(reason, exitCode ?? 1);
-    const tellAbort = (): void => this.coordinator.broadcast({ type: 'abort', reason: cut.reason()?.message ?? 'cancelled' });
+    const tellAbort = (): void =>
+      this.coordinator.broadcast({ type: 'abort', reason: cut.reason()?.message ?? 'cancelled' });
     cut.signal.addEventListener('abort', tellAbort, { once: true });
     await coolDown(input);
-    const done = await runShare({ ...input, writer: this.shard ?? input.writer }, 0, n, {
-      batch: async (b, signal) => {
-        try {
-          return await startAt(input, await this.coordinator.barrier(batchKey(levelIndex, b), signal), 0, signal);
-        } catch (error) {
-          if (error instanceof WorkerLostError) cut.cut(error.message, true);
-          return 0;
-        }
+    const done = await runShare(
+      { ...input, writer: this.shard ?? input.writer },
+      0,
+      n,
+      {
+        batch: async (b, signal) => {
+          try {
+            return await startAt(input, await this.coordinator.barrier(batchKey(levelIndex, b), signal), 0, signal);
+          } catch (error) {
+            if (error instanceof WorkerLostError) cut.cut(error.message, true);
+            return 0;
+          }
+        },
       },
-    }, cut.signal);
-    const reports = await this.coordinator.reports(levelIndex, new AbortController().signal, cut.signal.aborted ? AFTER_CUT_MS : undefined);
+      cut.signal,
+    );
+    const reports = await this.coordinator.reports(
+      levelIndex,
+      new AbortController().signal,
+      cut.signal.aborted ? AFTER_CUT_MS : undefined,
+    );
     this.onLost = null;
     cut.signal.removeEventListener('abort', tellAbort);
-    const own = shareReport(input, done, this.identity.host, 0, { offsetBefore: null, offsetAfter: null }, cut.reason()?.message);
+    const own = shareReport(
+      input,
+      done,
+      this.identity.host,
+      0,
+      { offsetBefore: null, offsetAfter: null },
+      cut.reason()?.message,
+    );
     this.reports.push(own);
-    const parts: WorkerPart[] = [{ rank: 0, report: own, records: done.run ? [...done.run.output.warmup, ...done.run.output.measured] : [] }];
+    const parts: WorkerPart[] = [
+      { rank: 0, report: own, records: done.run ? [...done.run.output.warmup, ...done.run.output.measured] : [] },
+    ];
     for (let r = 1; r < n; r++) {
       const peer = this.coordinator.peers.get(r);
       if (peer?.lost !== undefined) lost.set(r, peer.lost);
@@ -133,17 +172,24 @@ export class Rank0 implements DistributedHooks {
   ): Promise<LevelResult | null> {
     const output = mergeLevelOutput(parts, input.plan.rounds);
     const merged = [...output.warmup, ...output.measured].sort((a, b) => a.id - b.id);
-    for (let i = 0; i < merged.length; i += APPEND_BATCH) await input.writer.appendRequests(merged.slice(i, i + APPEND_BATCH));
+    for (let i = 0; i < merged.length; i += APPEND_BATCH)
+      await input.writer.appendRequests(merged.slice(i, i + APPEND_BATCH));
     const lags = parts.map((p) => p.report?.loopLagP99Ms).filter((v): v is number => typeof v === 'number');
     const level = summarizeLevelRun(input, {
       output,
-      startMs: Math.min(...parts.map((p) => p.report?.startMs ?? Infinity).filter(Number.isFinite), input.clock.nowMs()),
+      startMs: Math.min(
+        ...parts.map((p) => p.report?.startMs ?? Infinity).filter(Number.isFinite),
+        input.clock.nowMs(),
+      ),
       endMs: input.clock.nowMs(),
       loopLagP99Ms: lags.length > 0 ? Math.max(...lags) : null,
       ...(abortReason ? { abortReason } : {}),
     });
     if (lost.size > 0) {
-      const names = [...lost.entries()].map(([r, why]) => `${workerName(r, parts[r]?.report?.host ?? this.coordinator.peers.get(r)?.host)} was lost during level ${input.levelIndex + 1}: ${why}`);
+      const names = [...lost.entries()].map(
+        ([r, why]) =>
+          `${workerName(r, parts[r]?.report?.host ?? this.coordinator.peers.get(r)?.host)} was lost during level ${input.levelIndex + 1}: ${why}`,
+      );
       input.stopRun(`${names.join('; ')}; what it measured before is kept`, 1);
     }
     if (!level) return null;
@@ -165,6 +211,10 @@ export class Rank0 implements DistributedHooks {
       await this.shard.writeRecord(shardRecord);
       await this.shard.flush();
     }
-    await this.coordinator.close({ type: 'end', status: record.status, ...(record.error ? { reason: record.error } : {}) });
+    await this.coordinator.close({
+      type: 'end',
+      status: record.status,
+      ...(record.error ? { reason: record.error } : {}),
+    });
   }
 }

@@ -26,7 +26,11 @@ export async function runDistributed(
   const clock = deps.clock ?? createMonoClock();
   const { identity } = options;
   if (identity.rank !== 0) {
-    return runWorker(config, { ...deps, clock }, { identity, connectTimeoutMs: options.timeoutMs, token: options.token });
+    return runWorker(
+      config,
+      { ...deps, clock },
+      { identity, connectTimeoutMs: options.timeoutMs, token: options.token },
+    );
   }
   const coordinator = await Coordinator.listen({
     port: identity.coordinator.port,

@@ -3,12 +3,7 @@ import type { RequestRecord } from '../../shared/request-record.js';
 import type { LevelPlan } from '../load/level-plan.js';
 import { waitUntil } from '../load/scheduler.js';
 import type { AbortReason } from '../load/stream-client.js';
-import {
-  levelPrompts,
-  runLevelRequests,
-  type LevelMeasureInput,
-  type LevelRun,
-} from '../run/level-measure.js';
+import { levelPrompts, runLevelRequests, type LevelMeasureInput, type LevelRun } from '../run/level-measure.js';
 import { mixSeed } from '../workloads/trace-prompts.js';
 import { shareOf, type WorkerShare } from './split.js';
 import { wirePlan } from './protocol.js';
@@ -104,7 +99,12 @@ export async function runShare(
 }
 
 /** Waits until rank 0's start instant `atMs` on this process's clock (offset: rank0 = local + offset); how late it was. */
-export async function startAt(input: LevelMeasureInput, atMs: number, offsetMs: number, signal: AbortSignal): Promise<number> {
+export async function startAt(
+  input: LevelMeasureInput,
+  atMs: number,
+  offsetMs: number,
+  signal: AbortSignal,
+): Promise<number> {
   const local = atMs - offsetMs;
   const late = Math.max(0, input.clock.nowMs() - local);
   await waitUntil(input.clock, local, signal);

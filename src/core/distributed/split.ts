@@ -57,7 +57,8 @@ function traceShare(plan: LevelPlan, schedule: readonly number[], rank: number, 
   const warm = strided(0, plan.warmup, rank, n);
   const inRound = strided(0, plan.requestsPerRound, rank, n);
   const positions = [...warm];
-  for (let k = 0; k < plan.rounds; k++) positions.push(...inRound.map((i) => plan.warmup + k * plan.requestsPerRound + i));
+  for (let k = 0; k < plan.rounds; k++)
+    positions.push(...inRound.map((i) => plan.warmup + k * plan.requestsPerRound + i));
   const perWorker = (r: number): number =>
     strided(0, plan.warmup, r, n).length + plan.rounds * strided(0, plan.requestsPerRound, r, n).length;
   const share: LevelPlan = {
@@ -74,7 +75,11 @@ function traceShare(plan: LevelPlan, schedule: readonly number[], rank: number, 
     share.maxInFlight = evenSplit(plan.maxInFlight, n)[rank];
     share.concurrency = share.maxInFlight ?? 0;
   }
-  return { plan: share, positions, firstIdOffset: Array.from({ length: rank }, (_, r) => perWorker(r)).reduce((a, b) => a + b, 0) };
+  return {
+    plan: share,
+    positions,
+    firstIdOffset: Array.from({ length: rank }, (_, r) => perWorker(r)).reduce((a, b) => a + b, 0),
+  };
 }
 
 /**
@@ -98,7 +103,8 @@ export function shareOf(plan: LevelPlan, rank: number, n: number): WorkerShare {
   const warm = apportion(plan.warmup / unit, weights);
   const round = apportion(plan.requestsPerRound / unit, weights);
   const positions = blocks(0, warm, rank, unit);
-  for (let k = 0; k < plan.rounds; k++) positions.push(...blocks(plan.warmup + k * plan.requestsPerRound, round, rank, unit));
+  for (let k = 0; k < plan.rounds; k++)
+    positions.push(...blocks(plan.warmup + k * plan.requestsPerRound, round, rank, unit));
   const share: LevelPlan = {
     ...plan,
     concurrency: lanes ? (lanes[rank] as number) : (caps?.[rank] ?? 0),

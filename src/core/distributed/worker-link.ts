@@ -20,7 +20,15 @@ type Welcome = Extract<ToWorker, { type: 'welcome' }>;
 export interface WorkerLinkOptions {
   host: string;
   port: number;
-  hello: { version: string; rank: number; worldSize: number; configDigest: string; host: string; pid: number; token?: string };
+  hello: {
+    version: string;
+    rank: number;
+    worldSize: number;
+    configDigest: string;
+    host: string;
+    pid: number;
+    token?: string;
+  };
   clock: Clock;
   /** How long to keep trying while rank 0 is not up yet (it may start after its workers). */
   connectTimeoutMs: number;
@@ -116,9 +124,14 @@ export class WorkerLink {
           socket.off('message', first);
           resolve(message);
         } else if (message?.type === 'reject') reject(new UserError(message.reason, 2));
-        else if (message?.type === 'end') reject(new UserError(`rank 0 at ${where} ended the run before it began: ${message.reason ?? message.status}`, 1));
+        else if (message?.type === 'end')
+          reject(
+            new UserError(`rank 0 at ${where} ended the run before it began: ${message.reason ?? message.status}`, 1),
+          );
       });
-      socket.once('close', () => reject(new UserError(`rank 0 at ${where} closed the connection before it welcomed this worker`, 1)));
+      socket.once('close', () =>
+        reject(new UserError(`rank 0 at ${where} closed the connection before it welcomed this worker`, 1)),
+      );
       const hello: ToCoordinator = { type: 'hello', protocol: PROTOCOL_VERSION, ...options.hello };
       socket.send(JSON.stringify(hello));
     });

@@ -35,7 +35,10 @@ export interface WorkerOptions {
  * whose digest differs from rank 0's is refused, so no level is ever split between two different benchmarks.
  */
 export function configDigest(config: BenchConfig): string {
-  return createHash('sha256').update(JSON.stringify(redactBenchConfig(config))).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify(redactBenchConfig(config)))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 type LevelCommand = Extract<WorkerCommand, { type: 'level' }>;
@@ -61,8 +64,16 @@ class WorkerLevels {
     const cmd = this.pending;
     this.pending = null;
     const { rank, worldSize, host } = this.identity;
-    if (!cmd || cmd.levelIndex !== input.levelIndex || cmd.firstId !== input.firstId || cmd.firstPromptIndex !== input.firstPromptIndex) {
-      input.stopRun("this worker's levels disagree with rank 0's: run the same servebench version and settings everywhere", 1);
+    if (
+      !cmd ||
+      cmd.levelIndex !== input.levelIndex ||
+      cmd.firstId !== input.firstId ||
+      cmd.firstPromptIndex !== input.firstPromptIndex
+    ) {
+      input.stopRun(
+        "this worker's levels disagree with rank 0's: run the same servebench version and settings everywhere",
+        1,
+      );
       return null;
     }
     const cut = levelCut(input);
@@ -71,26 +82,43 @@ class WorkerLevels {
     const before = await this.offset(input.levelIndex, 'before');
     const send = (records: RequestRecord[]): void => {
       for (let i = 0; i < records.length; i += RECORDS_PER_FRAME)
-        this.link.send({ type: 'records', levelIndex: input.levelIndex, records: records.slice(i, i + RECORDS_PER_FRAME) as never });
+        this.link.send({
+          type: 'records',
+          levelIndex: input.levelIndex,
+          records: records.slice(i, i + RECORDS_PER_FRAME) as never,
+        });
     };
     const done = await runShare(
       input,
       rank,
       worldSize,
       {
-        batch: async (b, signal) => startAt(input, await this.link.arrive(batchKey(input.levelIndex, b)), before?.offsetMs ?? 0, signal).catch(() => 0),
+        batch: async (b, signal) =>
+          startAt(input, await this.link.arrive(batchKey(input.levelIndex, b)), before?.offsetMs ?? 0, signal).catch(
+            () => 0,
+          ),
         onBatch: send,
       },
       cut.signal,
     );
     unsubscribe();
     const after = this.link.lost ? null : await this.offset(input.levelIndex, 'after');
-    const report = shareReport(input, done, host, rank, { offsetBefore: before, offsetAfter: after }, cut.reason()?.message);
+    const report = shareReport(
+      input,
+      done,
+      host,
+      rank,
+      { offsetBefore: before, offsetAfter: after },
+      cut.reason()?.message,
+    );
     this.link.send({ type: 'done', report });
     this.reports.push(report);
     this.run.record.distributed!.levels = this.reports;
     if (this.link.lost) {
-      input.stopRun(`${this.link.lost.message}; this worker's records are in ${this.run.dir} (servebench merge combines shard folders)`, 1);
+      input.stopRun(
+        `${this.link.lost.message}; this worker's records are in ${this.run.dir} (servebench merge combines shard folders)`,
+        1,
+      );
     }
     return done.run ? summarizeLevelRun({ ...input, plan: done.share.plan }, done.run) : null;
   }
@@ -143,7 +171,11 @@ async function followRank0(
  * clock, and its account of each level) and runs its share of every level rank 0 announces. Rank 0 lost: it stops
  * its requests, keeps its shard and fails with the reason.
  */
-export async function runWorker(config: BenchConfig, deps: BenchmarkDeps, options: WorkerOptions): Promise<BenchmarkResult> {
+export async function runWorker(
+  config: BenchConfig,
+  deps: BenchmarkDeps,
+  options: WorkerOptions,
+): Promise<BenchmarkResult> {
   const { identity } = options;
   const clock = deps.clock ?? createMonoClock();
   // The same checks as rank 0's, before anything is joined: a bad setting fails every task alike.

@@ -217,7 +217,9 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
       : plan.rate !== undefined || plan.schedule
         ? await runOpenLoop(
             specs,
-            plan.schedule ? traceSchedule(plan.schedule, plan.scheduleOriginMs) : poissonSchedule(specs.length, plan.rate ?? 0, rng),
+            plan.schedule
+              ? traceSchedule(plan.schedule, plan.scheduleOriginMs)
+              : poissonSchedule(specs.length, plan.rate ?? 0, rng),
             plan.maxInFlight,
             executor,
             clock,

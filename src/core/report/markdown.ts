@@ -59,7 +59,11 @@ export function markdownReport(folder: RunFolder): string {
   const workers = workerTableRows(record);
   if (workers.length) {
     out.push('## Load generators', '', `| ${WORKER_TABLE_HEAD.join(' | ')} |`);
-    out.push(`|${WORKER_TABLE_HEAD.map(() => ' --- |').join('')}`, ...workers.map((r) => `| ${r.map(esc).join(' | ')} |`), '');
+    out.push(
+      `|${WORKER_TABLE_HEAD.map(() => ' --- |').join('')}`,
+      ...workers.map((r) => `| ${r.map(esc).join(' | ')} |`),
+      '',
+    );
     out.push(
       "Driven from several load generators: every percentile is computed over all workers' requests together (never an average of per-worker percentiles, which is no percentile of anything); offsets map each worker's clock onto rank 0's, in ms.",
       '',

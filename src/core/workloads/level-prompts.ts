@@ -42,7 +42,7 @@ export async function buildLevelPrompts(input: LevelPromptsInput): Promise<Promp
  */
 async function syntheticAt(input: LevelPromptsInput, positions: readonly number[]): Promise<Prompt[]> {
   const out: Prompt[] = [];
-  for (let i = 0; i < positions.length && !input.signal?.aborted; ) {
+  for (let i = 0; i < positions.length && !input.signal?.aborted;) {
     let j = i + 1;
     while (j < positions.length && positions[j] === (positions[j - 1] as number) + 1) j++;
     const built = await buildLevelPrompts({

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createRng } from '../../../src/core/rng.js';
-import { driftPpm, estimateOffset, measureOffset, offsetAt, type PingSample } from '../../../src/core/distributed/clock-sync.js';
+import {
+  driftPpm,
+  estimateOffset,
+  measureOffset,
+  offsetAt,
+  type PingSample,
+} from '../../../src/core/distributed/clock-sync.js';
 
 /**
  * Two virtual clocks: rank 0 reads worker time + trueOffset. Each ping waits a random one-way delay out and back
@@ -22,7 +28,12 @@ function virtualPings(trueOffset: number, seed: number, skew = 0) {
 
 describe('clock offset from pings', () => {
   it('holds the true offset within its stated uncertainty, whatever the queueing on the way', async () => {
-    for (const [offset, seed] of [[322.9, 1], [-50, 2], [0, 3], [1e6, 4]] as const) {
+    for (const [offset, seed] of [
+      [322.9, 1],
+      [-50, 2],
+      [0, 3],
+      [1e6, 4],
+    ] as const) {
       const est = (await measureOffset(virtualPings(offset, seed)))!;
       expect(Math.abs(est.offsetMs - offset)).toBeLessThanOrEqual(est.uncertaintyMs + 1e-9);
       expect(est.uncertaintyMs).toBeLessThan(1);

@@ -25,10 +25,16 @@ const base = { name: 'bench', workers: 8, image: 'registry/servebench:1', holdS:
 
 describe('servebench k8s', () => {
   it("prints an Indexed Job, a headless Service, a ConfigMap and a Secret that Kubernetes' schema accepts", () => {
-    const docs = parseAllDocuments(manifestsYaml(k8sManifests({ ...base, cpu: '4', memory: '8Gi', namespace: 'perf' }))).map((d) => d.toJS() as Record<string, unknown>);
+    const docs = parseAllDocuments(
+      manifestsYaml(k8sManifests({ ...base, cpu: '4', memory: '8Gi', namespace: 'perf' })),
+    ).map((d) => d.toJS() as Record<string, unknown>);
     expect(docs.map((d) => d.kind)).toEqual(['Secret', 'ConfigMap', 'Service', 'Job']);
     for (const d of docs) validate(d);
-    const job = docs[3] as { spec: Record<string, unknown> & { template: { spec: { subdomain: string; containers: Array<{ env: Array<{ name: string; value?: string }> }> } } } };
+    const job = docs[3] as {
+      spec: Record<string, unknown> & {
+        template: { spec: { subdomain: string; containers: Array<{ env: Array<{ name: string; value?: string }> }> } };
+      };
+    };
     expect(job.spec).toMatchObject({ completionMode: 'Indexed', completions: 8, parallelism: 8, backoffLimit: 0 });
     expect(job.spec.template.spec.subdomain).toBe('bench');
     const env = Object.fromEntries(job.spec.template.spec.containers[0]!.env.map((e) => [e.name, e.value]));
@@ -42,7 +48,9 @@ describe('servebench k8s', () => {
     expect(JSON.stringify(docs[3])).toContain('"claimName":"runs-rwx"');
     const keyed = benchConfigFromFlags({ url: 'http://router:8000', 'api-key': 'sk-secret' }, {});
     expect(() => k8sManifests({ ...base, config: keyed })).toThrow(/--api-key-secret NAME/);
-    expect(JSON.stringify(k8sManifests({ ...base, config: keyed, apiKeySecret: 'router-key' }))).not.toContain('sk-secret');
+    expect(JSON.stringify(k8sManifests({ ...base, config: keyed, apiKeySecret: 'router-key' }))).not.toContain(
+      'sk-secret',
+    );
   });
 
   it('would be caught by the schema if it were wrong', () => {
@@ -57,10 +65,18 @@ describe('servebench k8s', () => {
 
 describe('servebench slurm', () => {
   it('prints an sbatch script whose tasks each run the same distributed benchmark', () => {
-    const script = slurmScript({ nodes: 4, tasksPerNode: 1, jobName: 'sb', partition: 'gpu', runArgs: ['--url', 'http://r:8000', '--label', "it's"] });
+    const script = slurmScript({
+      nodes: 4,
+      tasksPerNode: 1,
+      jobName: 'sb',
+      partition: 'gpu',
+      runArgs: ['--url', 'http://r:8000', '--label', "it's"],
+    });
     expect(script).toContain('#SBATCH --nodes=4');
     expect(script).toContain('#SBATCH --partition=gpu');
-    expect(script).toContain(`srun --kill-on-bad-exit=0 servebench run --distributed --url http://r:8000 --label 'it'\\''s'`);
+    expect(script).toContain(
+      `srun --kill-on-bad-exit=0 servebench run --distributed --url http://r:8000 --label 'it'\\''s'`,
+    );
     expect(shellWord('a b')).toBe("'a b'");
   });
 });

@@ -106,7 +106,7 @@ describe('the rendezvous', () => {
     expect((error as Error).message).toMatch(/worker 2 \(n3\) was lost: it was cancelled/);
   });
 
-  it("lets a worker know at once when rank 0 is gone", async () => {
+  it('lets a worker know at once when rank 0 is gone', async () => {
     const { coordinator, join } = await rendezvous(2);
     const link = join(1);
     await coordinator.waitForWorkers(new AbortController().signal);
