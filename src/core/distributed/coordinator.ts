@@ -4,6 +4,8 @@ import type { Clock } from '../clock.js';
 import { UserError } from '../errors.js';
 import type { ClockOffset } from './clock-sync.js';
 import {
+  HEARTBEAT_MISSES,
+  HEARTBEAT_MS,
   MAX_FRAME_BYTES,
   PROTOCOL_VERSION,
   ToCoordinatorSchema,
@@ -27,7 +29,7 @@ export interface CoordinatorOptions {
   clock: Clock;
   /** How long rank 0 waits for every worker to join, and at each barrier. */
   timeoutMs: number;
-  /** A worker that answers no heartbeat for twice this is lost. */
+  /** Heartbeat period; a worker that answers none for HEARTBEAT_MISSES in a row is lost. */
   heartbeatMs?: number;
   timer?: Timer;
 }
@@ -38,7 +40,8 @@ export interface Peer {
   host: string;
   pid: number;
   socket: WebSocket;
-  alive: boolean;
+  /** Heartbeats sent since the last answer. */
+  missed: number;
   /** Set once the worker is gone (connection closed, said bye, timed out): why, in a line. */
   lost?: string;
   arrived: Set<string>;
@@ -88,8 +91,7 @@ export class Coordinator {
   ) {
     this.timer = options.timer ?? realTimer;
     server.on('connection', (socket) => this.accept(socket));
-    const beat = options.heartbeatMs ?? 5000;
-    this.heartbeat = setInterval(() => this.beat(), beat);
+    this.heartbeat = setInterval(() => this.beat(), options.heartbeatMs ?? HEARTBEAT_MS);
     this.heartbeat.unref();
   }
 
@@ -159,7 +161,7 @@ export class Coordinator {
       this.handle(peer, message);
     });
     socket.on('pong', () => {
-      if (peer) peer.alive = true;
+      if (peer) peer.missed = 0;
     });
     socket.on('close', (code) => {
       if (peer) this.lose(peer, `its connection closed (code ${code})`);
@@ -194,7 +196,7 @@ export class Coordinator {
       host: hello.host,
       pid: hello.pid,
       socket,
-      alive: true,
+      missed: 0,
       arrived: new Set(),
       records: new Map(),
       reports: new Map(),
@@ -253,12 +255,13 @@ export class Coordinator {
   }
 
   private beat(): void {
+    const beat = this.options.heartbeatMs ?? HEARTBEAT_MS;
     for (const peer of this.live()) {
-      if (!peer.alive) {
-        this.lose(peer, 'it stopped answering (no heartbeat for 10 s or more)');
+      if (peer.missed >= HEARTBEAT_MISSES) {
+        this.lose(peer, `it stopped answering (no heartbeat for ${Math.round((beat * HEARTBEAT_MISSES) / 1000)} s)`);
         continue;
       }
-      peer.alive = false;
+      peer.missed++;
       peer.socket.ping();
     }
   }

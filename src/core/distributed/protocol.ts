@@ -16,6 +16,14 @@ export function wirePlan(plan: LevelPlan): WirePlan {
 
 /** Bumped when a message changes meaning; both sides refuse a peer of another version. */
 export const PROTOCOL_VERSION = 1;
+
+/**
+ * Heartbeats: a peer whose process died closes its connection at once; these catch a machine or network that went
+ * silent. Generous, because a busy event loop (a level of 200,000 records being summarized) answers late, not never.
+ */
+export const HEARTBEAT_MS = 5000;
+export const HEARTBEAT_MISSES = 6;
+
 /** Largest frame either side accepts: a batch of records is split well below it. */
 export const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 /** Records per frame: a round of 100,000 requests goes as 50 frames. */

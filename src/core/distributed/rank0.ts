@@ -99,6 +99,8 @@ export class Rank0 implements DistributedHooks {
   async measure(input: LevelMeasureInput): Promise<LevelResult | null> {
     const { levelIndex, plan } = input;
     const n = this.identity.worldSize;
+    // A worker failed before this level (its server session could not start): the run is over.
+    if (this.run?.failed) return null;
     announceLevel(input);
     this.coordinator.broadcast({
       type: 'level',

@@ -3,6 +3,8 @@ import type { Clock } from '../clock.js';
 import { UserError } from '../errors.js';
 import type { PingSample } from './clock-sync.js';
 import {
+  HEARTBEAT_MISSES,
+  HEARTBEAT_MS,
   MAX_FRAME_BYTES,
   PROTOCOL_VERSION,
   ToWorkerSchema,
@@ -69,7 +71,7 @@ export class WorkerLink {
   private seq = 0;
   private lostError: CoordinatorLostError | null = null;
   private closing = false;
-  private alive = true;
+  private missed = 0;
   private readonly heartbeat: NodeJS.Timeout;
 
   private constructor(
@@ -79,14 +81,17 @@ export class WorkerLink {
     private readonly where: string,
   ) {
     socket.on('message', (data) => this.receive(data));
-    socket.on('pong', () => (this.alive = true));
+    socket.on('pong', () => (this.missed = 0));
     socket.on('close', (code) => this.lose(`its connection closed (code ${code})`));
     socket.on('error', () => undefined);
+    const beat = options.heartbeatMs ?? HEARTBEAT_MS;
     this.heartbeat = setInterval(() => {
-      if (!this.alive) return this.lose('it stopped answering (no heartbeat for 10 s or more)');
-      this.alive = false;
+      if (this.missed >= HEARTBEAT_MISSES) {
+        return this.lose(`it stopped answering (no heartbeat for ${Math.round((beat * HEARTBEAT_MISSES) / 1000)} s)`);
+      }
+      this.missed++;
       socket.ping();
-    }, options.heartbeatMs ?? 5000);
+    }, beat);
     this.heartbeat.unref();
   }
 
