@@ -124,6 +124,9 @@ describe('servebench run --distributed, three processes by flag', () => {
     }
     const shardRecord = await record(join(await folder(out), 'shards', 'rank-1'));
     expect(shardRecord.status).toBe('failed');
-    expect(shardRecord.levels[0]?.partial).toBe(true);
+    expect(
+      shardRecord.levels[0]?.partial,
+      JSON.stringify({ error: shardRecord.error, messages: shardRecord.messages, w1: w1!.stderr.slice(-2000) }),
+    ).toBe(true);
   }, 300_000);
 });

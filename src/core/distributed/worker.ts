@@ -43,6 +43,23 @@ export function configDigest(config: BenchConfig): string {
 
 type LevelCommand = Extract<WorkerCommand, { type: 'level' }>;
 
+/**
+ * A worker's start of a batch: arrive at rank 0's barrier, then wait for its instant on this clock; how late it began.
+ * Rank 0 lost at the barrier resolves too (0): the level's cut has fired, and the level ends with what it measured.
+ */
+export async function barrierStart(
+  arrive: () => Promise<number>,
+  input: LevelMeasureInput,
+  offsetMs: number,
+  signal: AbortSignal,
+): Promise<number> {
+  try {
+    return await startAt(input, await arrive(), offsetMs, signal);
+  } catch {
+    return 0;
+  }
+}
+
 /** A worker's levels: each is rank 0's, its share is run at rank 0's instants and its records go back as they finish. */
 class WorkerLevels {
   pending: LevelCommand | null = null;
@@ -93,10 +110,19 @@ class WorkerLevels {
       rank,
       worldSize,
       {
-        batch: async (b, signal) =>
-          startAt(input, await this.link.arrive(batchKey(input.levelIndex, b)), before?.offsetMs ?? 0, signal).catch(
-            () => 0,
-          ),
+        // Rank 0 lost at a barrier: the cut has fired (onAbort) and the level ends with what it measured.
+        batch: async (b, signal) => {
+          try {
+            return await startAt(
+              input,
+              await this.link.arrive(batchKey(input.levelIndex, b)),
+              before?.offsetMs ?? 0,
+              signal,
+            );
+          } catch {
+            return 0;
+          }
+        },
         onBatch: send,
       },
       cut.signal,
