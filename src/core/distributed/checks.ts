@@ -61,7 +61,10 @@ export function workerViews(
  * client, for a merged level: each worker's own client check (its event loop and schedule lag); the worst decides,
  * and a worker that fell behind is named with its share of the requests (its timings are its own, not the server's).
  */
-export function workersClientCheck(views: readonly WorkerLevelView[]): Check {
+export function workersClientCheck(all: readonly WorkerLevelView[]): Check {
+  // A worker that sent nothing at this level (concurrency below the world size) is no client of it.
+  const sending = all.filter((v) => v.requests > 0);
+  const views = sending.length > 0 ? sending : all;
   const checks = views.map((v) => ({
     v,
     c: clientCheck({ loopLagP99Ms: v.loopLagP99Ms, scheduleLagP99Ms: v.scheduleLagP99Ms }),

@@ -63,5 +63,7 @@ describe('checks of a merged level', () => {
     });
     expect(c.detail).toMatch(/^worker 1 \(n2\), which sent 25.0 % of the requests/);
     expect(workersClientCheck([view(0), view(1)])).toMatchObject({ status: 'pass', code: 'workers-kept-up' });
+    // One that sent nothing at this level (c < N) is no client of it, whatever its idle loop did.
+    expect(workersClientCheck([view(0), view(1, { requests: 0, loopLagP99Ms: 300 })]).status).toBe('pass');
   });
 });
