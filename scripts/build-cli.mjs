@@ -11,6 +11,7 @@ const entries = {
   'bench-compare': 'bench/bench-compare.ts',
   'bench-charts': 'bench/bench-charts.ts',
   'bench-viewers': 'bench/bench-viewers.ts',
+  'bench-merge': 'bench/bench-merge.ts',
 };
 const entryPoints = Object.fromEntries(Object.entries(entries).filter(([, file]) => existsSync(file)));
 

@@ -3,6 +3,7 @@ import { ARTICLE_COLUMNS, cellText, levelRows, visibleColumns } from '../shared/
 import type { Column } from '../shared/report-columns.js';
 import type { Check, LevelResult, RunRecord } from '../shared/run-record.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../shared/turn-table.js';
+import { WORKER_TABLE_HEAD, workerTableRows } from '../shared/worker-table.js';
 import { loadText } from '../shared/level-load.js';
 
 function pad(cells: string[][]): string {
@@ -26,6 +27,12 @@ export function formatLevelTable(record: RunRecord): string {
 export function formatTurnTable(record: RunRecord): string | null {
   const rows = turnTableRows(record, (l) => levelName(record, l));
   return rows.length > 0 ? pad([[...TURN_TABLE_HEAD], ...rows]) : null;
+}
+
+/** Distributed runs: each worker's share, clock offset and client check, one row per level and worker. */
+export function formatWorkerTable(record: RunRecord): string | null {
+  const rows = workerTableRows(record, (l) => levelName(record, l));
+  return rows.length > 0 ? pad([[...WORKER_TABLE_HEAD], ...rows]) : null;
 }
 
 /** How a level is named in the last lines: its load, and its lengths or server setup when those vary. */

@@ -14,6 +14,9 @@ Commands:
   ui       serve the app to a browser on this machine (start runs, watch them live, open past runs)
   report   render a run folder as html, pdf, md, csv, json or vllm-json
   compare  put runs and vllm/sglang result files side by side, with confidence intervals and verdicts
+  merge    build one run folder from the shard folders of a distributed run (run --distributed)
+  slurm    print an sbatch script that runs one benchmark from many nodes
+  k8s      print Kubernetes manifests (Indexed Job, headless Service, ConfigMap) for the same
 
 Run 'servebench <command> --help' for the options of a command.
 Without a GPU, 'servebench run' uses the built-in simulator: its numbers are simulated.`;
@@ -27,6 +30,9 @@ const commands: Record<string, () => Promise<Command>> = {
   ui: async () => (await import('./ui-command.js')).uiCommand,
   report: async () => (await import('./report-command.js')).reportCommand,
   compare: async () => (await import('./compare-command.js')).compareCommand,
+  merge: async () => (await import('./merge-command.js')).mergeCommand,
+  slurm: async () => (await import('./launcher-command.js')).slurmCommand,
+  k8s: async () => (await import('./launcher-command.js')).k8sCommand,
 };
 
 /** Entry point: dispatches to a command and maps errors to one line and an exit code. */

@@ -8,7 +8,11 @@ import { capacitySearches } from '../shared/capacity.js';
 import { capacityLines, capacityTitle } from '../shared/capacity-format.js';
 import { recordedConfig } from './run-from.js';
 import { confirmRecorded, recordedToConfirm, terminalIo } from './confirm-recorded.js';
-import { formatLevelTable, formatProblems, formatTurnTable } from './format-table.js';
+import { formatLevelTable, formatProblems, formatTurnTable, formatWorkerTable } from './format-table.js';
+import { DISTRIBUTED_OPTIONS_HELP, distributedRequest } from './distributed-options.js';
+import { runDistributed } from '../core/distributed/run-distributed.js';
+import type { BenchmarkResult } from '../core/benchmark.js';
+import type { DistributedIdentity } from '../core/distributed/environment.js';
 import { createProgressRenderer } from './progress.js';
 import { BENCH_OPTIONS_HELP, benchConfigFromFlags, runOptions } from './run-options.js';
 import { SERVER_OPTIONS_HELP, checkServerAddress } from './server-options.js';
@@ -26,7 +30,28 @@ Exit status: 0 no check failed, 1 a check failed or the run failed, 2 bad usage 
 
 ${BENCH_OPTIONS_HELP}
 
-${SERVER_OPTIONS_HELP}`;
+${SERVER_OPTIONS_HELP}
+
+${DISTRIBUTED_OPTIONS_HELP}`;
+
+/** A worker's last words: its part and its shard folder (rank 0 prints the run's table). */
+function workerSummary(
+  result: BenchmarkResult,
+  identity: DistributedIdentity,
+  clean: (line: string) => string,
+): number {
+  const levels = result.record.distributed?.levels ?? [];
+  const sent = levels.reduce((s, l) => s + l.requests, 0);
+  const who = `worker ${identity.rank}/${identity.worldSize} (${identity.host})`;
+  console.log(
+    `${who}: ${sent} requests over ${levels.length} level${levels.length === 1 ? '' : 's'}; shard folder: ${result.dir}`,
+  );
+  if (result.failure) {
+    console.error(clean(`servebench run: ${who}: ${result.failure}`));
+    return result.exitCode ?? 1;
+  }
+  return result.record.status === 'cancelled' ? 130 : 0;
+}
 
 /** `servebench run`: one sweep, a table, a run folder, an exit code that scripts can use. */
 export async function runCommand(argv: string[]): Promise<number> {
@@ -54,7 +79,9 @@ export async function runCommand(argv: string[]): Promise<number> {
     const trust = values['trust-recorded-commands'] === true;
     await confirmRecorded(recordedToConfirm(from, config), from.fromRun.path, trust, terminalIo());
   }
-  await checkServerAddress(config.server);
+  const distributed = await distributedRequest(values, process.env);
+  // A worker attaches to the server rank 0 announces: only rank 0 checks (or launches) the configured one.
+  if (!distributed || distributed.identity.rank === 0) await checkServerAddress(config.server);
   const controller = new AbortController();
   const activeRuns = new ActiveRuns();
   let interrupts = 0;
@@ -82,14 +109,16 @@ export async function runCommand(argv: string[]): Promise<number> {
   const progress = createProgressRenderer(process.stderr, Boolean(values.verbose));
   const render: typeof progress = (event) => progress(redactEvent(event, secrets));
   try {
-    const result = await runBenchmark(config, {
+    const deps = {
       ...defaultBenchmarkDeps(),
-      onEvent: render,
+      onEvent: distributed && distributed.identity.rank > 0 && !values.verbose ? () => undefined : render,
       signal: controller.signal,
       activeRuns,
       ...(from ? { fromRun: from.fromRun } : {}),
-    });
+    };
+    const result = distributed ? await runDistributed(config, deps, distributed) : await runBenchmark(config, deps);
     const { record, dir } = result;
+    if (distributed && distributed.identity.rank > 0) return workerSummary(result, distributed.identity, clean);
     if (record.levels.length > 0) {
       console.log('');
       if (record.simulated) console.log('SIMULATED — built-in simulator, not a GPU measurement');
@@ -97,6 +126,8 @@ export async function runCommand(argv: string[]): Promise<number> {
       console.log('latencies in ms (s where marked); * = level cut short');
       const turns = formatTurnTable(record);
       if (turns) console.log(`\nTTFT per conversation turn (ms):\n${turns}`);
+      const workers = formatWorkerTable(record);
+      if (workers) console.log(`\nload generators (offsets to rank 0's clock in ms):\n${workers}`);
     }
     // With nothing measured, the failure line below says all there is to say.
     if (record.levels.length > 0) for (const line of formatProblems(record)) console.log(clean(line));

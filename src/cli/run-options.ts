@@ -10,6 +10,7 @@ import { FileReadError, readTextFileSync } from '../core/bounded-file.js';
 import { parseYamlText } from '../core/yaml-text.js';
 import { applyFlags, fieldHelp, flagOptions, helpLine } from './field-flags.js';
 import { SERVER_FIELDS, serverConfigFromFlags, serverOptions } from './server-options.js';
+import { distributedOptions } from './distributed-options.js';
 
 /** The load, cost, telemetry and output fields of the table. */
 export const BENCH_FIELDS: readonly FieldDescriptor[] = FIELDS.filter((f) => !isServerField(f));
@@ -26,7 +27,9 @@ export const benchOptions = {
 } satisfies NonNullable<ParseArgsConfig['options']>;
 
 /** All `servebench run` options. */
-export const runOptions = { ...serverOptions, ...benchOptions } satisfies NonNullable<ParseArgsConfig['options']>;
+export const runOptions = { ...serverOptions, ...benchOptions, ...distributedOptions } satisfies NonNullable<
+  ParseArgsConfig['options']
+>;
 
 /** The `--vary` keys: the flags of the sweepable fields. */
 export const VARY_KEYS: readonly string[] = SWEEPABLE_FIELDS.map((f) => f.flag);

@@ -16,6 +16,7 @@ import { RunSession } from './run/run-session.js';
 import { ServerSession } from './run/server-session.js';
 import { loadWorkload } from './workloads/workload.js';
 import { traceReplayText } from './workloads/trace.js';
+import type { DistributedHooks } from './distributed/hooks.js';
 import type { TelemetryFactoryOptions } from './run/telemetry-options.js';
 
 export { ActiveRuns } from './run/active-runs.js';
@@ -41,6 +42,8 @@ export interface BenchmarkDeps {
   fromRun?: RunRecord['fromRun'];
   /** The host's runs in progress: a forced exit (second Ctrl-C) marks them cancelled through it. */
   activeRuns?: ActiveRuns;
+  /** Rank 0 of a distributed run: the workers join, run their shares of every level, and are merged here. */
+  distributed?: DistributedHooks;
 }
 
 /** The outcome of runBenchmark: the record as written and its folder. */
@@ -124,11 +127,18 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     totalLevels: capacity ? searches * maxCapacityProbes(capacity.start, capacity.max) : plans.length * variants.length,
     capacitySearches: searches,
   });
+  const distributed = deps.distributed;
+  const joined = distributed
+    ? await distributed.begin(run).then(
+        () => true,
+        (error: unknown) => (run.failWith(error), false),
+      )
+    : true;
 
   // A replay's length is its own, whatever its rate: said before the server starts, as an estimate.
   if (workload.kind === 'trace') run.emit({ type: 'message', severity: 'info', text: traceReplayText(workload.plan) });
   for (const [index, serverConfig] of serverConfigs.entries()) {
-    if (run.signal.aborted) break;
+    if (run.signal.aborted || !joined || run.failed) break;
     const variant = variants.length > 1 ? flattenVariant(variants[index] as Record<string, unknown>) : undefined;
     const session = new ServerSession(run, {
       serverConfig,
@@ -139,9 +149,11 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
       startServer: deps.startServer,
       createTelemetry: deps.createTelemetry,
       telemetryChecks: deps.telemetryChecks,
+      ...(distributed ? { measure: (input) => distributed.measure(input) } : {}),
     });
     try {
       await session.start();
+      if (distributed && session.serverInfo) distributed.serverReady(index, session.serverInfo, plans, variant);
       if (capacity) {
         await searchShapes(run, session, capacity, variant ? { serverConfigIndex: index, serverVariant: variant } : {});
       } else {
@@ -160,5 +172,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
       await session.close();
     }
   }
-  return run.finish();
+  const result = await run.finish();
+  await distributed?.end(result.record);
+  return result;
 }

@@ -52,6 +52,8 @@ export interface RequestRecord {
   serverPromptMs?: number;
   /** llama.cpp only: the server's own generation time, first token to last (timings.predicted_ms), ms. */
   serverDecodeMs?: number;
+  /** Distributed runs: the rank of the worker that sent it (its times are mapped onto rank 0's clock). */
+  worker?: number;
   /** Prompt tokens the server said it served from its prefix cache (its usage or llama.cpp's timings.cache_n). */
   cachedPromptTokens?: number;
   /**

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ZodError } from 'zod';
 import type { RunRecord, RunStatus } from './run-record.js';
+import { DistributedRecordSchema, WorkerLevelViewSchema } from './distributed.js';
 
 // The run record's zod schema, for reading run.json back. Objects are loose: a field added later within
 // schemaVersion 1 ("add, never rename") must not make an older reader refuse the file.
@@ -177,6 +178,7 @@ const LevelSchema = z.looseObject({
     .optional(),
   partial: z.boolean().optional(),
   cutShort: z.string().optional(),
+  workers: z.array(WorkerLevelViewSchema).optional(),
   checks: z.array(CheckSchema),
 });
 
@@ -277,6 +279,7 @@ export const RunRecordSchema = z.looseObject({
   capacities: z.array(CapacitySchema).optional(),
   messages: z.array(MessageSchema).optional(),
   messagesLeftOut: num.optional(),
+  distributed: DistributedRecordSchema.optional(),
 });
 
 /** The newest run.json layout this servebench reads. */

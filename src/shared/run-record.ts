@@ -1,11 +1,15 @@
 import type { CapacityResult } from './capacity.js';
 import type { BenchConfig } from './config.js';
+import type { DistributedRecord, WorkerLevelView } from './distributed.js';
 
 /** The run record: one per run, written as run.json. Field names are a contract (see issue 2); add, never rename. */
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
-/** Check ids as in DESIGN.md, plus `preemptions` from telemetry and `cut-short` for a level a crash or cancel ended. */
+/**
+ * Check ids as in DESIGN.md, plus `preemptions` from telemetry, `cut-short` for a level a crash or cancel ended, and
+ * `clock` for a distributed level (the workers' clocks mapped onto rank 0's).
+ */
 export type CheckId =
   | 'output-length'
   | 'input-length'
@@ -20,7 +24,8 @@ export type CheckId =
   | 'token-agreement'
   | 'preemptions'
   | 'server'
-  | 'cut-short';
+  | 'cut-short'
+  | 'clock';
 
 /** A figure a check's verdict rests on, machine-readable (tests and tools read these, never the prose). */
 export type CheckFact = number | string | boolean | null;
@@ -274,6 +279,8 @@ export interface LevelResult {
   partial?: boolean;
   /** Why the level was cut short (e.g. "the server died: ..."), set with partial. */
   cutShort?: string;
+  /** Distributed runs: each worker's share of the level, its clock offset and its own client check. */
+  workers?: WorkerLevelView[];
   checks: Check[];
 }
 
@@ -364,4 +371,6 @@ export interface RunRecord {
   messages?: RunMessage[];
   /** Messages left out of `messages` once it held its limit. */
   messagesLeftOut?: number;
+  /** A run driven from several load generators: rank 0's merged run, or one worker's shard of it. */
+  distributed?: DistributedRecord;
 }

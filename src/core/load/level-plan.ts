@@ -23,6 +23,8 @@ export interface LevelPlan {
   thinkTimeMs?: number;
   /** Trace replay: the arrivals of one round (ms, trace time); every round replays them from the first. */
   schedule?: number[];
+  /** Trace replay: the arrival the schedule counts from (a worker's share of a trace keeps the trace's own times). */
+  scheduleOriginMs?: number;
   /** Trace replay whose arrivals span 0 ms: requests per round sent at once; `rate` is then absent (there is none). */
   burst?: number;
 }

@@ -40,6 +40,8 @@ export interface LevelRunInput {
   countMessages?: MessagesCounter;
   /** Multi-turn: waits until a time on `clock` (arrivals, think time); tests pass one that advances a virtual clock. */
   wait?: WaitUntil;
+  /** Distributed runs: awaited before the warm-up (-1) and each round, so every worker starts a batch at one instant. */
+  beforeBatch?: (round: number) => Promise<void>;
 }
 
 export interface LevelRunOutput {
@@ -183,6 +185,7 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
     });
   };
   let cursor = 0;
+  if (plan.warmup > 0 && !signal.aborted) await input.beforeBatch?.(-1);
   if (plan.warmup > 0 && !signal.aborted) {
     onEvent({ type: 'phase', levelIndex, phase: 'warmup' });
     const warmConcurrency = plan.maxInFlight ?? Math.max(1, plan.concurrency || plan.warmup);
@@ -201,6 +204,8 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
   }
   const rng = createRng(input.seed * 31 + levelIndex);
   for (let round = 0; round < plan.rounds && !signal.aborted; round++) {
+    await input.beforeBatch?.(round);
+    if (signal.aborted) break;
     onEvent({ type: 'phase', levelIndex, phase: 'measure', round });
     const roundPrompts = prompts.slice(cursor, cursor + plan.requestsPerRound);
     cursor += plan.requestsPerRound;
@@ -223,7 +228,9 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
       : plan.rate !== undefined || plan.schedule
         ? await runOpenLoop(
             specs,
-            plan.schedule ? traceSchedule(plan.schedule) : poissonSchedule(specs.length, plan.rate ?? 0, rng),
+            plan.schedule
+              ? traceSchedule(plan.schedule, plan.scheduleOriginMs)
+              : poissonSchedule(specs.length, plan.rate ?? 0, rng),
             plan.maxInFlight,
             executor,
             clock,

@@ -64,9 +64,9 @@ export function poissonSchedule(count: number, ratePerSec: number, rng: () => nu
   return times;
 }
 
-/** A trace's arrivals as offsets from its first (each round replays them). */
-export function traceSchedule(schedule: readonly number[]): number[] {
-  const first = schedule[0] ?? 0;
+/** A trace's arrivals as offsets from its first, or from `originMs` (each round replays them). */
+export function traceSchedule(schedule: readonly number[], originMs?: number): number[] {
+  const first = originMs ?? schedule[0] ?? 0;
   return schedule.map((t) => t - first);
 }
 

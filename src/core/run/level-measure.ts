@@ -6,7 +6,8 @@ import type { Clock } from '../clock.js';
 import { goodputSlo } from '../capacity/plan.js';
 import type { RequestExecutor } from '../load/executor.js';
 import type { LevelPlan } from '../load/level-plan.js';
-import { runLevel } from '../load/level-runner.js';
+import { runLevel, type LevelRunOutput } from '../load/level-runner.js';
+import type { Prompt } from '../load/prompts.js';
 import { buildLevelPrompts } from '../workloads/level-prompts.js';
 import { ownLengths, promptsFromFile, sharesPrefixes, type Workload } from '../workloads/workload.js';
 import type { BodyCompat } from '../load/request-body.js';
@@ -87,16 +88,15 @@ export interface LevelMeasureInput {
   telemetry: TelemetryRecorder | null;
   telemetryChecks?: TelemetryChecks;
   simulated: boolean;
-  /** Ends the run as failed with this reason (the level's warm-up showed no request can succeed). */
-  stopRun: (reason: string) => void;
+  /** Ends the run as failed with this reason (the level's warm-up showed no request can succeed); exit code 2 unless given. */
+  stopRun: (reason: string, exitCode?: number) => void;
 }
 
-/** Measures one level: prompts, optional cool-down, warm-up and rounds, then its metrics, checks and energy; null when nothing was measured. */
-export async function measureLevel(input: LevelMeasureInput): Promise<LevelResult | null> {
-  const { plan, levelIndex, config, emit, signal } = input;
-  emit({
+/** Announces a level to the host (its load and lengths as given in `plan`). */
+export function announceLevel(input: LevelMeasureInput, plan: LevelPlan = input.plan): void {
+  input.emit({
     type: 'level-started',
-    levelIndex,
+    levelIndex: input.levelIndex,
     concurrency: plan.concurrency,
     rate: plan.rate,
     burst: plan.burst,
@@ -108,11 +108,16 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     measuredRequests: plan.rounds * plan.requestsPerRound,
     serverConfigIndex: input.serverConfigIndex,
   });
-  emit({ type: 'phase', levelIndex, phase: 'prompts' });
-  const prompts = await buildLevelPrompts({
+}
+
+/** The prompts of a level (or, with `positions`, of those places in it: a worker's share), built with the server's count. */
+export function levelPrompts(input: LevelMeasureInput, positions?: number[]): Promise<Prompt[]> {
+  const { plan, config } = input;
+  return buildLevelPrompts({
     workload: input.workload,
     plan,
     count: plan.warmup + plan.rounds * plan.requestsPerRound,
+    positions,
     runNonce: input.runNonce,
     firstIndex: input.firstPromptIndex,
     firstRecord: input.firstRecord,
@@ -121,32 +126,62 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     countMessages: input.counting.countMessages ?? null,
     api: config.api,
     contextTokens: input.contextTokens,
-    signal,
+    signal: input.signal,
   });
-  if (signal.aborted) return null;
-  if (config.coolDownToC !== undefined && input.telemetry?.waitCool) {
-    if (input.telemetry.gpuStatus.available) {
-      emit({ type: 'phase', levelIndex, phase: 'cooldown' });
-      // A GPU that never cools (or stops reporting) must not hang the run: after 10 minutes go on, and say so.
-      try {
-        await input.telemetry.waitCool(config.coolDownToC, AbortSignal.any([signal, AbortSignal.timeout(600_000)]));
-      } catch (error) {
-        if (signal.aborted) throw error;
-        emit({
-          type: 'message',
-          severity: 'warn',
-          text: `the GPU did not cool to ${config.coolDownToC} °C within 10 minutes; level ${levelIndex + 1} starts warm`,
-        });
-      }
-    } else {
-      emit({ type: 'message', severity: 'warn', text: 'cannot wait for the GPU to cool down: no GPU telemetry' });
-    }
+}
+
+/** Waits for the GPU to cool down before a level when asked (--cool-down-to), at most 10 minutes. */
+export async function coolDown(input: LevelMeasureInput): Promise<void> {
+  const { config, emit, signal, levelIndex } = input;
+  if (config.coolDownToC === undefined || !input.telemetry?.waitCool) return;
+  if (!input.telemetry.gpuStatus.available) {
+    emit({ type: 'message', severity: 'warn', text: 'cannot wait for the GPU to cool down: no GPU telemetry' });
+    return;
   }
+  emit({ type: 'phase', levelIndex, phase: 'cooldown' });
+  // A GPU that never cools (or stops reporting) must not hang the run: after 10 minutes go on, and say so.
+  try {
+    await input.telemetry.waitCool(config.coolDownToC, AbortSignal.any([signal, AbortSignal.timeout(600_000)]));
+  } catch (error) {
+    if (signal.aborted) throw error;
+    emit({
+      type: 'message',
+      severity: 'warn',
+      text: `the GPU did not cool to ${config.coolDownToC} °C within 10 minutes; level ${levelIndex + 1} starts warm`,
+    });
+  }
+}
+
+/** What running a level's requests gave, before its summary: the records, its span and the client's own lag. */
+export interface LevelRun {
+  output: LevelRunOutput;
+  startMs: number;
+  endMs: number;
+  loopLagP99Ms: number | null;
+  /** Why it was cut short, when it was (the level's abort reason). */
+  abortReason?: Partial<AbortReason>;
+}
+
+/** Hooks of a level run that is one worker's share of a distributed level. */
+export interface LevelRunHooks {
+  /** Awaited before the warm-up (-1) and each round: every worker starts a batch at one instant. */
+  beforeBatch?: (round: number) => Promise<void>;
+  /** Sees (and may renumber) each finished batch before it is written. */
+  onBatch?: (records: RequestRecord[]) => void;
+}
+
+/** Runs the level's warm-up and rounds with `prompts`, writing each batch as it finishes; the first batch may stop the run. */
+export async function runLevelRequests(
+  input: LevelMeasureInput,
+  prompts: Prompt[],
+  hooks: LevelRunHooks = {},
+): Promise<LevelRun> {
+  const { plan, config, signal } = input;
   const startMs = input.clock.nowMs();
   input.executor.startLagWindow();
-  const run = await runLevel({
+  const output = await runLevel({
     plan,
-    levelIndex,
+    levelIndex: input.levelIndex,
     prompts,
     executor: input.executor,
     clock: input.clock,
@@ -161,8 +196,10 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     tagPrefix: input.tagPrefix,
     countMessages: input.counting.countMessages,
     signal,
-    onEvent: emit,
+    onEvent: input.emit,
+    beforeBatch: hooks.beforeBatch,
     onRecords: (records: RequestRecord[]) => {
+      hooks.onBatch?.(records);
       void input.writer.appendRequests(records);
       // Called before the next round starts, so an abort here sends no further request.
       const first = records[0]?.warmup === true || (plan.warmup === 0 && records[0]?.round === 0);
@@ -172,6 +209,24 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
   });
   const loopLagP99Ms = await input.executor.endLagWindow();
   const endMs = input.clock.nowMs();
+  const abortReason = output.aborted ? (signal.reason as Partial<AbortReason> | undefined) : undefined;
+  return { output, startMs, endMs, loopLagP99Ms, ...(abortReason ? { abortReason } : {}) };
+}
+
+/** Measures one level: prompts, optional cool-down, warm-up and rounds, then its metrics, checks and energy; null when nothing was measured. */
+export async function measureLevel(input: LevelMeasureInput): Promise<LevelResult | null> {
+  announceLevel(input);
+  input.emit({ type: 'phase', levelIndex: input.levelIndex, phase: 'prompts' });
+  const prompts = await levelPrompts(input);
+  if (input.signal.aborted) return null;
+  await coolDown(input);
+  return summarizeLevelRun(input, await runLevelRequests(input, prompts));
+}
+
+/** A level's metrics, checks, telemetry and energy from its run (the records of one process, or of every worker merged). */
+export function summarizeLevelRun(input: LevelMeasureInput, levelRun: LevelRun): LevelResult | null {
+  const { plan, config } = input;
+  const run = levelRun.output;
   if (run.measured.length === 0) return null;
   const measuredOk = run.measured.filter((r) => r.ok);
   // An impossible server count leaves J per output token out (0 tokens: the summary gives no ratio).
@@ -181,7 +236,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
       ? input.telemetry.summarizeWindow(run.measureStartMs, run.measureEndMs, outputTokens)
       : undefined;
   const extraChecks = input.telemetryChecks ? input.telemetryChecks(telemetry) : [];
-  const abortReason = signal.reason as Partial<AbortReason> | undefined;
+  const abortReason = levelRun.abortReason;
   const cutShort = run.aborted
     ? {
         reason: abortReason?.message ?? 'cancelled',
@@ -212,7 +267,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     repeatedRecords: repeatedRecords(input.workload, input.firstRecord ?? input.firstPromptIndex, plan),
     prefixCacheHitsDelta: telemetry?.prefixCacheHits ?? null,
     openingTokens: input.openingTokens ?? null,
-    loopLagP99Ms,
+    loopLagP99Ms: levelRun.loopLagP99Ms,
     engineDecode: engineDecodeFigure(telemetry),
     maxInFlight: plan.maxInFlight,
     extraChecks,
@@ -228,8 +283,8 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
       : null;
   const spread = level.checks.find((c) => c.id === 'round-spread');
   if (explanation && spread && spread.status !== 'pass') spread.detail += `; ${explanation}`;
-  level.startMs = startMs;
-  level.endMs = endMs;
+  level.startMs = levelRun.startMs;
+  level.endMs = levelRun.endMs;
   if (telemetry) level.telemetry = telemetry;
   const energy = input.telemetry ? levelEnergyFromRecorder(input.telemetry, [...run.warmup, ...run.measured]) : null;
   if (energy) level.energy = energy;

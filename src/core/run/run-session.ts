@@ -34,6 +34,10 @@ export interface RunSessionOptions {
   totalLevels: number;
   /** Capacity searches the run plans: with one, run.json keeps the single `capacity` of older versions. */
   capacitySearches: number;
+  /** The run folder to create, instead of a new one under config.out (a distributed worker's shard). */
+  dir?: string;
+  /** Tags and prompt nonce shared with other processes of the same run (a distributed worker takes rank 0's). */
+  runNonce?: number;
 }
 
 /** Where a level's requests and prompts start, and its index in the run's level events. */
@@ -77,8 +81,8 @@ export class RunSession {
   /** Aborts on the user's cancel or on a write that failed (disk full, read-only). */
   readonly signal: AbortSignal;
   /** Tags every request of this run (the server's logs and caches tell runs apart). */
-  readonly runNonce = randomBytes(4).readUInt32BE(0) % 1_000_000;
-  readonly tagPrefix = `sb-${this.runNonce.toString(36)}`;
+  readonly runNonce: number;
+  readonly tagPrefix: string;
   /** Telemetry samples (JSON lines) not yet appended to the run folder. */
   readonly telemetryLines: string[] = [];
   /** The first server that died; read after it stopped, its failure carries its last log lines. */
@@ -106,6 +110,8 @@ export class RunSession {
   ) {
     this.record = record;
     this.runId = record.id;
+    this.runNonce = options.runNonce ?? randomBytes(4).readUInt32BE(0) % 1_000_000;
+    this.tagPrefix = `sb-${this.runNonce.toString(36)}`;
     // A write that fails (disk full, read-only) stops the run like a cancel; the failure at the end says why.
     this.signal = options.signal ? AbortSignal.any([options.signal, writer.fatalSignal]) : writer.fatalSignal;
     this.active = { record, writer };
@@ -115,7 +121,7 @@ export class RunSession {
   static async create(config: BenchConfig, options: RunSessionOptions): Promise<RunSession> {
     const { clock, now } = options;
     const startedAt = now();
-    const dir = await createRunDir(config.out, config.label, startedAt, options.runFs);
+    const dir = options.dir ?? (await createRunDir(config.out, config.label, startedAt, options.runFs));
     // Every file of the run is scrubbed of this run's secrets: a server may echo a key in an error message.
     const secrets = benchSecretValues(config, options.env ?? process.env);
     const writer = new RunWriter(dir, { fs: options.runFs, secrets });

@@ -19,7 +19,7 @@ import { concurrencyWarning } from '../servers/variants.js';
 import type { TelemetryChecks, TelemetryRecorder } from '../telemetry/types.js';
 import type { TelemetryFactoryOptions } from './telemetry-options.js';
 import { cancelWords } from './cancel-words.js';
-import { measureLevel } from './level-measure.js';
+import { measureLevel, type LevelMeasureInput } from './level-measure.js';
 import type { RunSession } from './run-session.js';
 import type { Workload } from '../workloads/workload.js';
 
@@ -37,6 +37,8 @@ export interface ServerSessionOptions {
   startServer: StartServer;
   createTelemetry?: (options: TelemetryFactoryOptions) => TelemetryRecorder;
   telemetryChecks?: TelemetryChecks;
+  /** Measures a level another way (a distributed run: with every worker); default measureLevel. */
+  measure?: (input: LevelMeasureInput) => Promise<LevelResult | null>;
 }
 
 /** A level measured by a server session, and its index in record.levels. */
@@ -285,7 +287,7 @@ export class ServerSession {
     // Each configuration (a server sweep restarts the server with new settings) may refuse every request anew.
     const firstOfServer = this.levelsRun++ === 0;
     this.nextRecord += plan.warmup + plan.rounds * plan.requestsPerRound;
-    const level = await measureLevel({
+    const level = await (this.options.measure ?? measureLevel)({
       plan,
       levelIndex: slot.levelIndex,
       serverConfigIndex: this.options.index,
@@ -312,8 +314,8 @@ export class ServerSession {
       telemetryChecks: this.options.telemetryChecks,
       simulated: ready.server.info.simulated,
       // The server refuses every request as sent: stop now, keep the folder, exit 2 with its words and the fix.
-      stopRun: (reason: string) => {
-        run.fail(reason, 2);
+      stopRun: (reason: string, exitCode = 2) => {
+        run.fail(reason, exitCode);
         this.clientStopped = true;
         this.levelAbort.abort({ message: reason, kind: 'cancelled' } satisfies AbortReason);
       },
@@ -321,6 +323,11 @@ export class ServerSession {
     watch?.levelEnded();
     const levelIndex = await run.addLevel(slot, level);
     return level && levelIndex !== null ? { level, levelIndex } : null;
+  }
+
+  /** The started server's facts (its URL and model); null before start. */
+  get serverInfo(): RunningServer['info'] | null {
+    return this.server?.info ?? null;
   }
 
   /** The server's failure if it has exited (known synchronously: a death just before the last level ended counts). */

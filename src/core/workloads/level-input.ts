@@ -9,6 +9,8 @@ export interface LevelPromptsInput {
   plan: LevelPlan;
   /** Warm-up plus every round. */
   count: number;
+  /** Only these places of the level (0 = its first prompt), in this order: a distributed worker's share. */
+  positions?: readonly number[];
   runNonce: number;
   /** Global index of the level's first prompt (synthetic prompts are unique across the run). */
   firstIndex: number;
@@ -37,15 +39,17 @@ export interface LevelPromptsInput {
 }
 
 /**
- * Runs `make` for each of the level's `count` indices, `parallel` (default 16) at once, in index order of results.
+ * Runs `make` for each of the level's `count` indices (or its `positions`), `parallel` (default 16) at once, results in
+ * that order.
  * Once the level's signal fires no index starts (each may ask the server), and one whose count the signal cut fails
  * quietly: the list comes back with holes, for a caller that drops it.
  */
 export async function mapParallel<T>(
-  level: Pick<LevelPromptsInput, 'count' | 'parallel' | 'signal'>,
+  level: Pick<LevelPromptsInput, 'count' | 'positions' | 'parallel' | 'signal'>,
   make: (i: number) => Promise<T>,
 ): Promise<T[]> {
-  const { count, signal } = level;
+  const { signal, positions } = level;
+  const count = positions?.length ?? level.count;
   const parallel = level.parallel ?? 16;
   const out = new Array<T>(count);
   let next = 0;
@@ -53,7 +57,7 @@ export async function mapParallel<T>(
     while (next < count && !signal?.aborted) {
       const i = next++;
       try {
-        out[i] = await make(i);
+        out[i] = await make(positions ? (positions[i] as number) : i);
       } catch (error) {
         if (!signal?.aborted) throw error;
       }

@@ -40,6 +40,7 @@ function withSignal(input: LevelPromptsInput): LevelPromptsInput {
 
 async function promptsOf(input: LevelPromptsInput): Promise<Prompt[]> {
   const { workload } = input;
+  if (workload.kind === 'synthetic' && input.positions) return syntheticAt(input, input.positions);
   if (workload.kind === 'synthetic') {
     return buildPrompts({
       count: input.count,
@@ -59,6 +60,27 @@ async function promptsOf(input: LevelPromptsInput): Promise<Prompt[]> {
   if (workload.kind === 'file') return filePrompts(workload, input);
   if (workload.kind === 'shared-prefix') return sharedPrefixPrompts(workload, input);
   return tracePrompts(workload, input);
+}
+
+/**
+ * Synthetic prompts at some places of the level: each place's prompt depends only on its index in the run, so each
+ * stretch of consecutive places is built as the prompts of its own first index.
+ */
+async function syntheticAt(input: LevelPromptsInput, positions: readonly number[]): Promise<Prompt[]> {
+  const out: Prompt[] = [];
+  for (let i = 0; i < positions.length && !input.signal?.aborted;) {
+    let j = i + 1;
+    while (j < positions.length && positions[j] === (positions[j - 1] as number) + 1) j++;
+    const built = await buildLevelPrompts({
+      ...input,
+      positions: undefined,
+      count: j - i,
+      firstIndex: input.firstIndex + (positions[i] as number),
+    });
+    out.push(...built);
+    i = j;
+  }
+  return out;
 }
 
 /** The one-line refusal of a workload on a server that cannot count its prompts exactly ahead, with the fixes. */

@@ -1,0 +1,179 @@
+import type { WorkerLevelView } from '../../shared/distributed.js';
+import type { RequestRecord } from '../../shared/request-record.js';
+import type { Check, CheckStatus, LevelResult, RoundResult } from '../../shared/run-record.js';
+import { clientCheck } from '../metrics/checks.js';
+import { fmtNum, fmtPct } from '../metrics/format.js';
+import { summarize } from '../metrics/percentiles.js';
+import { isMeasured } from '../metrics/request-metrics.js';
+import { driftPpm } from './clock-sync.js';
+import { workerName } from './coordinator.js';
+import type { WorkerPart } from './merge.js';
+
+/** A window error from the clocks up to this share of the shortest round passes the clock check; up to WARN warns. */
+export const CLOCK_ERROR_LIMITS = { pass: 0.01, warn: 0.05 } as const;
+
+const SEVERITY: Record<CheckStatus, number> = { pass: 0, warn: 1, fail: 2 };
+
+/** Each worker's part of a level as the per-worker view shows it: share, clock, own client check. */
+export function workerViews(
+  parts: readonly WorkerPart[],
+  hosts: ReadonlyMap<number, string>,
+  lost: ReadonlyMap<number, string>,
+): WorkerLevelView[] {
+  const measuredTotal = parts.reduce((s, p) => s + p.records.filter(isMeasured).length, 0);
+  return parts.map((p) => {
+    const measured = p.records.filter(isMeasured);
+    const scheduleLagP99Ms = scheduleLagP99(p.records);
+    const o = p.report ?? p.offsets;
+    const before = o?.offsetBefore ?? null;
+    const after = o?.offsetAfter ?? null;
+    const loopLagP99Ms = p.report?.loopLagP99Ms ?? null;
+    const share = p.report?.share;
+    const view: WorkerLevelView = {
+      rank: p.rank,
+      host: p.report?.host ?? hosts.get(p.rank) ?? '',
+      concurrency: share?.concurrency ?? 0,
+      requests: measured.length,
+      share: measuredTotal > 0 ? measured.length / measuredTotal : 0,
+      offsetMs: p.rank === 0 ? 0 : (before?.offsetMs ?? after?.offsetMs ?? null),
+      uncertaintyMs:
+        p.rank === 0
+          ? 0
+          : Math.max(before?.uncertaintyMs ?? -1, after?.uncertaintyMs ?? -1) >= 0
+            ? Math.max(before?.uncertaintyMs ?? 0, after?.uncertaintyMs ?? 0)
+            : null,
+      offsetChangeMs: before && after ? after.offsetMs - before.offsetMs : null,
+      driftPpm: driftPpm(before, after),
+      loopLagP99Ms,
+      scheduleLagP99Ms,
+      client: clientCheck({ loopLagP99Ms, scheduleLagP99Ms }).status,
+      startLateMs: p.report?.startLateMs ?? 0,
+    };
+    if (share?.rate !== undefined) view.rate = share.rate;
+    if (share?.maxInFlight !== undefined) view.maxInFlight = share.maxInFlight;
+    const why = lost.get(p.rank);
+    if (why !== undefined) view.lost = why;
+    return view;
+  });
+}
+
+/**
+ * client, for a merged level: each worker's own client check (its event loop and schedule lag); the worst decides,
+ * and a worker that fell behind is named with its share of the requests (its timings are its own, not the server's).
+ */
+export function workersClientCheck(all: readonly WorkerLevelView[]): Check {
+  // A worker that sent nothing at this level (concurrency below the world size) is no client of it.
+  const sending = all.filter((v) => v.requests > 0);
+  const views = sending.length > 0 ? sending : all;
+  const checks = views.map((v) => ({
+    v,
+    c: clientCheck({ loopLagP99Ms: v.loopLagP99Ms, scheduleLagP99Ms: v.scheduleLagP99Ms }),
+  }));
+  const worst = checks.reduce((a, b) => (SEVERITY[b.c.status] > SEVERITY[a.c.status] ? b : a), checks[0]!);
+  const status = worst.c.status;
+  const bad = checks.filter((x) => x.c.status !== 'pass');
+  const lagOf = (v: WorkerLevelView): number => Math.max(v.loopLagP99Ms ?? 0, v.scheduleLagP99Ms ?? 0);
+  const facts = {
+    workers: views.length,
+    worstRank: worst.v.rank,
+    worstLoopLagP99Ms: worst.v.loopLagP99Ms,
+    worstScheduleLagP99Ms: worst.v.scheduleLagP99Ms,
+    worstShare: worst.v.share,
+  };
+  if (bad.length === 0) {
+    const top = views.reduce((a, b) => (lagOf(b) > lagOf(a) ? b : a), views[0]!);
+    return {
+      id: 'client',
+      status,
+      detail: `every one of ${views.length} workers kept up; the busiest, ${workerName(top.rank, top.host)}: ${checks.find((x) => x.v === top)!.c.detail}`,
+      code: 'workers-kept-up',
+      facts,
+    };
+  }
+  const detail = bad
+    .map((x) => `${workerName(x.v.rank, x.v.host)}, which sent ${fmtPct(x.v.share)} of the requests: ${x.c.detail}`)
+    .join('; ');
+  return { id: 'client', status, detail, code: status === 'fail' ? 'worker-bottleneck' : 'worker-lagging', facts };
+}
+
+/**
+ * clock: how far the workers' clocks, mapped onto rank 0's, can move a round's window (and so its throughput): twice
+ * the largest offset uncertainty plus the largest change of an offset over the level, against the shortest complete
+ * round. Latencies are untouched (each is measured on one worker's clock). Fails past 5 %, warns past 1 %.
+ */
+export function clockCheck(views: readonly WorkerLevelView[], rounds: readonly RoundResult[]): Check {
+  const remote = views.filter((v) => v.rank !== 0);
+  const unknown = remote.filter((v) => v.uncertaintyMs === null && v.requests > 0);
+  const uncertaintyMs = remote.reduce((m, v) => Math.max(m, v.uncertaintyMs ?? 0), 0);
+  const changeMs = remote.reduce((m, v) => Math.max(m, Math.abs(v.offsetChangeMs ?? 0)), 0);
+  const complete = rounds.filter((r) => r.partial !== true);
+  const windowMs = complete.length > 0 ? Math.min(...complete.map((r) => r.windowMs)) : null;
+  const errorMs = 2 * uncertaintyMs + changeMs;
+  const error = windowMs !== null && windowMs > 0 ? errorMs / windowMs : null;
+  const facts = {
+    uncertaintyMs,
+    offsetChangeMs: changeMs,
+    windowErrorMs: errorMs,
+    shortestRoundMs: windowMs,
+    windowError: error,
+  };
+  if (unknown.length > 0) {
+    const names = unknown.map((v) => workerName(v.rank, v.host)).join(', ');
+    return {
+      id: 'clock',
+      status: 'warn',
+      detail: `${names} sent requests without a clock offset: their times on rank 0's timeline are not corrected`,
+      code: 'offset-missing',
+      facts,
+    };
+  }
+  const figures = `offsets known within ±${fmtNum(uncertaintyMs)} ms, moving at most ${fmtNum(changeMs)} ms over the level`;
+  if (error === null) {
+    return {
+      id: 'clock',
+      status: 'pass',
+      detail: `${figures}; no complete round to hold it against (latencies are each worker's own)`,
+      code: 'clocks-agree',
+      facts,
+    };
+  }
+  const where = `a round window (shortest ${fmtNum(windowMs as number)} ms) is exact to within ${fmtNum(errorMs)} ms (${fmtPct(error)})`;
+  if (error > CLOCK_ERROR_LIMITS.warn) {
+    return {
+      id: 'clock',
+      status: 'fail',
+      detail: `${figures}: ${where}, too coarse for this level's throughput; run longer rounds or reach rank 0 over a quieter network`,
+      code: 'clocks-too-coarse',
+      facts,
+    };
+  }
+  const status: CheckStatus = error > CLOCK_ERROR_LIMITS.pass ? 'warn' : 'pass';
+  return {
+    id: 'clock',
+    status,
+    detail: `${figures}: ${where}; latencies are each worker's own`,
+    code: status === 'pass' ? 'clocks-agree' : 'clocks-coarse',
+    facts,
+  };
+}
+
+/** Schedule lag of a worker's measured records (send - scheduled), p99; null in closed loop. */
+export function scheduleLagP99(records: readonly RequestRecord[]): number | null {
+  const lags = records
+    .filter((r) => isMeasured(r) && r.scheduledMs !== undefined)
+    .map((r) => r.sendMs - (r.scheduledMs as number));
+  return lags.length > 0 ? summarize(lags).p99 : null;
+}
+
+/** A merged level's per-worker view and checks: each worker's own client check in place of one process's, and the clock check. */
+export function addWorkerView(
+  level: LevelResult,
+  parts: readonly WorkerPart[],
+  hosts: ReadonlyMap<number, string>,
+  lost: ReadonlyMap<number, string>,
+): void {
+  const views = workerViews(parts, hosts, lost);
+  level.workers = views;
+  level.checks = level.checks.map((c) => (c.id === 'client' ? workersClientCheck(views) : c));
+  level.checks.push(clockCheck(views, level.rounds));
+}

@@ -1,0 +1,56 @@
+/**
+ * Resolves after `ms` or once `signal` fires, whichever is first; tests pass one they drive by hand. The timer keeps
+ * the process alive (a worker waiting to retry rank 0 has nothing else to): every wait aborts its signal when done.
+ */
+export type Timer = (ms: number, signal: AbortSignal) => Promise<void>;
+
+/** The real timer. */
+export const realTimer: Timer = (ms, signal) =>
+  new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+/** A promise and its settlers, for answers that come later over the wire. */
+export interface Deferred<T> {
+  promise: Promise<T>;
+  resolve: (value: T) => void;
+  reject: (error: Error) => void;
+}
+
+/** A Deferred whose rejection is never reported as unhandled (it may settle before anyone awaits it). */
+export function deferred<T>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (error: Error) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
+/** Rejects with `error()` once `signal` fires, so an await on `work` ends with the run's stop. */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal, error: () => Error): Promise<T> {
+  if (signal.aborted) return Promise.reject(error());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(error());
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}

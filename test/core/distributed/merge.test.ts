@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import type { RequestRecord } from '../../../src/shared/request-record.js';
+import type { WorkerLevelReport } from '../../../src/shared/distributed.js';
+import { mergeLevelOutput, moveRecord, type WorkerPart } from '../../../src/core/distributed/merge.js';
+import { requestMetrics } from '../../../src/core/metrics/request-metrics.js';
+
+function record(id: number, sendMs: number, round = 0): RequestRecord {
+  return {
+    id,
+    requestTag: `t-${id}`,
+    levelIndex: 0,
+    round,
+    warmup: round < 0,
+    sendMs,
+    firstTokenMs: sendMs + 20.125,
+    endMs: sendMs + 90.5,
+    chunks: [
+      [sendMs + 20.125, 1],
+      [sendMs + 30.25, 1],
+      [sendMs + 90.5, 1],
+    ],
+    nOut: 3,
+    nOutSource: 'server',
+    chunkTokensSource: 'server',
+    clientChunkCount: 3,
+    nIn: 64,
+    expectedIn: 64,
+    expectedOut: 3,
+    finishReason: 'length',
+    ok: true,
+    malformedLines: 0,
+    scheduledMs: sendMs - 1,
+  };
+}
+
+function report(rank: number, offsetMs: number, extra: Partial<WorkerLevelReport> = {}): WorkerLevelReport {
+  const o = { offsetMs, uncertaintyMs: 0.1, rttMs: 0.2, atMs: 0, pings: 32 };
+  const plan = { concurrency: 2, inputLen: 64, outputLen: 3, rounds: 2, requestsPerRound: 4, warmup: 0 };
+  return {
+    rank,
+    host: `n${rank + 1}`,
+    levelIndex: 0,
+    serverConfigIndex: 0,
+    plan,
+    share: plan,
+    requests: 2,
+    offsetBefore: rank === 0 ? null : o,
+    offsetAfter: rank === 0 ? null : o,
+    loopLagP99Ms: 1,
+    roundsCompleted: 2,
+    aborted: false,
+    skippedTurns: 0,
+    startLateMs: 0,
+    startMs: 0,
+    endMs: 1000,
+    ...extra,
+  };
+}
+
+describe('merging raw records', () => {
+  it("moves a record onto rank 0's clock with its latencies exactly as measured", () => {
+    const r = record(1, 1000.5);
+    const before = requestMetrics(r);
+    const moved = moveRecord(r, 250.25, 2);
+    expect(moved.sendMs).toBe(1250.75);
+    expect(moved.scheduledMs).toBe(1249.75);
+    expect(moved.worker).toBe(2);
+    expect(requestMetrics(moved)).toEqual(before);
+  });
+
+  it("keeps every worker's records once, in id order, on one timeline", () => {
+    const parts: WorkerPart[] = [
+      { rank: 0, report: report(0, 0), records: [record(0, 10), record(1, 500, 1)] },
+      { rank: 1, report: report(1, 100), records: [record(2, 5), record(3, 400, 1)] },
+    ];
+    const out = mergeLevelOutput(parts, 2);
+    expect(out.measured.map((r) => [r.id, r.worker, r.sendMs])).toEqual([
+      [0, 0, 10],
+      [1, 0, 500],
+      [2, 1, 105],
+      [3, 1, 500],
+    ]);
+    expect(out.roundsCompleted).toBe(2);
+    expect(out.aborted).toBe(false);
+    expect(out.measureStartMs).toBe(10);
+    expect(out.measureEndMs).toBe(590.5);
+  });
+
+  it('is cut short when a worker was, or was lost without a report', () => {
+    const cut = mergeLevelOutput(
+      [{ rank: 0, report: report(0, 0, { aborted: true, roundsCompleted: 1 }), records: [] }],
+      2,
+    );
+    expect(cut).toMatchObject({ aborted: true, roundsCompleted: 1 });
+    const lost = mergeLevelOutput(
+      [
+        { rank: 0, report: report(0, 0), records: [record(0, 10)] },
+        {
+          rank: 1,
+          report: null,
+          records: [record(1, 10)],
+          offsets: { offsetBefore: report(1, 7).offsetBefore, offsetAfter: null },
+        },
+      ],
+      2,
+    );
+    expect(lost.aborted).toBe(true);
+    expect(lost.measured.find((r) => r.id === 1)?.sendMs).toBe(17);
+  });
+});
