@@ -5,13 +5,14 @@ import { parse as parseYaml } from 'yaml';
 import { BenchConfigSchema } from '../shared/config.js';
 import type { BenchConfig, BenchConfigInput } from '../shared/config.js';
 import { FIELDS, SWEEPABLE_FIELDS, isServerField, type FieldDescriptor, type FieldGroup } from '../shared/fields.js';
-import { expandVary, parseFieldText, setPath } from '../shared/field-values.js';
+import { SERVER_KEYS as SERVER_SETTING_KEYS } from '../shared/server-schema.js';
+import { checkValue, expandVary, parseFieldText, setPath } from '../shared/field-values.js';
 import { splitCommandLine } from '../shared/command-line.js';
 import { UserError } from '../core/errors.js';
 import { applyFlags, fieldHelp, flagOptions, helpLine } from './field-flags.js';
 import { SERVER_FIELDS, serverConfigFromFlags, serverOptions } from './server-options.js';
 
-/** The load, cost, telemetry and output fields of the table. */
+/** The load, cost, telemetry and output fields. */
 export const BENCH_FIELDS: readonly FieldDescriptor[] = FIELDS.filter((f) => !isServerField(f));
 
 /** `servebench run` flags for the load and the report (server flags come from server-options). */
@@ -63,17 +64,15 @@ export function parseVary(specs: string[]): Array<Record<string, unknown>> | und
   return result.variants;
 }
 
-// A misspelt key must not silently run the default sweep. Known keys: the table's config keys, the
+// A misspelt key must not silently run the default sweep. Known keys: the schema's config keys, the
 // structural ones below, and every field's flag name (its value then read like the flag's).
 /** Top-level config keys that are no field of their own: the server section, sweeps, and the load's seed. */
 const STRUCTURAL_TOP_KEYS = ['server', 'serverVariants', 'seed', 'model', 'url'];
-/** Server keys set through another field's flag (--server-arg goes to simArgs for the simulator). */
-const STRUCTURAL_SERVER_KEYS = ['simArgs'];
 const topKey = (f: FieldDescriptor): string => f.path.split('.')[0] as string;
 const serverKey = (f: FieldDescriptor): string => f.path.split('.')[1] as string;
-/** The config keys a YAML file may use at the top level and in its server section. */
+/** The config keys a YAML file may use at the top level and in its server section (every engine's). */
 export const TOP_KEYS = [...new Set([...BENCH_FIELDS.map(topKey), ...STRUCTURAL_TOP_KEYS])];
-export const SERVER_KEYS = [...new Set([...SERVER_FIELDS.map(serverKey), ...STRUCTURAL_SERVER_KEYS])];
+export const SERVER_KEYS: readonly string[] = SERVER_SETTING_KEYS;
 
 function distance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -89,7 +88,13 @@ function distance(a: string, b: string): number {
   return row[b.length] as number;
 }
 
-function unknownField(key: string, shown: string, known: string[], path: string, serverHint: boolean): UserError {
+function unknownField(
+  key: string,
+  shown: string,
+  known: readonly string[],
+  path: string,
+  serverHint: boolean,
+): UserError {
   const near = known
     .map((k) => [k, distance(key.toLowerCase(), k.toLowerCase())] as const)
     .sort((x, y) => x[1] - y[1])[0];
@@ -111,6 +116,11 @@ function flagKeyValue(f: FieldDescriptor, flag: string, v: unknown, path: string
   }
   if (f.type === 'args' || f.type === 'command') return typeof v === 'string' ? splitCommandLine(v) : v;
   if (f.type === 'env' || f.type === 'engine') return v;
+  if (typeof v === 'number' && (f.type === 'int' || f.type === 'number')) {
+    const checked = checkValue(f, v);
+    if (!checked.ok) throw bad(checked.error);
+    return checked.value;
+  }
   const text = Array.isArray(v) ? v.map(String).join(',') : String(v);
   const parsed = parseFieldText(f, text);
   if (!parsed.ok) throw bad(parsed.error);
@@ -131,7 +141,7 @@ function listValue(f: FieldDescriptor | undefined, key: string, v: unknown, path
 function readSection(
   data: Record<string, unknown>,
   fields: readonly FieldDescriptor[],
-  known: string[],
+  known: readonly string[],
   root: string,
   path: string,
 ): Record<string, unknown> {

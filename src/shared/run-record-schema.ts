@@ -1,3 +1,4 @@
+import { upgradeServerConfig } from './server-schema.js';
 import { z } from 'zod';
 import type { ZodError } from 'zod';
 import type { RunRecord } from './run-record.js';
@@ -249,5 +250,8 @@ export function decodeRunJson(text: string): { record: RunRecord } | { problem: 
   }
   const parsed = RunRecordSchema.safeParse(value);
   if (!parsed.success) return { problem: `is damaged (${zodProblem(parsed.error)}); ${restore}` };
-  return { record: parsed.data as unknown as RunRecord };
+  const record = parsed.data as unknown as RunRecord;
+  // Records of earlier versions read in today's shape (the server section's layout changed, its settings did not).
+  record.config.server = upgradeServerConfig(record.config.server as never) as unknown as RunRecord['config']['server'];
+  return { record };
 }

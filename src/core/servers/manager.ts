@@ -4,6 +4,7 @@ import { setImmediate as nextLoopTurn } from 'node:timers/promises';
 import type { ServerConfig } from '../../shared/config.js';
 import type { RunEvent } from '../../shared/events.js';
 import { modelProblem } from '../../shared/engines.js';
+import { LaunchSettingsSchema } from '../../shared/server-settings.js';
 import { UserError } from '../errors.js';
 import { abortError, failStart, ServerConfigError } from './server-errors.js';
 import { engineFor, formatCommand, type EngineModule, type LaunchPlan } from './engines/index.js';
@@ -65,7 +66,8 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
     const adapter: EngineModule = engineFor(config.engine);
     const signal = opts.signal;
     const parentEnv = options.env ?? process.env;
-    const childEnv: NodeJS.ProcessEnv = { ...parentEnv, ...config.env };
+    const where = LaunchSettingsSchema.parse(config);
+    const childEnv: NodeJS.ProcessEnv = { ...parentEnv, ...where.env };
     const redactLine = createRedactor(config, parentEnv);
     const throwIfAborted = (): void => {
       if (signal?.aborted) throw abortError(signal);
@@ -77,7 +79,7 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
     const lifecycle = new Lifecycle(LAUNCH_TRANSITIONS, emit);
     lifecycle.to('checking', `checking ${displayName}`);
     await mkdir(opts.runDir, { recursive: true });
-    const port = await choosePort(config, lifecycle);
+    const port = await choosePort(where, lifecycle);
     throwIfAborted();
     const engineVersion = await checkEngine(config, adapter, {
       env: childEnv,
@@ -88,22 +90,24 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
       emit,
     });
 
-    let cliScript: string | undefined;
-    if (config.engine === 'sim') {
-      cliScript = options.cliScript ?? findCliScript();
-      if (!cliScript) throw new UserError('the simulator needs the built CLI (dist/cli.js): run `npm run build:cli`');
-    }
+    // servebench's own CLI, for an engine that runs it (the simulator): found when the plan asks for it.
+    const cliScript = (): string => {
+      const script = options.cliScript ?? findCliScript();
+      if (!script) throw new UserError('the simulator needs the built CLI (dist/cli.js): run `npm run build:cli`');
+      return script;
+    };
     let plan: LaunchPlan;
     try {
       plan = adapter.plan(config, {
-        host: config.host,
+        host: where.host,
         port,
         runDir: opts.runDir,
         maxConcurrency: opts.maxConcurrency,
         cliScript,
-        nodePath: options.nodePath,
+        nodePath: options.nodePath ?? process.execPath,
       });
     } catch (error) {
+      if (error instanceof UserError) throw error;
       throw new ServerConfigError((error as Error).message);
     }
     for (const file of plan.files) await writeFile(file.path, file.content);
@@ -112,14 +116,14 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
       emit({ type: 'message', severity: 'warn', text });
     throwIfAborted();
 
-    const baseUrl = baseUrlFor(config.host, port);
+    const baseUrl = baseUrlFor(where.host, port);
     const command = redactLine(formatCommand(plan.command, redactArgv(plan.args)));
     const logFile = join(opts.runDir, 'server.log');
     const info: ServerInfo = {
       engine: config.engine,
       baseUrl,
       model: plan.model ?? '',
-      simulated: config.engine === 'sim',
+      simulated: adapter.simulated === true,
       command,
       logFile,
       ...(engineVersion ? { engineVersion } : {}),
@@ -273,7 +277,7 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
       const models = await discoverModels(fetchFn, baseUrl);
       info.model = models[0] ?? config.model ?? '';
     }
-    if (!info.engineVersion && config.engine === 'sim') {
+    if (!info.engineVersion && adapter.versionFromServer) {
       const version = await discoverVersion(fetchFn, baseUrl);
       if (version) info.engineVersion = version;
     }
@@ -289,7 +293,7 @@ export function createServerManager(options: ServerManagerOptions = {}): ServerM
 
   const start: StartServer = async (config, opts) => {
     const emit: Emit = opts.onEvent ?? (() => undefined);
-    if (config.engine === 'attach') {
+    if (!engineFor(config.engine).launches) {
       return attachServer(config, opts, emit, {
         fetch: fetchFn,
         pollMs,

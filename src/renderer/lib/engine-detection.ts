@@ -31,7 +31,7 @@ export interface EngineProberOptions {
   clearTimer?: (handle: unknown) => void;
 }
 
-const keyOf = (r: EngineProbeRequest | null): string => (r ? JSON.stringify([r.engine, r.python, r.binary]) : '');
+const keyOf = (r: EngineProbeRequest | null): string => (r ? JSON.stringify([r.engine, r.where]) : '');
 
 /** Re-asks the service (debounced) whenever the engine or its Python / binary field changes. */
 export function createEngineProber(

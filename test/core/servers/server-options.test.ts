@@ -90,9 +90,9 @@ describe('server flags', () => {
     });
   });
 
-  it('send --server-arg to the simulator as sim args', () => {
+  it('send --server-arg to the simulator as its extra arguments, as to any engine', () => {
     expect(fromArgv(['--server-arg=--fault', '--server-arg', 'crash-after=3'])).toEqual({
-      simArgs: ['--fault', 'crash-after=3'],
+      extraArgs: ['--fault', 'crash-after=3'],
     });
   });
 
