@@ -1,3 +1,4 @@
+import { LAUNCHABLE_ENGINES } from '../../../src/shared/engines.js';
 import { parseArgs } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ServerConfigSchema } from '../../../src/shared/config.js';
@@ -122,7 +123,10 @@ describe('server flags', () => {
   });
 
   it.each([
-    [['--engine', 'tgi'], /^--engine must be one of sim, vllm, sglang, llamacpp, command \(got 'tgi'\); use --url/],
+    [
+      ['--engine', 'tgi'],
+      new RegExp(`^--engine must be one of ${LAUNCHABLE_ENGINES.join(', ')} \\(got 'tgi'\\); use --url`),
+    ],
     [['--engine', 'vllm'], /^vLLM needs a model: pass --model \(a hub id/],
     [['--tp', 'two'], /^--tp must be a positive integer \(got 'two'\)/],
     [['--tp', '0'], /^--tp must be a positive integer/],

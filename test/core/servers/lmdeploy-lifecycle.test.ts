@@ -1,0 +1,147 @@
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ServerConfigSchema, type ServerConfig } from '../../../src/shared/config.js';
+import { engineFor } from '../../../src/core/servers/engines/index.js';
+import { classifyLog } from '../../../src/core/servers/failures.js';
+import { createServerManager, type ServerManager } from '../../../src/core/servers/manager.js';
+import { ServerStartError } from '../../../src/core/servers/server-errors.js';
+import { engineSampleFromMetrics } from '../../../src/core/telemetry/engine-metrics.js';
+import { parsePrometheusText } from '../../../src/core/telemetry/prometheus-parser.js';
+import { alivePids, eventLog, launchedPids, makeRun, readRecord } from './helpers.js';
+
+const FAKE = fileURLToPath(new URL('../../fakes/lmdeploy-serve.mjs', import.meta.url));
+const ctx = { host: '127.0.0.1', port: 8123, runDir: '/runs/r1' };
+
+const managers: ServerManager[] = [];
+afterEach(async () => {
+  await Promise.all(managers.splice(0).map((m) => m.stopAll()));
+});
+const manager = (): ServerManager => {
+  const m = createServerManager({ pollMs: 20, grace: { interruptMs: 5_000, terminateMs: 5_000, killMs: 5_000 } });
+  managers.push(m);
+  return m;
+};
+
+function config(recordFile: string, extra: Record<string, unknown> = {}, mode = 'ok'): ServerConfig {
+  return ServerConfigSchema.parse({
+    engine: 'lmdeploy',
+    python: FAKE,
+    model: 'internlm/internlm2_5-7b-chat',
+    ...extra,
+    env: { FAKE_ENGINE_MODE: mode, FAKE_ENGINE_RECORD: recordFile },
+  });
+}
+
+describe('LMDeploy argv (lmdeploy serve api_server)', () => {
+  it('maps every setting to its api_server argument, extra args last', () => {
+    const plan = engineFor('lmdeploy').plan(
+      ServerConfigSchema.parse({
+        engine: 'lmdeploy',
+        model: 'org/m-awq',
+        lmdeployBackend: 'turbomind',
+        servedModelName: 'm',
+        tensorParallel: 2,
+        dtype: 'bfloat16',
+        quantization: 'awq',
+        kvCacheDtype: 'int8',
+        maxModelLen: 8192,
+        maxSeqs: 64,
+        gpuMemoryFraction: 0.7,
+        prefixCaching: true,
+        extraArgs: ['--log-level', 'INFO'],
+      }),
+      ctx,
+    );
+    expect(plan.command).toBe('python3');
+    // prettier-ignore
+    expect(plan.args).toEqual([
+      '-m', 'lmdeploy', 'serve', 'api_server', 'org/m-awq', '--server-name', '127.0.0.1', '--server-port', '8123',
+      '--model-name', 'm', '--backend', 'turbomind', '--tp', '2', '--dtype', 'bfloat16', '--model-format', 'awq',
+      '--quant-policy', 'int8', '--session-len', '8192', '--max-batch-size', '64', '--cache-max-entry-count', '0.7',
+      '--enable-prefix-caching', '--log-level', 'INFO',
+    ]);
+    expect(plan.model).toBe('m');
+  });
+
+  it('serves a diffusion model on its PyTorch engine with the dLLM block and threshold, and says so', () => {
+    const plan = engineFor('lmdeploy').plan(
+      ServerConfigSchema.parse({ engine: 'lmdeploy', model: 'm', diffusion: { blockSize: 16, threshold: 0.9 } }),
+      ctx,
+    );
+    expect(plan.args).toEqual(
+      expect.arrayContaining([
+        '--backend',
+        'pytorch',
+        '--dllm-block-length',
+        '16',
+        '--dllm-confidence-threshold',
+        '0.9',
+      ]),
+    );
+    expect(plan.messages).toEqual([expect.stringMatching(/PyTorch engine: servebench passes --backend pytorch/)]);
+  });
+
+  it('reads its out-of-memory lines', () => {
+    expect(classifyLog(['RuntimeError: No enough gpu memory for kv cache.'], 'lmdeploy')).toMatchObject({
+      kind: 'oom',
+      fix: expect.stringMatching(/--cache-max-entry-count/),
+    });
+  });
+});
+
+describe('launching LMDeploy (fake api_server)', () => {
+  it('probes the version, waits out /health 503, names the model, scrapes its Prometheus names', async () => {
+    const { runDir, recordFile } = await makeRun();
+    const log = eventLog();
+    const server = await manager().start(config(recordFile, { maxSeqs: 16, servedModelName: 'chat' }), {
+      runDir,
+      onEvent: log.onEvent,
+    });
+    expect(server.info).toMatchObject({
+      engine: 'lmdeploy',
+      engineVersion: '0.16.0',
+      model: 'chat',
+      simulated: false,
+      metricsUrl: `${server.info.baseUrl}/metrics`,
+    });
+    const progress = log.events.flatMap((e) => (e.type === 'server-progress' ? [e.key] : []));
+    expect(progress).toContain('http');
+    const engine = readRecord(recordFile).find((e) => e.kind === 'engine');
+    expect(engine?.argv).toEqual(expect.arrayContaining(['--max-batch-size', '16', '--model-name', 'chat']));
+    const sample = engineSampleFromMetrics(
+      parsePrometheusText(await (await fetch(server.info.metricsUrl as string)).text()),
+      0,
+    );
+    expect(sample).toMatchObject({ running: 0, waiting: 0, kvUsage: 0, prefixCacheHitsTotal: 0 });
+    const pids = launchedPids(recordFile);
+    expect(alivePids(pids)).toHaveLength(1);
+    await server.stop();
+    expect(alivePids(pids)).toEqual([]);
+  });
+
+  it('fails the start on out of GPU memory with its fix, leaving nothing', async () => {
+    const { runDir, recordFile } = await makeRun();
+    const error = await manager()
+      .start(config(recordFile, {}, 'oom'), { runDir })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(ServerStartError);
+    expect((error as ServerStartError).failure).toMatchObject({ kind: 'oom' });
+    expect(alivePids(launchedPids(recordFile))).toEqual([]);
+  });
+
+  it('refuses a setting value its argparse has no choice for, in its own words', async () => {
+    const { runDir, recordFile } = await makeRun();
+    const error = await manager()
+      .start(config(recordFile, { quantization: 'bitsandbytes' }), { runDir })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect((error as ServerStartError).failure.message).toMatch(
+      /argument --model-format: invalid choice: 'bitsandbytes'/,
+    );
+  });
+});
