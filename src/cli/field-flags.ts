@@ -41,7 +41,7 @@ export function helpLine(left: string, text: string): string {
 }
 
 /** Each engine's own flag for a server setting, where it is not servebench's (`vLLM --max-num-seqs, ...`). */
-function natives(f: FieldDescriptor): string {
+export function natives(f: FieldDescriptor): string {
   const key = f.path.split('.')[1] as string;
   return ENGINE_FACTS.filter((e) => !e.simulated && e.passes.includes(key))
     .map((e) => [e.name, e.native[key]] as const)
@@ -60,6 +60,27 @@ export function fieldHelp(fields: readonly FieldDescriptor[], withNatives = fals
       const text = `${f.help}${own ? ` (${own})` : ''}`;
       return helpLine(left, d === undefined ? text : `${text} (default ${fieldText(f, d)})`);
     })
+    .join('\n');
+}
+
+/** One part of `servebench run --help` (and of the CLI reference in docs/cli.md): its fields and other flags. */
+export interface HelpSection {
+  readonly title: string;
+  readonly fields: readonly FieldDescriptor[];
+  /** Server settings name each engine's own flag. */
+  readonly natives?: boolean;
+  /** Flags that are no setting (--preset, --vary, --config ...): `[left, text]`. */
+  readonly extra?: ReadonlyArray<readonly [string, string]>;
+}
+
+/** Sections as help text: a heading, its fields' entries, its other flags. */
+export function sectionsHelp(sections: readonly HelpSection[]): string {
+  return sections
+    .map((s) =>
+      [`${s.title}:`, fieldHelp(s.fields, s.natives), ...(s.extra ?? []).map(([l, t]) => helpLine(l, t))]
+        .filter(Boolean)
+        .join('\n'),
+    )
     .join('\n');
 }
 

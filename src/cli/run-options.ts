@@ -9,7 +9,7 @@ import { SERVER_KEYS as SERVER_SETTING_KEYS } from '../shared/server-schema.js';
 import { checkValue, expandVary, parseFieldText, setPath } from '../shared/field-values.js';
 import { splitCommandLine } from '../shared/command-line.js';
 import { UserError } from '../core/errors.js';
-import { applyFlags, fieldHelp, flagOptions, helpLine } from './field-flags.js';
+import { applyFlags, flagOptions, sectionsHelp, type HelpSection } from './field-flags.js';
 import { SERVER_FIELDS, serverConfigFromFlags, serverOptions } from './server-options.js';
 
 /** The load, cost, telemetry and output fields. */
@@ -31,20 +31,34 @@ export const runOptions = { ...serverOptions, ...benchOptions } satisfies NonNul
 /** The `--vary` keys: the flags of the sweepable fields. */
 export const VARY_KEYS: readonly string[] = SWEEPABLE_FIELDS.map((f) => f.flag);
 
-const section = (group: FieldGroup): string => fieldHelp(BENCH_FIELDS.filter((f) => f.group === group));
+const of = (group: FieldGroup): readonly FieldDescriptor[] => BENCH_FIELDS.filter((f) => f.group === group);
 
-export const BENCH_OPTIONS_HELP = `Load:
-${section('load')}
-${helpLine('--vary KEY=V1,V2', `server sweep: restart the server for each value (${VARY_KEYS.join(', ')}), repeatable`)}
-Cost:
-${section('cost')}
-Telemetry:
-${section('telemetry')}
-Output:
-${section('output')}
-${helpLine('--config FILE', 'YAML with the same fields (camelCase or flag names); flags win')}
-${helpLine('--from RUN_DIR', "re-run a run folder's recorded configuration; each layer overrides the one before: recorded < --preset < --config < flags; the new run folder goes beside the old one unless --out")}
-${helpLine('-v, --verbose', "show the server's log lines")}`;
+/** The load, cost, telemetry and output sections of `servebench run --help` and of the CLI reference. */
+export const BENCH_SECTIONS: readonly HelpSection[] = [
+  {
+    title: 'Load',
+    fields: of('load'),
+    extra: [
+      ['--vary KEY=V1,V2', `server sweep: restart the server for each value (${VARY_KEYS.join(', ')}), repeatable`],
+    ],
+  },
+  { title: 'Cost', fields: of('cost') },
+  { title: 'Telemetry', fields: of('telemetry') },
+  {
+    title: 'Output',
+    fields: of('output'),
+    extra: [
+      ['--config FILE', 'YAML with the same fields (camelCase or flag names); flags win'],
+      [
+        '--from RUN_DIR',
+        "re-run a run folder's recorded configuration; each layer overrides the one before: recorded < --preset < --config < flags; the new run folder goes beside the old one unless --out",
+      ],
+      ['-v, --verbose', "show the server's log lines"],
+    ],
+  },
+];
+
+export const BENCH_OPTIONS_HELP = sectionsHelp(BENCH_SECTIONS);
 
 type Values = Record<string, unknown>;
 

@@ -10,7 +10,7 @@ import { UserError } from '../core/errors.js';
 import { probePort } from '../core/servers/ports.js';
 import { loadPreset, type ServerConfigInput } from '../core/servers/presets.js';
 import { listProfiles } from '../core/sim/profile.js';
-import { applyFlags, fieldHelp, flagOptions, flagText, helpLine } from './field-flags.js';
+import { applyFlags, flagOptions, flagText, sectionsHelp, type HelpSection } from './field-flags.js';
 
 /** The server fields (the engine, the model and every engine's settings). */
 export const SERVER_FIELDS: readonly FieldDescriptor[] = FIELDS.filter(isServerField);
@@ -45,29 +45,38 @@ const serverSection = (): FieldDescriptor[] =>
     f.path === 'server.model' ? modelHelp(f) : f,
   );
 
-/** One engine's heading and its own settings; none when it has none of its own. */
-function engineSection(e: EngineFacts): string | undefined {
+/** One engine's section: its own settings; none when it has none of its own. */
+function engineSection(e: EngineFacts): HelpSection | undefined {
   const own = SERVER_FIELDS.filter((f) => ownedBy(f) === e.kind);
   if (own.length === 0) return undefined;
   const chosen = CHOSEN_BY.find((c) => c.engine.kind === e.kind);
-  const how = chosen ? `--${chosen.field.flag} instead of --engine` : `--engine ${e.kind}`;
-  return `${e.name} (${how}):\n${fieldHelp(own)}`;
+  return {
+    title: `${e.name} (${chosen ? `--${chosen.field.flag} instead of --engine` : `--engine ${e.kind}`})`,
+    fields: own,
+  };
 }
 
 const chosenByText = CHOSEN_BY.map((c) => `--${c.field.flag}`).join(' or ');
 
-/** Help text for the server flags (the run command prints it with its own): the server's, then each engine's. */
-export const SERVER_OPTIONS_HELP = [
-  `Server (launched by servebench${chosenByText ? ` unless ${chosenByText} is given` : ''}):`,
-  fieldHelp(serverSection(), true),
-  helpLine(
-    '--preset NAME',
-    'a ready-made setup from resources/presets (--config and flags override it; with --from it overrides the recorded server)',
-  ),
-  'Diffusion (block) decoding:',
-  fieldHelp(SERVER_FIELDS.filter((f) => f.group === 'diffusion')),
-  ...ENGINE_FACTS.map(engineSection).filter((x): x is string => x !== undefined),
-].join('\n');
+/** The server sections of `servebench run --help` and of the CLI reference: the server's, then each engine's. */
+export const SERVER_SECTIONS: readonly HelpSection[] = [
+  {
+    title: `Server (launched by servebench${chosenByText ? ` unless ${chosenByText} is given` : ''})`,
+    fields: serverSection(),
+    natives: true,
+    extra: [
+      [
+        '--preset NAME',
+        'a ready-made setup from resources/presets (--config and flags override it; with --from it overrides the recorded server)',
+      ],
+    ],
+  },
+  { title: 'Diffusion (block) decoding', fields: SERVER_FIELDS.filter((f) => f.group === 'diffusion') },
+  ...ENGINE_FACTS.map(engineSection).filter((x): x is HelpSection => x !== undefined),
+];
+
+/** Help text for the server flags (the run command prints it with its own). */
+export const SERVER_OPTIONS_HELP = sectionsHelp(SERVER_SECTIONS);
 
 type Values = Record<string, unknown>;
 

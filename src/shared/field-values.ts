@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { SWEEPABLE_FIELDS, bareSchema, type FieldDescriptor } from './fields.js';
-import { limitOf } from './setting.js';
+import { limitAt, limitOf } from './setting.js';
 
 /** The value at a dotted path ('server.diffusion.threshold'). */
 export function getPath(obj: unknown, path: string): unknown {
@@ -108,7 +108,28 @@ export function takes(f: FieldDescriptor): string {
   if (f.type === 'int' || f.type === 'number') return numberWords(boundsOf(f.schema), false);
   if (f.type === 'duration') return 'a duration such as 600, 90s, 20m or 1h';
   if (f.choices) return or(f.choices);
-  return 'a value';
+  return OTHER_WORDS[f.type] ?? 'text';
+}
+
+const OTHER_WORDS: Partial<Record<FieldDescriptor['type'], string>> = {
+  url: 'an http(s) URL',
+  command: 'a command line',
+  args: 'one argument, repeatable',
+  env: 'KEY=VALUE, repeatable',
+};
+
+/** A field's reasoned upper bound in words (`at most 4,096: ...`), in the unit it is written in; '' without one. */
+export function limitWords(f: FieldDescriptor): string {
+  const s = bareSchema(f.schema);
+  const target = s instanceof z.ZodArray ? (s.element as z.ZodType) : f.schema;
+  const checks = ((bareSchema(target)._zod.def as { checks?: Array<{ _zod: { def: CheckDef } }> }).checks ?? []).map(
+    (c) => c._zod.def,
+  );
+  const at = checks.find((c) => c.check === 'less_than' && c.error !== undefined);
+  const limit = at?.value === undefined ? undefined : limitAt(at.value);
+  if (!limit) return '';
+  const max = limit.shown ?? (seconds(f) ? `${limit.max / 1000} s` : limit.max.toLocaleString('en-US'));
+  return `at most ${max}: ${limit.why}`;
 }
 
 const seconds = (f: FieldDescriptor): boolean => f.type === 'seconds';

@@ -80,6 +80,11 @@ export function limitOf(message: string): Limit | undefined {
   return LIMITS_BY_MESSAGE.get(message);
 }
 
+/** The reasoned limit at a bound (see atMost), or undefined. */
+export function limitAt(max: number): Limit | undefined {
+  return [...LIMITS_BY_MESSAGE.values()].find((l) => l.max === max);
+}
+
 /** A config key in kebab case: the flag of a setting that declares none (`gpuLayers` -> `gpu-layers`). */
 export const kebab = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 

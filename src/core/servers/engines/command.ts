@@ -40,6 +40,7 @@ export const commandEngine = defineEngine({
   settings: {
     ...usedAll(LAUNCH_SETTINGS, 'the launch itself'),
     model: used(MODEL_SETTINGS.model, '{model} in the command line'),
+    servedModelName: used(MODEL_SETTINGS.servedModelName, 'the model requests name'),
     command: used(COMMAND.command, 'the argv run'),
     healthPath: used(COMMAND.healthPath, 'polled until it answers 200'),
   },

@@ -32,6 +32,7 @@ export const simEngine = defineEngine({
   settings: {
     ...usedAll(LAUNCH_SETTINGS, 'the launch itself'),
     model: used(LAUNCH_SETTINGS.model, '--model (the served model name wins)'),
+    servedModelName: used(LAUNCH_SETTINGS.servedModelName, '--model'),
     simProfile: used(SIM_PROFILE, '--profile'),
     maxModelLen: flag(E.maxModelLen, '--max-model-len'),
     maxSeqs: flag(E.maxSeqs, '--max-num-seqs'),

@@ -1,4 +1,5 @@
-import { fieldByServerKey } from '../../../shared/fields.js';
+import { ServerConfigSchema } from '../../../shared/config.js';
+import { FIELDS, fieldByServerKey } from '../../../shared/fields.js';
 import { ENGINES } from './registry.js';
 import type { EngineModule } from './types.js';
 
@@ -34,23 +35,74 @@ const metrics = (e: EngineModule): string => {
 };
 
 /** A table in prettier's layout: a header, its rule and the rows, each column as wide as its widest cell. */
-export function markdownTable(rows: string[][]): string {
+export function markdownTable(table: string[][]): string {
+  // A pipe inside a cell would end it.
+  const rows = table.map((r) => r.map((c) => c.replace(/\|/g, '\\|')));
   const widths = rows[0]!.map((_, i) => Math.max(3, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   return [line(rows[0]!), `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`, ...rows.slice(1).map(line)].join('\n');
 }
 
+/** The command an engine's plan makes of a bare config (model M on host H, port P), or undefined without one. */
+function command(e: EngineModule): string | undefined {
+  if (!e.launches) return undefined;
+  const config = ServerConfigSchema.parse({
+    engine: e.kind,
+    model: 'M',
+    ...('python' in e.settings ? { python: 'PYTHON' } : {}),
+  });
+  try {
+    const plan = e.plan(config, {
+      host: 'H',
+      port: 0,
+      runDir: 'RUN',
+      cliScript: () => 'dist/cli.js',
+      nodePath: 'node',
+    });
+    return `\`${[plan.command, ...plan.args].join(' ').replace(/ 0(?= |$)/, ' P')} ...\``;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The docs' table of engines (docs/servers.md), rendered from the registry. */
 export function renderEngineTable(): string {
   return markdownTable([
-    ['engine', 'name', 'found by', 'ready when', 'metrics', 'install'],
+    ['engine', 'name', 'command (an argv, never a shell)', 'found by', 'ready when', 'metrics', 'install'],
     ...(ENGINES as readonly EngineModule[]).map((e) => [
       `\`${e.kind}\``,
       e.description.name,
+      command(e) ?? (e.launches ? foundBy(e) : 'none: a server someone else runs'),
       foundBy(e),
       readyWhen(e),
       metrics(e),
       e.description.install.startsWith('pip ') ? `\`${e.description.install}\`` : e.description.install,
     ]),
   ]);
+}
+
+const code = (native: string): string => (native.startsWith('-') ? `\`${native}\`` : native);
+
+/**
+ * The docs' option mapping (docs/servers.md): each server setting and what every engine that launches makes of it,
+ * from the engine modules' own declarations. Settings every engine takes alike (host, port, environment) are left out.
+ */
+export function renderOptionTable(): string {
+  const engines = (ENGINES as readonly EngineModule[]).filter((e) => e.launches);
+  const keys = [
+    ...new Set(
+      FIELDS.filter((f) => f.path.startsWith('server.') && f.path !== 'server.engine').map(
+        (f) => f.path.split('.')[1] as string,
+      ),
+    ),
+  ];
+  const rows = keys.flatMap((key) => {
+    const natives = engines.map((e) => (e.settings[key] as { native?: string } | undefined)?.native ?? '');
+    if (natives.every((n) => n === natives[0])) return [];
+    const flags = FIELDS.filter((f) => f.path === `server.${key}` || f.path.startsWith(`server.${key}.`)).map(
+      (f) => `--${f.flag}`,
+    );
+    return [[`\`${key}\` ${flags.map((f) => `\`${f}\``).join(' ')}`, ...natives.map(code)]];
+  });
+  return markdownTable([['setting', ...engines.map((e) => e.description.name)], ...rows]);
 }
