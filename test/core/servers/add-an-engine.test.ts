@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 
 // Adding an engine is its module and one registry line: here the registry gets one more line, the test's toy engine.
 vi.mock('../../../src/core/servers/engines/registry.js', async () => {
-  const actual = await vi.importActual<typeof import('../../../src/core/servers/engines/registry.js')>(
+  const actual = await vi.importActual<{ ENGINES: readonly unknown[] }>(
     '../../../src/core/servers/engines/registry.js',
   );
   const { toyEngine } = await import('../../fakes/toy-engine.js');
