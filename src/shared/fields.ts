@@ -203,7 +203,14 @@ export function inAppWords(message: string): string {
     const f = BY_FLAG.get(flag) ?? FIELDS.find((x) => x.off === flag);
     return f && f.ui !== 'none' ? f.label : undefined;
   };
+  // A flag's own placeholder after it (`--python PATH`) goes with it: the form's field is its place.
+  const withMetavar = (flag: string, rest: string | undefined): string =>
+    rest !== undefined && (BY_FLAG.get(flag)?.metavar ?? '') !== rest ? ` ${rest}` : '';
   return message
-    .replace(/\bpass --([a-z][a-z0-9-]*)/g, (m, flag: string) => (label(flag) ? `fill in ${label(flag)}` : m))
-    .replace(/--([a-z][a-z0-9-]*)/g, (m, flag: string) => label(flag) ?? m);
+    .replace(/\bpass --([a-z][a-z0-9-]*)(?: ([A-Z]+)\b)?/g, (m, flag: string, rest?: string) =>
+      label(flag) ? `fill in ${label(flag)}${withMetavar(flag, rest)}` : m,
+    )
+    .replace(/--([a-z][a-z0-9-]*)(?: ([A-Z]+)\b)?/g, (m, flag: string, rest?: string) =>
+      label(flag) ? `${label(flag)}${withMetavar(flag, rest)}` : m,
+    );
 }

@@ -21,6 +21,7 @@ import {
   FIELDS,
   SWEEPABLE_FIELDS,
   fieldApplies,
+  inAppWords,
   isServerField,
   type FieldDescriptor,
 } from '../../src/shared/fields.js';
@@ -203,5 +204,20 @@ describe('YAML config keys', () => {
     expect(c.uniquePrefix).toBe(false);
     expect(c.server).toMatchObject({ gpuMemoryFraction: 0.8, prefixCaching: false, diffusion: { threshold: 0.9 } });
     expect(() => readConfigFile(yaml({ server: { tp: '1e3' } }, 'bad'))).toThrow(/tp must be a positive integer/);
+  });
+});
+
+describe('messages in the app', () => {
+  it('name each setting by the label its form shows, where the command line names its flag', () => {
+    expect(inAppWords('vLLM needs a model: pass --model (a hub id)')).toBe(
+      'vLLM needs a model: fill in Model (a hub id)',
+    );
+    expect(inAppWords('or pass --python PATH to the interpreter')).toBe('or fill in Python to the interpreter');
+    expect(inAppWords('lower --max-model-len to at most 8192 or raise --gpu-memory')).toBe(
+      'lower Max model length to at most 8192 or raise GPU memory fraction',
+    );
+    // Flags that are no setting of the form stay as they are.
+    expect(inAppWords('see --help, or --no-such-flag')).toBe('see --help, or --no-such-flag');
+    expect(inAppWords('--no-prefix-caching')).toBe('Prefix caching');
   });
 });

@@ -346,7 +346,10 @@ function missing(form: RunForm, config: Record<string, unknown>, server: Record<
   for (const key of engine.required) {
     const f = FORM_FIELDS.find((x) => x.path === `server.${key}`);
     if (f && server[key] === undefined)
-      return { field: f.flag, error: `give the ${f.label.toLowerCase()} ${engine.name} needs` };
+      return {
+        field: f.flag,
+        error: `${engine.name} needs ${f.label}${f.placeholder ? `, e.g. ${f.placeholder}` : ''}`,
+      };
   }
   const noModel = modelProblem(form.engine, server.model as string | undefined);
   if (noModel) return { field: 'model', error: noModel };
