@@ -23,21 +23,21 @@ export interface AttachDeps {
   clock?: WaitClock;
 }
 
-/** Waits until a running server answers as an OpenAI-compatible one, then names its model; never stops it. */
-export async function attachServer(
+/**
+ * Polls /health (or /v1/models where /health is missing or guarded) until the server answers as an OpenAI-compatible
+ * one; fails on what cannot change (no such host, an API key refused, another web server) or at the time-out.
+ * Returns whether any answer came from `servebench sim`.
+ */
+async function waitAttached(
   config: ServerConfig,
   opts: StartServerOptions,
-  emit: (event: RunEvent) => void,
-  deps: AttachDeps,
-): Promise<RunningServer> {
-  if (!config.url) throw new ServerConfigError('attaching to a server needs --url');
+  ctx: { baseUrl: string; lifecycle: Lifecycle; deps: AttachDeps },
+): Promise<boolean> {
+  const { baseUrl, lifecycle, deps } = ctx;
   const fetchFn = deps.fetch;
   const clock = deps.clock ?? realClock;
-  const lifecycle = new Lifecycle(ATTACH_TRANSITIONS, emit);
   const fail: (failure: ServerFailure) => never = (failure) => failStart(lifecycle, failure);
-  const baseUrl = normalizeBaseUrl(config.url);
   const signal = opts.signal;
-  lifecycle.to('checking', `waiting for ${baseUrl}`);
   const connectDeadline = clock.now() + deps.connectTimeoutMs;
   const deadline = clock.now() + config.startTimeoutMs;
   let lastSeen = '';
@@ -47,7 +47,7 @@ export async function attachServer(
     if (signal?.aborted) throw abortError(signal);
     const health = await httpGet(fetchFn, `${baseUrl}/health`, { signal, apiKey: opts.apiKey });
     simulator ||= health.simulator === true;
-    if (health.status === 200) break;
+    if (health.status === 200) return simulator;
     if (health.status === undefined) {
       if (signal?.aborted) throw abortError(signal);
       if (health.code === 'ENOTFOUND' || health.code === 'EAI_AGAIN' || clock.now() >= connectDeadline) {
@@ -66,7 +66,7 @@ export async function attachServer(
       // No /health (404: Ollama, many proxies) or one behind auth: /v1/models decides.
       const models = await httpGet(fetchFn, `${baseUrl}/v1/models`, { signal, apiKey: opts.apiKey });
       simulator ||= models.simulator === true;
-      if (models.status === 200) break;
+      if (models.status === 200) return simulator;
       if (signal?.aborted) throw abortError(signal);
       if (models.status === 401 || models.status === 403) fail(apiKeyFailure(baseUrl, models.status));
       lastSeen = `/health answered ${health.status}, /v1/models ${answer(models)}`;
@@ -88,6 +88,22 @@ export async function attachServer(
     }
     await clock.sleep(deps.pollMs, signal);
   }
+}
+
+/** Waits until a running server answers as an OpenAI-compatible one, then names its model; never stops it. */
+export async function attachServer(
+  config: ServerConfig,
+  opts: StartServerOptions,
+  emit: (event: RunEvent) => void,
+  deps: AttachDeps,
+): Promise<RunningServer> {
+  if (!config.url) throw new ServerConfigError('attaching to a server needs --url');
+  const fetchFn = deps.fetch;
+  const lifecycle = new Lifecycle(ATTACH_TRANSITIONS, emit);
+  const fail: (failure: ServerFailure) => never = (failure) => failStart(lifecycle, failure);
+  const baseUrl = normalizeBaseUrl(config.url);
+  lifecycle.to('checking', `waiting for ${baseUrl}`);
+  const simulator = await waitAttached(config, opts, { baseUrl, lifecycle, deps });
   const listed = await listModels(fetchFn, baseUrl, opts.apiKey);
   // vLLM --api-key leaves /health open but guards /v1: without the key every request would fail.
   if (listed.status === 401 || listed.status === 403) fail(apiKeyFailure(baseUrl, listed.status));
