@@ -2,11 +2,10 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServebenchService } from '../../src/core/api.js';
 import { defaultBenchmarkDeps } from '../../src/core/default-deps.js';
-import type { UiServer } from '../../src/core/ui-server/index.js';
 import { ENGINE_PICKER, FORM_FIELDS, shows } from '../../src/renderer/lib/run-form.js';
 import { CHROMIUM } from './chromium.js';
 import { openAppPage } from './app-page.js';
@@ -17,26 +16,25 @@ const shots = join(root, 'test-results');
 const haveChromium = existsSync(CHROMIUM);
 
 describe.skipIf(!haveChromium)('the new-run form, made from the settings, at 1024×640 (headless Chromium)', () => {
-  let out: string;
-  let server: UiServer;
-  let browser: Browser;
-  let page: Page;
   const consoleErrors: string[] = [];
+  let app: Awaited<ReturnType<typeof openAppPage>> & { out: string };
+  let page: Page;
 
   beforeAll(async () => {
     ensureBuilt(root);
     mkdirSync(shots, { recursive: true });
-    out = await mkdtemp(join(tmpdir(), 'sb-form-'));
+    const out = await mkdtemp(join(tmpdir(), 'sb-form-'));
     const service = createServebenchService({ outDir: out, deps: defaultBenchmarkDeps(), listPresets: () => [] });
-    ({ server, browser, page } = await openAppPage(service, consoleErrors, { viewport: { width: 1024, height: 640 } }));
-    await page.goto(server.url);
+    app = { ...(await openAppPage(service, consoleErrors, { viewport: { width: 1024, height: 640 } })), out };
+    page = app.page;
+    await page.goto(app.server.url);
     await page.getByTestId('new-run-form').waitFor();
   }, 300_000); // above the bounds of the two builds ensureBuilt may run
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    if (out) await rm(out, { recursive: true, force: true });
+    await app?.browser.close();
+    await app?.server.close();
+    if (app) await rm(app.out, { recursive: true, force: true });
   });
 
   const openAll = async (open: boolean): Promise<void> => {

@@ -1,36 +1,15 @@
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ServerConfigSchema, type ServerConfig } from '../../../src/shared/config.js';
+import { ServerConfigSchema } from '../../../src/shared/config.js';
 import { engineFor } from '../../../src/core/servers/engines/index.js';
 import { classifyLog } from '../../../src/core/servers/failures.js';
-import { createServerManager, type ServerManager } from '../../../src/core/servers/manager.js';
-import { ServerStartError } from '../../../src/core/servers/server-errors.js';
 import { engineSampleFromMetrics } from '../../../src/core/telemetry/engine-metrics.js';
 import { parsePrometheusText } from '../../../src/core/telemetry/prometheus-parser.js';
-import { alivePids, eventLog, launchedPids, makeRun, readRecord } from './helpers.js';
+import { alivePids, eventLog, launchedPids, makeRun, managerPool, readRecord, standIn, startError } from './helpers.js';
 
-const FAKE = fileURLToPath(new URL('../../fakes/lmdeploy-serve.mjs', import.meta.url));
 const ctx = { host: '127.0.0.1', port: 8123, runDir: '/runs/r1' };
-
-const managers: ServerManager[] = [];
-afterEach(async () => {
-  await Promise.all(managers.splice(0).map((m) => m.stopAll()));
-});
-const manager = (): ServerManager => {
-  const m = createServerManager({ pollMs: 20, grace: { interruptMs: 5_000, terminateMs: 5_000, killMs: 5_000 } });
-  managers.push(m);
-  return m;
-};
-
-function config(recordFile: string, extra: Record<string, unknown> = {}, mode = 'ok'): ServerConfig {
-  return ServerConfigSchema.parse({
-    engine: 'lmdeploy',
-    python: FAKE,
-    model: 'internlm/internlm2_5-7b-chat',
-    ...extra,
-    env: { FAKE_ENGINE_MODE: mode, FAKE_ENGINE_RECORD: recordFile },
-  });
-}
+const { manager, stopAll } = managerPool();
+afterEach(stopAll);
+const config = standIn('lmdeploy', 'lmdeploy-serve.mjs', 'internlm/internlm2_5-7b-chat');
 
 describe('LMDeploy argv (lmdeploy serve api_server)', () => {
   it('maps every setting to its api_server argument, extra args last', () => {
@@ -121,27 +100,14 @@ describe('launching LMDeploy (fake api_server)', () => {
 
   it('fails the start on out of GPU memory with its fix, leaving nothing', async () => {
     const { runDir, recordFile } = await makeRun();
-    const error = await manager()
-      .start(config(recordFile, {}, 'oom'), { runDir })
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-    expect(error).toBeInstanceOf(ServerStartError);
-    expect((error as ServerStartError).failure).toMatchObject({ kind: 'oom' });
+    const error = await startError(manager().start(config(recordFile, {}, 'oom'), { runDir }));
+    expect(error.failure).toMatchObject({ kind: 'oom' });
     expect(alivePids(launchedPids(recordFile))).toEqual([]);
   });
 
   it('refuses a setting value its argparse has no choice for, in its own words', async () => {
     const { runDir, recordFile } = await makeRun();
-    const error = await manager()
-      .start(config(recordFile, { quantization: 'bitsandbytes' }), { runDir })
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-    expect((error as ServerStartError).failure.message).toMatch(
-      /argument --model-format: invalid choice: 'bitsandbytes'/,
-    );
+    const error = await startError(manager().start(config(recordFile, { quantization: 'bitsandbytes' }), { runDir }));
+    expect(error.failure.message).toMatch(/argument --model-format: invalid choice: 'bitsandbytes'/);
   });
 });

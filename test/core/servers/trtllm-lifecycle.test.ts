@@ -1,37 +1,16 @@
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ServerConfigSchema, type ServerConfig } from '../../../src/shared/config.js';
+import { ServerConfigSchema } from '../../../src/shared/config.js';
 import { engineFor } from '../../../src/core/servers/engines/index.js';
 import { classifyLog } from '../../../src/core/servers/failures.js';
-import { createServerManager, type ServerManager } from '../../../src/core/servers/manager.js';
-import { ServerStartError } from '../../../src/core/servers/server-errors.js';
 import { engineSampleFromMetrics } from '../../../src/core/telemetry/engine-metrics.js';
 import { parsePrometheusText } from '../../../src/core/telemetry/prometheus-parser.js';
-import { alivePids, eventLog, launchedPids, makeRun, readRecord } from './helpers.js';
+import { alivePids, eventLog, launchedPids, makeRun, managerPool, readRecord, standIn, startError } from './helpers.js';
 
-const FAKE = fileURLToPath(new URL('../../fakes/trtllm-serve.mjs', import.meta.url));
 const ctx = { host: '127.0.0.1', port: 8123, runDir: '/runs/r1' };
-
-const managers: ServerManager[] = [];
-afterEach(async () => {
-  await Promise.all(managers.splice(0).map((m) => m.stopAll()));
-});
-const manager = (): ServerManager => {
-  const m = createServerManager({ pollMs: 20, grace: { interruptMs: 5_000, terminateMs: 5_000, killMs: 5_000 } });
-  managers.push(m);
-  return m;
-};
-
-function config(recordFile: string, extra: Record<string, unknown> = {}, mode = 'ok'): ServerConfig {
-  return ServerConfigSchema.parse({
-    engine: 'trtllm',
-    python: FAKE,
-    model: 'meta-llama/Llama-3.1-8B-Instruct',
-    ...extra,
-    env: { FAKE_ENGINE_MODE: mode, FAKE_ENGINE_RECORD: recordFile },
-  });
-}
+const { manager, stopAll } = managerPool();
+afterEach(stopAll);
+const config = standIn('trtllm', 'trtllm-serve.mjs', 'meta-llama/Llama-3.1-8B-Instruct');
 
 describe('TensorRT-LLM argv (trtllm-serve)', () => {
   it('passes the model and its underscore flags, and the KV cache and metrics settings in its options file', () => {
@@ -129,15 +108,9 @@ describe('launching TensorRT-LLM (fake trtllm-serve)', () => {
 
   it('fails the start on out of GPU memory with the fix, leaving nothing', async () => {
     const { runDir, recordFile } = await makeRun();
-    const error = await manager()
-      .start(config(recordFile, {}, 'oom'), { runDir })
-      .then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-    expect(error).toBeInstanceOf(ServerStartError);
-    expect((error as ServerStartError).failure.kind).toBe('oom');
-    expect((error as ServerStartError).failure.fix).toMatch(/free_gpu_memory_fraction/);
+    const error = await startError(manager().start(config(recordFile, {}, 'oom'), { runDir }));
+    expect(error.failure.kind).toBe('oom');
+    expect(error.failure.fix).toMatch(/free_gpu_memory_fraction/);
     expect(alivePids(launchedPids(recordFile))).toEqual([]);
     expect(await readFile(`${runDir}/trtllm-llm-api-options.yaml`, 'utf8')).toMatch(/^# written by servebench/);
   });

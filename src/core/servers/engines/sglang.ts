@@ -7,7 +7,7 @@ import {
 import { HF_MODEL_FAILURES, KV_CACHE_TOO_SMALL, noModuleFailure, num } from './common.js';
 import { defineEngine, flag, mapped, toggle, used, usedAll } from './define.js';
 import type { EngineMetricNames, ProgressPattern } from './types.js';
-import { HF_DTYPES, HF_KV_DTYPES, HF_QUANTIZATIONS } from './vllm.js';
+import { HF_TYPES } from './vllm.js';
 
 /** SGLang's start-up milestones. */
 export const SGLANG_PROGRESS: ProgressPattern[] = [
@@ -74,9 +74,7 @@ export const sglangEngine = defineEngine({
     python: used(PYTHON, 'PYTHON -m sglang.launch_server'),
     servedModelName: flag(LAUNCH_SETTINGS.servedModelName, '--served-model-name'),
     tensorParallel: flag(E.tensorParallel, '--tp-size'),
-    quantization: flag(E.quantization, '--quantization', { suggest: HF_QUANTIZATIONS }),
-    dtype: flag(E.dtype, '--dtype', { suggest: HF_DTYPES }),
-    kvCacheDtype: flag(E.kvCacheDtype, '--kv-cache-dtype', { suggest: HF_KV_DTYPES }),
+    ...HF_TYPES,
     gpuMemoryFraction: flag(E.gpuMemoryFraction, '--mem-fraction-static'),
     maxModelLen: flag(E.maxModelLen, '--context-length'),
     maxSeqs: flag(E.maxSeqs, '--max-running-requests'),

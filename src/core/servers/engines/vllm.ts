@@ -56,10 +56,15 @@ export const VLLM_METRICS: EngineMetricNames = {
 
 const PIP = 'pip install vllm';
 
-/** Suggested values (vLLM's --help lists the installed quantizations, and has the last word). */
-export const HF_QUANTIZATIONS = ['awq', 'gptq', 'fp8', 'bitsandbytes'];
-export const HF_DTYPES = ['auto', 'bfloat16', 'float16'];
-export const HF_KV_DTYPES = ['auto', 'fp8'];
+/**
+ * dtype, quantization and KV-cache dtype as vLLM and SGLang take them: flags of the same names, with suggested
+ * values (the installed engine's --help lists its quantizations, and has the last word).
+ */
+export const HF_TYPES = {
+  dtype: flag(E.dtype, '--dtype', { suggest: ['auto', 'bfloat16', 'float16'] }),
+  quantization: flag(E.quantization, '--quantization', { suggest: ['awq', 'gptq', 'fp8', 'bitsandbytes'] }),
+  kvCacheDtype: flag(E.kvCacheDtype, '--kv-cache-dtype', { suggest: ['auto', 'fp8'] }),
+};
 
 /**
  * Diffusion flags as vLLM reads them: DiffusionConfig (vllm/config/diffusion.py, strict) has only canvas_length
@@ -89,9 +94,7 @@ export const vllmEngine = defineEngine({
     model: used(LAUNCH_SETTINGS.model, '--model'),
     python: used(PYTHON, 'PYTHON -m vllm.entrypoints.openai.api_server'),
     servedModelName: flag(LAUNCH_SETTINGS.servedModelName, '--served-model-name'),
-    dtype: flag(E.dtype, '--dtype', { suggest: HF_DTYPES }),
-    quantization: flag(E.quantization, '--quantization', { suggest: HF_QUANTIZATIONS }),
-    kvCacheDtype: flag(E.kvCacheDtype, '--kv-cache-dtype', { suggest: HF_KV_DTYPES }),
+    ...HF_TYPES,
     tensorParallel: flag(E.tensorParallel, '--tensor-parallel-size'),
     maxModelLen: flag(E.maxModelLen, '--max-model-len'),
     gpuMemoryFraction: flag(E.gpuMemoryFraction, '--gpu-memory-utilization'),
