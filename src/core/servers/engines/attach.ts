@@ -28,7 +28,7 @@ export const attachEngine = defineEngine({
   },
   settings: {
     url: used(URL_SETTING, 'the server'),
-    ...usedAll(MODEL_SETTINGS, 'sent with each request'),
+    ...usedAll(MODEL_SETTINGS, 'the attach itself'),
   },
   launches: false,
   chosenBy: 'url',
