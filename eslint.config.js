@@ -4,6 +4,9 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 const noElectron = { name: 'electron', message: 'core, shared and cli never import electron (DESIGN.md layers).' };
+// Engine modules are declarations that shared (the config schema) and the renderer (the form) read too: they are the
+// one part of core those layers may import, and so themselves import nothing but zod, shared and each other.
+const OTHER_CORE = '^(?!.*/core/servers/engines/).*/core/';
 
 export default tseslint.config(
   { ignores: ['eslint.config.js', 'dist/', 'out/', 'node_modules/', 'runs/', 'coverage/', 'src/renderer/**/*.svelte'] },
@@ -22,7 +25,31 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [noElectron], patterns: ['node:*', '**/core/**', '**/cli/**', '**/main/**', '**/renderer/**'] },
+        {
+          paths: [noElectron],
+          patterns: [
+            { group: ['node:*', '**/cli/**', '**/main/**', '**/renderer/**'] },
+            { regex: OTHER_CORE, message: 'shared reads only the engine modules of core.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/core/servers/engines/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [noElectron],
+          patterns: [
+            {
+              regex: '^(?!zod$|\\./|\\.\\./\\.\\./\\.\\./shared/)',
+              allowTypeImports: true,
+              message: 'an engine module is a declaration: zod, src/shared and its sibling modules only.',
+            },
+          ],
+        },
       ],
     },
   },
@@ -50,7 +77,13 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [noElectron], patterns: ['**/core/**', '**/cli/**', '**/main/**', 'node:*'] },
+        {
+          paths: [noElectron],
+          patterns: [
+            { group: ['**/cli/**', '**/main/**', 'node:*'] },
+            { regex: OTHER_CORE, message: 'the renderer reads only the engine modules of core.' },
+          ],
+        },
       ],
     },
   },

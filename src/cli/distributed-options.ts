@@ -2,7 +2,7 @@ import { execa } from 'execa';
 import type { ParseArgsConfig } from 'node:util';
 import { UserError } from '../core/errors.js';
 import { discoverIdentity, type DistributedIdentity } from '../core/distributed/environment.js';
-import { helpLine } from './field-flags.js';
+import { sectionsHelp, type HelpSection } from './field-flags.js';
 
 /**
  * `servebench run` flags of a distributed run. They say where this process stands (its rank, rank 0's address), not
@@ -19,12 +19,29 @@ export const distributedOptions = {
 /** Default wait for every worker to join, and at each barrier (seconds). */
 export const DEFAULT_BARRIER_TIMEOUT_S = 600;
 
-export const DISTRIBUTED_OPTIONS_HELP = `Distributed (one run from many load generators; docs/distributed.md):
-${helpLine('--distributed', 'one of several processes of one run: rank 0 hosts the rendezvous and writes the run folder, every rank sends its share of each level; rank and world size come from Slurm (srun), an Indexed Job or torchrun')}
-${helpLine('--rank R', "this process's rank (0 = rank 0), over the launcher's")}
-${helpLine('--world-size N', "how many processes run the load, over the launcher's")}
-${helpLine('--coordinator HOST:PORT', "rank 0's rendezvous (default: the first host of the Slurm step, port 20000 + job id % 10000; SERVEBENCH_COORDINATOR)")}
-${helpLine('--barrier-timeout S', `how long rank 0 waits for a worker to join or reach a batch (default ${DEFAULT_BARRIER_TIMEOUT_S})`)}`;
+/** The distributed flags' part of `servebench run --help` and of the CLI reference. */
+export const DISTRIBUTED_SECTION: HelpSection = {
+  title: 'Distributed (one run from many load generators; docs/distributed.md)',
+  fields: [],
+  extra: [
+    [
+      '--distributed',
+      'one of several processes of one run: rank 0 hosts the rendezvous and writes the run folder, every rank sends its share of each level; rank and world size come from Slurm (srun), an Indexed Job or torchrun',
+    ],
+    ['--rank R', "this process's rank (0 = rank 0), over the launcher's"],
+    ['--world-size N', "how many processes run the load, over the launcher's"],
+    [
+      '--coordinator HOST:PORT',
+      "rank 0's rendezvous (default: the first host of the Slurm step, port 20000 + job id % 10000; SERVEBENCH_COORDINATOR)",
+    ],
+    [
+      '--barrier-timeout S',
+      `how long rank 0 waits for a worker to join or reach a batch (default ${DEFAULT_BARRIER_TIMEOUT_S})`,
+    ],
+  ],
+};
+
+export const DISTRIBUTED_OPTIONS_HELP = sectionsHelp([DISTRIBUTED_SECTION]);
 
 function whole(values: Record<string, unknown>, flag: string, min: number): number | undefined {
   const v = values[flag];

@@ -1,4 +1,5 @@
 import type { ParseArgsConfig } from 'node:util';
+import { ENGINE_FACTS } from '../shared/engines.js';
 import type { FieldDescriptor } from '../shared/fields.js';
 import { fieldDefault, fieldText, parseFieldText, setPath } from '../shared/field-values.js';
 import { UserError } from '../core/errors.js';
@@ -39,14 +40,47 @@ export function helpLine(left: string, text: string): string {
   return [first.trimEnd(), ...lines.map((l) => pad + l)].join('\n');
 }
 
-/** The help entries of some fields, in table order. */
-export function fieldHelp(fields: readonly FieldDescriptor[]): string {
+/** Each engine's own flag for a server setting, where it is not servebench's (`vLLM --max-num-seqs, ...`). */
+export function natives(f: FieldDescriptor): string {
+  const key = f.path.split('.')[1] as string;
+  return ENGINE_FACTS.filter((e) => !e.simulated && e.passes.includes(key))
+    .map((e) => [e.name, e.native[key]] as const)
+    .filter(([, n]) => n !== undefined && n.startsWith('-') && n !== `--${f.flag}`)
+    .map(([name, n]) => `${name} ${n}`)
+    .join(', ');
+}
+
+/** The help entries of some fields, in list order; `withNatives`: server settings name each engine's own flag. */
+export function fieldHelp(fields: readonly FieldDescriptor[], withNatives = false): string {
   return fields
     .map((f) => {
       const left = `--${f.flag}${f.metavar ? ` ${f.metavar}` : ''}${f.off ? ` | --${f.off}` : ''}`;
       const d = f.type === 'switch' || f.help.includes('default') ? undefined : fieldDefault(f);
-      return helpLine(left, d === undefined ? f.help : `${f.help} (default ${fieldText(f, d)})`);
+      const own = withNatives && f.group === 'server' ? natives(f) : '';
+      const text = `${f.help}${own ? ` (${own})` : ''}`;
+      return helpLine(left, d === undefined ? text : `${text} (default ${fieldText(f, d)})`);
     })
+    .join('\n');
+}
+
+/** One part of `servebench run --help` (and of the CLI reference in docs/cli.md): its fields and other flags. */
+export interface HelpSection {
+  readonly title: string;
+  readonly fields: readonly FieldDescriptor[];
+  /** Server settings name each engine's own flag. */
+  readonly natives?: boolean;
+  /** Flags that are no setting (--preset, --vary, --config ...): `[left, text]`. */
+  readonly extra?: ReadonlyArray<readonly [string, string]>;
+}
+
+/** Sections as help text: a heading, its fields' entries, its other flags. */
+export function sectionsHelp(sections: readonly HelpSection[]): string {
+  return sections
+    .map((s) =>
+      [`${s.title}:`, fieldHelp(s.fields, s.natives), ...(s.extra ?? []).map(([l, t]) => helpLine(l, t))]
+        .filter(Boolean)
+        .join('\n'),
+    )
     .join('\n');
 }
 

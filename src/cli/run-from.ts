@@ -1,5 +1,8 @@
 import { dirname, resolve } from 'node:path';
-import { BenchConfigSchema, ServerConfigSchema } from '../shared/config.js';
+import { BenchConfigSchema } from '../shared/config.js';
+import { DEFAULT_ENGINE, engineHas } from '../shared/engines.js';
+import { FIELDS } from '../shared/fields.js';
+import { SERVER_KEYS } from '../shared/server-schema.js';
 import type { RunOrigin } from '../shared/run-record.js';
 import { loadRun } from '../core/runs/run-store.js';
 import { loadPreset } from '../core/servers/presets.js';
@@ -78,8 +81,10 @@ function envGiven(values: Values): Set<string> {
   return new Set(pairs.map((p) => p.slice(0, Math.max(0, p.indexOf('=')))));
 }
 
-/** Settings that belong to one engine's launch or address: another engine does not inherit them. */
-const ENGINE_BOUND = ['url', 'command', 'extraArgs', 'simArgs', 'simProfile', 'llamaServer'] as const;
+/** Settings that belong to one engine's launch or address, declared so: another engine does not inherit them. */
+const ENGINE_BOUND = new Set(FIELDS.filter((f) => f.engineBound).map((f) => f.path.split('.')[1] as string));
+
+const isSet = (v: unknown): boolean => v !== undefined && !(Array.isArray(v) && v.length === 0);
 
 /**
  * --preset NAME over the recorded server, key by key (recorded < preset < config file < flags). A preset of
@@ -88,14 +93,15 @@ const ENGINE_BOUND = ['url', 'command', 'extraArgs', 'simArgs', 'simProfile', 'l
 function presetOverRecorded(server: Record<string, unknown>, name: string, notices: string[]): Record<string, unknown> {
   const preset = loadPreset(name) as Record<string, unknown>;
   const out = { ...server };
-  const recordedEngine = (server.engine as string | undefined) ?? 'sim';
+  const recordedEngine = (server.engine as string | undefined) ?? DEFAULT_ENGINE;
   const presetEngine = preset.engine as string | undefined;
   if (presetEngine !== undefined && presetEngine !== recordedEngine) {
-    const dropped = ENGINE_BOUND.filter((k) => {
-      const v = out[k];
-      return v !== undefined && !(Array.isArray(v) && v.length === 0);
-    });
-    for (const k of ENGINE_BOUND) delete out[k];
+    // The recorded engine's own settings, and those the preset's engine does not have, stay with the old engine.
+    const bound = Object.keys(out).filter(
+      (k) => k !== 'engine' && (ENGINE_BOUND.has(k) || !engineHas(presetEngine, k)),
+    );
+    const dropped = bound.filter((k) => isSet(out[k]));
+    for (const k of bound) delete out[k];
     if (dropped.length > 0)
       notices.push(
         `--from: --preset ${name} runs ${presetEngine}, not the recorded ${recordedEngine}: recorded server ${dropped.join(', ')} not applied`,
@@ -132,9 +138,9 @@ export async function recordedConfig(runDir: string, values: Values, env: NodeJS
   server.env = serverEnv.env;
   const envAgain = envGiven(values);
   for (const name of serverEnv.dropped) if (!envAgain.has(name)) again.push(`--env ${name}=...`);
-  for (const key of ['extraArgs', 'simArgs'] as const) {
-    const cleaned = dropRedactedArgs(server[key]);
-    server[key] = cleaned.args;
+  if (server.extraArgs !== undefined) {
+    const cleaned = dropRedactedArgs(server.extraArgs);
+    server.extraArgs = cleaned.args;
     for (const flag of cleaned.dropped) again.push(`--server-arg=${flag}=...`);
   }
   if (Array.isArray(server.command) && server.command.some(isRedacted) && !given(values, 'cmd')) {
@@ -163,7 +169,7 @@ export async function recordedConfig(runDir: string, values: Values, env: NodeJS
   base.out = dirname(folder);
 
   const unknownTop = Object.keys(base).filter((k) => !(k in BenchConfigSchema.shape));
-  const unknownServer = Object.keys(server).filter((k) => !(k in ServerConfigSchema.shape));
+  const unknownServer = Object.keys(server).filter((k) => !SERVER_KEYS.includes(k));
   const unknown = [...unknownTop, ...unknownServer.map((k) => `server.${k}`)];
   if (unknown.length > 0) {
     notices.push(`--from: run.json sets ${unknown.join(', ')}, unknown to this servebench: not applied`);

@@ -3,16 +3,17 @@ import type { ParseArgsConfig } from 'node:util';
 import { BenchConfigSchema } from '../shared/config.js';
 import type { BenchConfig, BenchConfigInput } from '../shared/config.js';
 import { FIELDS, SWEEPABLE_FIELDS, isServerField, type FieldDescriptor, type FieldGroup } from '../shared/fields.js';
-import { expandVary, parseFieldText, setPath } from '../shared/field-values.js';
+import { SERVER_KEYS as SERVER_SETTING_KEYS } from '../shared/server-schema.js';
+import { checkValue, expandVary, parseFieldText, setPath } from '../shared/field-values.js';
 import { splitCommandLine } from '../shared/command-line.js';
 import { UserError } from '../core/errors.js';
 import { FileReadError, readTextFileSync } from '../core/bounded-file.js';
 import { parseYamlText } from '../core/yaml-text.js';
-import { applyFlags, fieldHelp, flagOptions, helpLine } from './field-flags.js';
+import { applyFlags, flagOptions, sectionsHelp, type HelpSection } from './field-flags.js';
 import { SERVER_FIELDS, serverConfigFromFlags, serverOptions } from './server-options.js';
 import { distributedOptions } from './distributed-options.js';
 
-/** The load, cost, telemetry and output fields of the table. */
+/** The load, cost, telemetry and output fields. */
 export const BENCH_FIELDS: readonly FieldDescriptor[] = FIELDS.filter((f) => !isServerField(f));
 
 /** `servebench run` flags for the load and the report (server flags come from server-options). */
@@ -34,21 +35,38 @@ export const runOptions = { ...serverOptions, ...benchOptions, ...distributedOpt
 /** The `--vary` keys: the flags of the sweepable fields. */
 export const VARY_KEYS: readonly string[] = SWEEPABLE_FIELDS.map((f) => f.flag);
 
-const section = (group: FieldGroup): string => fieldHelp(BENCH_FIELDS.filter((f) => f.group === group));
+const of = (group: FieldGroup): readonly FieldDescriptor[] => BENCH_FIELDS.filter((f) => f.group === group);
 
-export const BENCH_OPTIONS_HELP = `Load:
-${section('load')}
-${helpLine('--vary KEY=V1,V2', `server sweep: restart the server for each value (${VARY_KEYS.join(', ')}), repeatable`)}
-Cost:
-${section('cost')}
-Telemetry:
-${section('telemetry')}
-Output:
-${section('output')}
-${helpLine('--config FILE', 'YAML with the same fields (camelCase or flag names); flags win')}
-${helpLine('--from RUN_DIR', "re-run a run folder's recorded configuration; each layer overrides the one before: recorded < --preset < --config < flags; the new run folder goes beside the old one unless --out")}
-${helpLine('--trust-recorded-commands', "--from: run the folder's recorded command, binaries, env and files without asking, even if another user or machine wrote it (else a terminal asks, and a script is refused)")}
-${helpLine('-v, --verbose', "show the server's log lines")}`;
+/** The load, cost, telemetry and output sections of `servebench run --help` and of the CLI reference. */
+export const BENCH_SECTIONS: readonly HelpSection[] = [
+  {
+    title: 'Load',
+    fields: of('load'),
+    extra: [
+      ['--vary KEY=V1,V2', `server sweep: restart the server for each value (${VARY_KEYS.join(', ')}), repeatable`],
+    ],
+  },
+  { title: 'Cost', fields: of('cost') },
+  { title: 'Telemetry', fields: of('telemetry') },
+  {
+    title: 'Output',
+    fields: of('output'),
+    extra: [
+      ['--config FILE', 'YAML with the same fields (camelCase or flag names); flags win'],
+      [
+        '--from RUN_DIR',
+        "re-run a run folder's recorded configuration; each layer overrides the one before: recorded < --preset < --config < flags; the new run folder goes beside the old one unless --out",
+      ],
+      [
+        '--trust-recorded-commands',
+        "--from: run the folder's recorded command, binaries, env and files without asking, even if another user or machine wrote it (else a terminal asks, and a script is refused)",
+      ],
+      ['-v, --verbose', "show the server's log lines"],
+    ],
+  },
+];
+
+export const BENCH_OPTIONS_HELP = sectionsHelp(BENCH_SECTIONS);
 
 type Values = Record<string, unknown>;
 
@@ -68,17 +86,15 @@ export function parseVary(specs: string[]): Array<Record<string, unknown>> | und
   return result.variants;
 }
 
-// A misspelt key must not silently run the default sweep. Known keys: the table's config keys, the
+// A misspelt key must not silently run the default sweep. Known keys: the schema's config keys, the
 // structural ones below, and every field's flag name (its value then read like the flag's).
 /** Top-level config keys that are no field of their own: the server section, sweeps, and the load's seed. */
 const STRUCTURAL_TOP_KEYS = ['server', 'serverVariants', 'seed', 'model', 'url'];
-/** Server keys set through another field's flag (--server-arg goes to simArgs for the simulator). */
-const STRUCTURAL_SERVER_KEYS = ['simArgs'];
 const topKey = (f: FieldDescriptor): string => f.path.split('.')[0] as string;
 const serverKey = (f: FieldDescriptor): string => f.path.split('.')[1] as string;
-/** The config keys a YAML file may use at the top level and in its server section. */
+/** The config keys a YAML file may use at the top level and in its server section (every engine's). */
 export const TOP_KEYS = [...new Set([...BENCH_FIELDS.map(topKey), ...STRUCTURAL_TOP_KEYS])];
-export const SERVER_KEYS = [...new Set([...SERVER_FIELDS.map(serverKey), ...STRUCTURAL_SERVER_KEYS])];
+export const SERVER_KEYS: readonly string[] = SERVER_SETTING_KEYS;
 
 function distance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -94,7 +110,13 @@ function distance(a: string, b: string): number {
   return row[b.length] as number;
 }
 
-function unknownField(key: string, shown: string, known: string[], path: string, serverHint: boolean): UserError {
+function unknownField(
+  key: string,
+  shown: string,
+  known: readonly string[],
+  path: string,
+  serverHint: boolean,
+): UserError {
   const near = known
     .map((k) => [k, distance(key.toLowerCase(), k.toLowerCase())] as const)
     .sort((x, y) => x[1] - y[1])[0];
@@ -116,6 +138,11 @@ function flagKeyValue(f: FieldDescriptor, flag: string, v: unknown, path: string
   }
   if (f.type === 'args' || f.type === 'command') return typeof v === 'string' ? splitCommandLine(v) : v;
   if (f.type === 'env' || f.type === 'engine') return v;
+  if (typeof v === 'number' && (f.type === 'int' || f.type === 'number')) {
+    const checked = checkValue(f, v);
+    if (!checked.ok) throw bad(checked.error);
+    return checked.value;
+  }
   const text = Array.isArray(v) ? v.map(String).join(',') : String(v);
   const parsed = parseFieldText(f, text);
   if (!parsed.ok) throw bad(parsed.error);
@@ -136,7 +163,7 @@ function listValue(f: FieldDescriptor | undefined, key: string, v: unknown, path
 function readSection(
   data: Record<string, unknown>,
   fields: readonly FieldDescriptor[],
-  known: string[],
+  known: readonly string[],
   root: string,
   path: string,
 ): Record<string, unknown> {

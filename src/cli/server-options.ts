@@ -1,19 +1,19 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { ParseArgsConfig } from 'node:util';
-import { EngineKindSchema, ServerConfigSchema } from '../shared/config.js';
-import { LAUNCHABLE_ENGINES, modelProblem } from '../shared/engines.js';
-import { FIELDS, isServerField, type FieldDescriptor, type FieldGroup } from '../shared/fields.js';
-import { durationMs } from '../shared/field-values.js';
+import { ServerConfigSchema } from '../shared/config.js';
+import { ENGINE_FACTS, LAUNCHABLE_ENGINES, describeEngine, modelProblem, type EngineFacts } from '../shared/engines.js';
+import { FIELDS, fieldByServerKey, isServerField, type FieldDescriptor } from '../shared/fields.js';
+import { durationMs, getPath } from '../shared/field-values.js';
 import { splitCommandLine } from '../shared/command-line.js';
 import { UserError } from '../core/errors.js';
 import { probePort } from '../core/servers/ports.js';
 import { urlCredentialsProblem } from '../core/servers/http-probe.js';
 import { loadPreset, type ServerConfigInput } from '../core/servers/presets.js';
 import { listProfiles } from '../core/sim/profile.js';
-import { applyFlags, fieldHelp, flagOptions, flagText, helpLine } from './field-flags.js';
+import { applyFlags, flagOptions, flagText, sectionsHelp, type HelpSection } from './field-flags.js';
 
-/** The server fields of the table (the engine, the model and every engine's settings). */
+/** The server fields (the engine, the model and every engine's settings). */
 export const SERVER_FIELDS: readonly FieldDescriptor[] = FIELDS.filter(isServerField);
 
 /** `servebench run` flags that choose and configure the server (node:util parseArgs options). */
@@ -22,18 +22,62 @@ export const serverOptions = {
   preset: { type: 'string' },
 } satisfies NonNullable<ParseArgsConfig['options']>;
 
-const section = (group: FieldGroup): string => fieldHelp(SERVER_FIELDS.filter((f) => f.group === group));
+/** The engines chosen by a setting of their own (attach by --url) rather than --engine, with that setting's field. */
+const CHOSEN_BY = ENGINE_FACTS.flatMap((e) => {
+  const f = e.chosenBy ? fieldByServerKey(e.chosenBy) : undefined;
+  return f ? [{ engine: e, field: f }] : [];
+});
+
+/** Settings of one engine only go in its own section; the rest are the server's. */
+const ownedBy = (f: FieldDescriptor): string | undefined =>
+  f.group === 'server' && f.engines?.length === 1 ? f.engines[0] : undefined;
+
+/** --model's help: what it names for each engine (engines saying the same thing share a line). */
+function modelHelp(f: FieldDescriptor): FieldDescriptor {
+  const byHint = new Map<string, string[]>();
+  for (const e of ENGINE_FACTS.filter((x) => f.engines?.includes(x.kind)))
+    byHint.set(e.modelHint, [...(byHint.get(e.modelHint) ?? []), e.name]);
+  const hints = [...byHint].map(([hint, names]) => `${names.join(', ')}: ${hint}`).join('; ');
+  return { ...f, help: `${f.help}; ${hints}` };
+}
+
+const serverSection = (): FieldDescriptor[] =>
+  SERVER_FIELDS.filter((f) => f.group === 'server' && ownedBy(f) === undefined).map((f) =>
+    f.path === 'server.model' ? modelHelp(f) : f,
+  );
+
+/** One engine's section: its own settings; none when it has none of its own. */
+function engineSection(e: EngineFacts): HelpSection | undefined {
+  const own = SERVER_FIELDS.filter((f) => ownedBy(f) === e.kind);
+  if (own.length === 0) return undefined;
+  const chosen = CHOSEN_BY.find((c) => c.engine.kind === e.kind);
+  return {
+    title: `${e.name} (${chosen ? `--${chosen.field.flag} instead of --engine` : `--engine ${e.kind}`})`,
+    fields: own,
+  };
+}
+
+const chosenByText = CHOSEN_BY.map((c) => `--${c.field.flag}`).join(' or ');
+
+/** The server sections of `servebench run --help` and of the CLI reference: the server's, then each engine's. */
+export const SERVER_SECTIONS: readonly HelpSection[] = [
+  {
+    title: `Server (launched by servebench${chosenByText ? ` unless ${chosenByText} is given` : ''})`,
+    fields: serverSection(),
+    natives: true,
+    extra: [
+      [
+        '--preset NAME',
+        'a ready-made setup from resources/presets (--config and flags override it; with --from it overrides the recorded server)',
+      ],
+    ],
+  },
+  { title: 'Diffusion (block) decoding', fields: SERVER_FIELDS.filter((f) => f.group === 'diffusion') },
+  ...ENGINE_FACTS.map(engineSection).filter((x): x is HelpSection => x !== undefined),
+];
 
 /** Help text for the server flags (the run command prints it with its own). */
-export const SERVER_OPTIONS_HELP = `Server (launched by servebench unless --url is given):
-${section('server')}
-${helpLine('--preset NAME', 'a ready-made setup from resources/presets (--config and flags override it; with --from it overrides the recorded server)')}
-Diffusion (block) decoding:
-${section('diffusion')}
-llama.cpp (--engine llamacpp; --model: a .gguf path or a Hugging Face repo):
-${section('llamacpp')}
-Any server (--engine command):
-${section('command')}`;
+export const SERVER_OPTIONS_HELP = sectionsHelp(SERVER_SECTIONS);
 
 type Values = Record<string, unknown>;
 
@@ -56,6 +100,78 @@ function splitServerArg(arg: string): string[] {
   return arg.startsWith('-') && /\s/.test(arg.trim()) ? arg.trim().split(/\s+/) : [arg];
 }
 
+/** The engine the flags ask for: --engine, or the setting that chooses one (--url); undefined when neither. */
+function chosenEngine(values: Values): string | undefined {
+  const engine = flagText(values, 'engine');
+  const by = CHOSEN_BY.find((c) => values[c.field.flag] !== undefined);
+  if (engine !== undefined && !LAUNCHABLE_ENGINES.includes(engine as never)) {
+    const others = CHOSEN_BY.map((c) => `; use --${c.field.flag} for ${c.engine.hint.replace(/^an? /, 'a ')}`).join('');
+    throw new UserError(`--engine must be one of ${LAUNCHABLE_ENGINES.join(', ')} (got '${engine}')${others}`);
+  }
+  if (by && engine !== undefined)
+    throw new UserError(`--${by.field.flag} chooses ${by.engine.name}; it cannot be combined with --engine ${engine}`);
+  return by?.engine.kind ?? engine;
+}
+
+/** The flags of the settings written in their own syntax: command lines, repeatable arguments, KEY=VALUE pairs. */
+function ownSyntaxFlags(values: Values, under: ServerConfigInput, out: Record<string, unknown>): void {
+  for (const f of SERVER_FIELDS) {
+    const key = f.path.slice('server.'.length);
+    if (f.type === 'command') {
+      const text = flagText(values, f.flag);
+      if (text === undefined) continue;
+      let argv: string[];
+      try {
+        argv = splitCommandLine(text);
+      } catch (error) {
+        throw new UserError(`--${f.flag}: ${(error as Error).message}`);
+      }
+      if (argv.length === 0) throw new UserError(`--${f.flag} needs a command line`);
+      out[key] = argv;
+    } else if (f.type === 'args') {
+      const given = list(values, f.flag).flatMap(splitServerArg);
+      if (given.length > 0) out[key] = [...((getPath(under, key) as string[] | undefined) ?? []), ...given];
+    } else if (f.type === 'env') {
+      const pairs = list(values, f.flag);
+      if (pairs.length > 0) out[key] = envPairs(f.flag, pairs, (getPath(under, key) as Record<string, string>) ?? {});
+    }
+  }
+}
+
+function envPairs(flag: string, pairs: string[], base: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = { ...base };
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    const key = eq > 0 ? pair.slice(0, eq) : '';
+    if (!ENV_NAME.test(key)) {
+      throw new UserError(`--${flag} must be KEY=VALUE (got '${eq > 0 ? `${key}=...` : pair.replace(/=.*/, '=...')}')`);
+    }
+    env[key] = pair.slice(eq + 1);
+  }
+  return env;
+}
+
+/** What an engine cannot start without, in one line naming the flag; undefined when it has it all. */
+export function missingServerSetting(server: Record<string, unknown>): string | undefined {
+  const e = describeEngine(typeof server.engine === 'string' ? server.engine : ENGINE_FACTS[0]!.kind);
+  const noModel = modelProblem(e.kind, server.model as string | undefined);
+  if (noModel) return noModel;
+  for (const key of e.required) {
+    const f = fieldByServerKey(key);
+    if (server[key] !== undefined || !f) continue;
+    const example = f.placeholder ? `, e.g. ${f.placeholder}` : '';
+    return `--engine ${e.kind} needs --${f.flag}${f.metavar ? ` ${f.metavar}` : ''}${example}`;
+  }
+  return undefined;
+}
+
+/** The flag behind a server config path, for the schema's messages. */
+function flagAt(path: PropertyKey[]): string {
+  const dotted = `server.${path.filter((p) => typeof p === 'string').join('.')}`;
+  const f = FIELDS.find((x) => x.path === dotted || dotted.startsWith(`${x.path}.`));
+  return f ? `--${f.flag}` : 'server config';
+}
+
 /**
  * Builds a server config input from `servebench run` flags over `base` (a config file's server section),
  * itself over --preset NAME when given: the one place a preset is loaded. Validates and throws a
@@ -64,87 +180,31 @@ function splitServerArg(arg: string): string[] {
 export function serverConfigFromFlags(values: Values, base: ServerConfigInput = {}): ServerConfigInput {
   const presetName = flagText(values, 'preset');
   const under: ServerConfigInput = presetName ? { ...loadPreset(presetName), ...base } : base;
-  const out: ServerConfigInput = { ...under };
-  const set = <K extends keyof ServerConfigInput>(key: K, value: ServerConfigInput[K] | undefined): void => {
-    if (value !== undefined) out[key] = value;
-  };
-
-  const engine = flagText(values, 'engine');
-  if (engine !== undefined) {
-    const parsed = EngineKindSchema.safeParse(engine);
-    if (!parsed.success || !LAUNCHABLE_ENGINES.includes(parsed.data))
-      throw new UserError(
-        `--engine must be one of ${LAUNCHABLE_ENGINES.join(', ')} (got '${engine}'); use --url for a running server`,
-      );
-    set('engine', parsed.data);
+  const out: Record<string, unknown> = { ...under };
+  const engine = chosenEngine(values);
+  if (engine !== undefined) out.engine = engine;
+  applyFlags(values, SERVER_FIELDS, out, 'server.');
+  if (
+    out.simProfile !== undefined &&
+    values['sim-profile'] !== undefined &&
+    !listProfiles().includes(String(out.simProfile))
+  ) {
+    throw new UserError(`unknown --sim-profile '${String(out.simProfile)}'; available: ${listProfiles().join(', ')}`);
   }
-  if (values.url !== undefined && engine !== undefined)
-    throw new UserError(`--url attaches to a running server; it cannot be combined with --engine ${engine}`);
-  applyFlags(values, SERVER_FIELDS, out as Record<string, unknown>, 'server.');
-  if (values.url !== undefined) set('engine', 'attach');
-  if (out.simProfile !== undefined && values['sim-profile'] !== undefined && !listProfiles().includes(out.simProfile)) {
-    throw new UserError(`unknown --sim-profile '${out.simProfile}'; available: ${listProfiles().join(', ')}`);
-  }
-
-  const cmd = flagText(values, 'cmd');
-  if (cmd !== undefined) {
-    let argv: string[];
-    try {
-      argv = splitCommandLine(cmd);
-    } catch (error) {
-      throw new UserError(`--cmd: ${(error as Error).message}`);
-    }
-    if (argv.length === 0) throw new UserError('--cmd needs a command line');
-    set('command', argv);
-  }
-  if (out.healthPath !== undefined && !out.healthPath.startsWith('/'))
-    throw new UserError(`--health must be a path such as /health (got '${out.healthPath}')`);
-
-  const serverArgs = list(values, 'server-arg').flatMap(splitServerArg);
-  if (serverArgs.length > 0) {
-    if ((out.engine ?? 'sim') === 'sim') out.simArgs = [...(under.simArgs ?? []), ...serverArgs];
-    else out.extraArgs = [...(under.extraArgs ?? []), ...serverArgs];
-  }
-
-  const envPairs = list(values, 'env');
-  if (envPairs.length > 0) {
-    const env: Record<string, string> = { ...(under.env ?? {}) };
-    for (const pair of envPairs) {
-      const eq = pair.indexOf('=');
-      const key = eq > 0 ? pair.slice(0, eq) : '';
-      if (!ENV_NAME.test(key)) {
-        throw new UserError(`--env must be KEY=VALUE (got '${eq > 0 ? `${key}=...` : pair.replace(/=.*/, '=...')}')`);
-      }
-      env[key] = pair.slice(eq + 1);
-    }
-    out.env = env;
-  }
-
-  const engineKind = out.engine ?? 'sim';
-  const noModel = modelProblem(engineKind, out.model);
-  if (noModel) throw new UserError(noModel);
-  if (engineKind === 'command' && !out.command) {
-    throw new UserError('--engine command needs --cmd "server command line" (with {port} where the port goes)');
-  }
+  ownSyntaxFlags(values, under, out);
+  const missing = missingServerSetting(out);
+  if (missing) throw new UserError(missing);
 
   const check = ServerConfigSchema.safeParse(out);
   if (!check.success) {
     const issue = check.error.issues[0];
-    const field = String(issue?.path[0] ?? '');
-    throw new UserError(`${FLAG_OF[field] ?? (field || 'server config')}: ${issue?.message ?? 'invalid'}`);
+    throw new UserError(`${flagAt(issue?.path ?? [])}: ${issue?.message ?? 'invalid'}`);
   }
-  return out;
+  return out as ServerConfigInput;
 }
 
 /** An environment variable's name. */
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/** The flag(s) behind each ServerConfig key, for zod's messages. */
-const FLAG_OF: Record<string, string> = { simArgs: '--server-arg' };
-for (const f of SERVER_FIELDS) {
-  const key = f.path.split('.')[1] as string;
-  FLAG_OF[key] = FLAG_OF[key] ? `${FLAG_OF[key]}/--${f.flag}` : `--${f.flag}`;
-}
 
 /**
  * Checks, before a run folder exists or anything is launched, that the server's address can work: the

@@ -1,82 +1,77 @@
 import { z } from 'zod';
 import { parseSloTargets } from './capacity.js';
-import { ENGINE_KINDS, FLASH_ATTENTION_MODES } from './engines.js';
+import { atMost, setting } from './setting.js';
+import {
+  DEFAULT_ENGINE,
+  EngineKindSchema,
+  ServerConfigSchema,
+  type ServerConfig,
+  type ServerConfigInput,
+} from './server-schema.js';
 
-/** Diffusion (block) decoding parameters: part of a diffusion model's identity. */
-export const DiffusionConfigSchema = z.object({
-  algorithm: z.string().default('LowConfidence'),
-  blockSize: z.number().int().positive().default(32),
-  threshold: z.number().gt(0).lte(1).default(0.95),
+export { DiffusionConfigSchema, type DiffusionConfig } from './server-settings.js';
+export { EngineKindSchema, ServerConfigSchema, type ServerConfig, type ServerConfigInput };
+export type { EngineKind } from './server-schema.js';
+
+/** The engine setting: the union's discriminator (--engine; attach is chosen by --url instead). */
+export const ENGINE_SETTING = setting(EngineKindSchema.default(DEFAULT_ENGINE), {
+  label: 'Engine',
+  help: 'engine to launch',
+  group: 'server',
+  syntax: 'engine',
 });
-export type DiffusionConfig = z.infer<typeof DiffusionConfigSchema>;
 
-export const EngineKindSchema = z.enum(ENGINE_KINDS);
-export type { EngineKind } from './engines.js';
-
-/** Everything needed to launch (or attach to) one inference server. */
-export const ServerConfigSchema = z.object({
-  engine: EngineKindSchema.default('sim'),
-  /** attach: base URL of a server someone else runs. */
-  url: z.string().url().optional(),
-  model: z.string().min(1).optional(),
-  servedModelName: z.string().optional(),
-  host: z.string().default('127.0.0.1'),
-  /** 0 = pick a free port. */
-  port: z.number().int().min(0).max(65535).default(0),
-  python: z.string().default('python3'),
-  dtype: z.string().optional(),
-  quantization: z.string().optional(),
-  kvCacheDtype: z.string().optional(),
-  tensorParallel: z.number().int().positive().optional(),
-  maxModelLen: z.number().int().positive().optional(),
-  gpuMemoryFraction: z.number().gt(0).lte(1).optional(),
-  maxSeqs: z.number().int().positive().optional(),
-  prefixCaching: z.boolean().optional(),
-  seed: z.number().int().optional(),
-  diffusion: DiffusionConfigSchema.optional(),
-  env: z.record(z.string(), z.string()).default({}),
-  extraArgs: z.array(z.string()).default([]),
-  /** Readiness time-out; big models load slowly. */
-  startTimeoutMs: z
-    .number()
-    .int()
-    .positive()
-    .max(7 * 86_400_000, 'at most 7 days: a server that has not loaded by then never will')
-    .default(20 * 60_000),
-  /** sim only: profile name and extra sim flags. */
-  simProfile: z.string().optional(),
-  simArgs: z.array(z.string()).default([]),
-  /** llamacpp: the llama-server binary (default: llama-server on PATH). */
-  llamaServer: z.string().min(1).optional(),
-  /** llamacpp: layers offloaded to the GPU (-ngl). */
-  gpuLayers: z.number().int().min(0).optional(),
-  /** llamacpp: total context in tokens (-c), shared by the parallel slots. */
-  contextSize: z.number().int().positive().optional(),
-  /** llamacpp: CPU threads (-t). */
-  threads: z.number().int().positive().optional(),
-  /** llamacpp: flash attention (-fa on|off|auto). */
-  flashAttention: z.enum(FLASH_ATTENTION_MODES).optional(),
-  /** llamacpp: continuous batching (on by default in llama-server). */
-  continuousBatching: z.boolean().optional(),
-  /** command: the server's argv ({port}, {host} and {model} are filled in); never run through a shell. */
-  command: z.array(z.string()).min(1).optional(),
-  /** command: readiness path that answers 200 once the server is ready (default /health). */
-  healthPath: z.string().startsWith('/').optional(),
-});
-export type ServerConfig = z.infer<typeof ServerConfigSchema>;
+const SLO_GROUP = 'load';
 
 export const SloSchema = z.object({
-  ttftMs: z.number().positive().optional(),
-  tpotMs: z.number().positive().optional(),
-  e2eMs: z.number().positive().optional(),
+  ttftMs: setting(z.number().positive().optional(), {
+    flag: 'slo-ttft-ms',
+    label: 'SLO TTFT (ms)',
+    metavar: 'MS',
+    help: 'service-level objective on time to first token: goodput = share meeting all',
+    unit: 'ms',
+    group: SLO_GROUP,
+    advanced: true,
+    placeholder: 'none',
+  }),
+  tpotMs: setting(z.number().positive().optional(), {
+    flag: 'slo-tpot-ms',
+    label: 'SLO TPOT (ms)',
+    metavar: 'MS',
+    help: 'service-level objective on time per output token',
+    unit: 'ms',
+    group: SLO_GROUP,
+    advanced: true,
+    placeholder: 'none',
+  }),
+  e2eMs: setting(z.number().positive().optional(), {
+    flag: 'slo-e2e-ms',
+    label: 'SLO E2E (ms)',
+    metavar: 'MS',
+    help: 'service-level objective on end-to-end latency',
+    unit: 'ms',
+    group: SLO_GROUP,
+    advanced: true,
+    placeholder: 'none',
+  }),
   /** Percentile SLOs for the capacity search, e.g. 'ttft_p95=500,tpot_p95=50' (src/shared/capacity.ts). */
-  targets: z
-    .string()
-    .optional()
-    .superRefine((text, ctx) => {
-      const parsed = text === undefined ? null : parseSloTargets(text);
-      if (parsed && !parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.error });
-    }),
+  targets: setting(
+    z
+      .string()
+      .optional()
+      .superRefine((text, ctx) => {
+        const parsed = text === undefined ? null : parseSloTargets(text);
+        if (parsed && !parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.error });
+      }),
+    {
+      flag: 'slo',
+      label: 'SLOs (percentiles)',
+      metavar: 'ttft_p95=MS,tpot_p95=MS',
+      help: 'percentile SLOs (ttft, tpot, e2e, itl at p95 or p99) for --find-capacity and goodput',
+      group: SLO_GROUP,
+      placeholder: 'ttft_p95=500,tpot_p95=50',
+    },
+  ),
 });
 export type Slo = z.infer<typeof SloSchema>;
 
@@ -101,10 +96,7 @@ export const LIMITS = {
   telemetryIntervalMs: { max: 60_000, why: 'samples further apart than a minute miss every throttling episode' },
 } as const;
 
-const bound = (key: keyof typeof LIMITS): [number, string] => [
-  LIMITS[key].max,
-  `at most ${LIMITS[key].max.toLocaleString('en-US')}: ${LIMITS[key].why}`,
-];
+const bound = (key: keyof typeof LIMITS): [number, string] => atMost(LIMITS[key].max, LIMITS[key].why);
 
 const positiveList = (key: keyof typeof LIMITS) =>
   z
@@ -117,116 +109,418 @@ const positiveList = (key: keyof typeof LIMITS) =>
     )
     .min(1);
 
+/** The load: levels, lengths, rounds and the workload. */
+const LOAD = {
+  api: setting(z.enum(['chat', 'completions']).default('chat'), {
+    label: 'Endpoint',
+    help: 'endpoint to load',
+    group: 'load',
+    advanced: true,
+  }),
+  apiKey: setting(z.string().optional(), {
+    label: 'API key',
+    metavar: 'KEY',
+    help: 'bearer token (or env SERVEBENCH_API_KEY / OPENAI_API_KEY); never written to disk',
+    group: 'load',
+    advanced: true,
+  }),
+  concurrency: setting(positiveList('concurrency').default([1, 4, 16]), {
+    label: 'Concurrency',
+    metavar: '1,2,4,8,16',
+    help: 'closed-loop levels: exactly C requests in flight',
+    unit: 'requests',
+    group: 'load',
+    prefill: true,
+  }),
+  /** Open loop: Poisson arrivals at this many requests/s (concurrency then caps in-flight requests). */
+  rate: setting(
+    z
+      .array(
+        z
+          .number()
+          .positive()
+          .max(...bound('rate')),
+      )
+      .optional(),
+    {
+      label: 'Rate (req/s)',
+      metavar: '2,4,8',
+      help: 'open-loop levels instead: Poisson arrivals of R requests/s (with --turns K: R/K conversations/s); --max-concurrency caps in-flight',
+      unit: 'req/s',
+      group: 'load',
+      advanced: true,
+      placeholder: 'closed loop',
+    },
+  ),
+  /** Open loop only: cap on requests in flight. */
+  maxConcurrency: setting(
+    z
+      .number()
+      .int()
+      .positive()
+      .max(...bound('concurrency'))
+      .optional(),
+    {
+      label: 'Max in flight',
+      metavar: 'N',
+      help: 'open loop only (--rate or --trace): cap on requests in flight',
+      group: 'load',
+      advanced: true,
+      placeholder: 'no cap',
+    },
+  ),
+  inputLen: setting(positiveList('tokens').default([512]), {
+    label: 'Input tokens',
+    metavar: '512[,2048]',
+    help: "prompt tokens, exact: calibrated with the server's tokenizer",
+    unit: 'tokens',
+    group: 'load',
+    prefill: true,
+  }),
+  outputLen: setting(positiveList('tokens').default([24]), {
+    label: 'Output tokens',
+    metavar: '256[,1024]',
+    help: 'output tokens, forced with max_tokens = min_tokens and ignore_eos',
+    unit: 'tokens',
+    group: 'load',
+    prefill: true,
+  }),
+  rounds: setting(
+    z
+      .number()
+      .int()
+      .positive()
+      .max(...bound('rounds'))
+      .default(3),
+    {
+      label: 'Rounds',
+      metavar: 'N',
+      help: 'rounds per level; a spread over 15 % between them fails a check',
+      group: 'load',
+      prefill: true,
+    },
+  ),
+  /** Requests per round; default: enough for a p99 interval at every level, at least 4 x concurrency. */
+  requestsPerRound: setting(
+    z
+      .number()
+      .int()
+      .positive()
+      .max(...bound('requestsPerRound'))
+      .optional(),
+    {
+      label: 'Requests / round',
+      metavar: 'N',
+      help: 'default max(ceil(299 / rounds), 4 x concurrency): enough samples for p95 and p99 intervals',
+      group: 'load',
+      placeholder: 'auto: ≥ 299 per level, ≥ 4×c',
+    },
+  ),
+  /** Warm-up requests per level (discarded); default max(2 x concurrency, 24); 0 turns warm-up off. */
+  warmup: setting(
+    z
+      .number()
+      .int()
+      .min(0)
+      .max(...bound('warmup'))
+      .optional(),
+    {
+      off: 'no-warmup',
+      label: 'Warm-up',
+      metavar: 'N',
+      help: 'warm-up requests per level, discarded (default max(2 x concurrency, 24): warms the client too)',
+      group: 'load',
+      placeholder: 'auto: max(2×c, 24)',
+    },
+  ),
+  /** Multi-turn: each conversation has this many turns, each sending back the history; 1 = single requests. */
+  turns: setting(
+    z
+      .number()
+      .int()
+      .positive()
+      .max(...atMost(1000, 'longer conversations outgrow any context'))
+      .default(1),
+    {
+      label: 'Turns per conversation',
+      metavar: 'K',
+      help: 'multi-turn: conversations of K turns, each sending back the history (chat API); --concurrency counts conversations, --rate requests (turns); requests per round and warm-up round up to whole conversations; not with --prompts, --trace or --prefix-groups',
+      group: 'load',
+      advanced: true,
+      placeholder: '1: single requests',
+    },
+  ),
+  /** Multi-turn: pause between a turn's answer and the conversation's next turn, ms. */
+  thinkTimeMs: setting(
+    z
+      .number()
+      .min(0)
+      .max(...atMost(3_600_000, 'one hour'))
+      .default(0),
+    {
+      label: 'Think time (ms)',
+      metavar: 'MS',
+      help: "multi-turn: pause between a turn's answer and the next turn",
+      unit: 'ms',
+      group: 'load',
+      advanced: true,
+    },
+  ),
+  timeoutMs: setting(
+    z
+      .number()
+      .int()
+      .positive()
+      .max(...bound('timeoutMs'))
+      .default(300_000),
+    {
+      flag: 'timeout',
+      label: 'Request time-out (s)',
+      metavar: 'S',
+      help: 'per-request time-out in seconds',
+      unit: 's',
+      group: 'load',
+      syntax: 'seconds',
+      advanced: true,
+    },
+  ),
+  uniquePrefix: setting(z.boolean().default(true), {
+    flag: 'no-unique-prefix',
+    sets: false,
+    label: 'Unique prompt prefix',
+    help: 'same prompt for all requests: measures the prefix-cached case',
+    group: 'load',
+    advanced: true,
+  }),
+  /** Prompts from a file (JSONL prompt/messages, or ShareGPT) instead of synthetic ones. */
+  prompts: setting(z.string().min(1).optional(), {
+    label: 'Prompt file',
+    metavar: 'FILE',
+    help: 'prompts from a JSONL file ({"prompt"} or {"messages"} lines, optional "output_len") or ShareGPT JSON',
+    group: 'load',
+    advanced: true,
+    placeholder: 'synthetic prompts',
+  }),
+  /** --prompts: fit each prompt to --input-len (fixed, the default) or keep the file's lengths. */
+  promptLengths: setting(z.enum(['fixed', 'file']).optional(), {
+    label: 'Prompt lengths',
+    help: "--prompts: pad or cut each prompt to --input-len with the server's tokenizer (fixed), or keep it (file)",
+    group: 'load',
+    advanced: true,
+    placeholder: 'fixed',
+  }),
+  /** --prompts: ask --output-len (fixed, the default) or the file's output length per request. */
+  outputLengths: setting(z.enum(['fixed', 'file']).optional(), {
+    label: 'Output lengths',
+    help: "--prompts: every request asks --output-len tokens (fixed), or the file's output_len / ShareGPT reply length",
+    group: 'load',
+    advanced: true,
+    placeholder: 'fixed',
+  }),
+  /** Shared prefix: this many groups of requests, each sharing a system prompt of prefixLen tokens. */
+  prefixGroups: setting(
+    z
+      .number()
+      .int()
+      .positive()
+      .max(...bound('requestsPerRound'))
+      .optional(),
+    {
+      label: 'Prefix groups',
+      metavar: 'N',
+      help: 'shared prefix: N groups of requests, each sharing a system prompt of --prefix-len tokens (prefix cache on purpose)',
+      group: 'load',
+      advanced: true,
+      placeholder: 'none',
+    },
+  ),
+  prefixLen: setting(
+    z
+      .number()
+      .int()
+      .positive()
+      .max(...bound('tokens'))
+      .optional(),
+    {
+      label: 'Prefix length',
+      metavar: 'P',
+      help: "shared prefix: tokens of each group's system prompt, part of --input-len",
+      unit: 'tokens',
+      group: 'load',
+      advanced: true,
+      placeholder: 'none',
+    },
+  ),
+  /** Timed trace replay (Mooncake JSONL): one open-loop level whose arrivals and lengths come from the file. */
+  trace: setting(z.string().min(1).optional(), {
+    label: 'Trace file',
+    metavar: 'FILE',
+    help: 'replay a timed trace (Mooncake JSONL: timestamp ms, input_length, output_length, hash_ids) as one open-loop level, once per round (--requests-per-round N: its first N arrivals; no warm-up unless --warmup); not with --rate, --find-capacity or length lists',
+    group: 'load',
+    advanced: true,
+    placeholder: 'no trace',
+  }),
+  /** --trace: replay this many times faster than recorded. */
+  traceSpeed: setting(z.number().positive().max(1_000_000).optional(), {
+    label: 'Trace speed',
+    metavar: 'X',
+    help: '--trace: replay X times faster (2 halves every gap between arrivals)',
+    group: 'load',
+    advanced: true,
+    placeholder: '1',
+  }),
+  ignoreEos: setting(z.boolean().default(true), {
+    flag: 'allow-eos',
+    sets: false,
+    label: 'Ignore EOS',
+    help: 'let the model stop early (no ignore_eos)',
+    group: 'load',
+    advanced: true,
+  }),
+  temperature: setting(z.number().min(0).default(0), {
+    label: 'Temperature',
+    metavar: 'T',
+    help: 'sampling temperature',
+    group: 'load',
+    advanced: true,
+  }),
+};
+
+/** Capacity search and the client. */
+const SEARCH = {
+  /** Search for the highest concurrency (or rate) meeting every SLO instead of sweeping the listed levels. */
+  findCapacity: setting(z.boolean().default(false), {
+    label: 'Find capacity',
+    help: 'search for the highest concurrency (or --rate) meeting every --slo: double until a level fails, then bisect; one search per --vary configuration and per --input-len/--output-len pair',
+    group: 'load',
+  }),
+  /** Largest concurrency (closed loop) or rate (open loop) the capacity search tries. */
+  capacityMax: setting(z.number().positive().optional(), {
+    label: 'Capacity search bound',
+    metavar: 'N',
+    help: 'largest concurrency (closed loop) or req/s (open loop) the capacity search tries (default 512 and 1000)',
+    group: 'load',
+    advanced: true,
+    placeholder: 'c=512 or 1000 req/s',
+  }),
+  clientWorkers: setting(
+    z
+      .number()
+      .int()
+      .min(0)
+      .max(...bound('clientWorkers'))
+      .optional(),
+    {
+      label: 'Client workers',
+      metavar: 'N',
+      help: 'load-generator worker threads (default: 0; cores/4, at most 4, when a level reaches 128 concurrent requests on a machine with 8 or more cores)',
+      group: 'load',
+      advanced: true,
+      placeholder: 'auto',
+    },
+  ),
+};
+
+/** Cost, telemetry and where the run folder goes. */
+const REPORT = {
+  gpuPricePerHour: setting(z.number().positive().optional(), {
+    label: 'GPU price ($/hour)',
+    metavar: 'USD',
+    help: 'price of the GPU(s); gives cost per 1M output tokens',
+    unit: 'USD/h',
+    group: 'cost',
+    placeholder: 'e.g. 2.00',
+  }),
+  utilization: setting(z.number().gt(0).lte(1).optional(), {
+    label: 'Utilization (%)',
+    metavar: 'U',
+    help: 'average utilisation (0-1] to discount the peak cost by',
+    group: 'cost',
+    percent: true,
+    placeholder: 'e.g. 60',
+  }),
+  telemetryIntervalMs: setting(
+    z
+      .number()
+      .int()
+      .positive()
+      .max(...bound('telemetryIntervalMs'))
+      .default(500),
+    {
+      flag: 'telemetry-interval',
+      label: 'Telemetry interval (ms)',
+      metavar: 'MS',
+      help: 'nvidia-smi sampling interval',
+      unit: 'ms',
+      group: 'telemetry',
+      advanced: true,
+    },
+  ),
+  nvidiaSmi: setting(z.string().optional(), {
+    label: 'nvidia-smi',
+    metavar: 'PATH',
+    help: "nvidia-smi to use (or env SERVEBENCH_NVIDIA_SMI); wins over the simulator's fake GPU",
+    group: 'telemetry',
+    advanced: true,
+    placeholder: 'nvidia-smi on PATH',
+  }),
+  dcgmUrl: setting(
+    z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://10.0.0.5:9400/metrics' }).optional(),
+    {
+      label: 'DCGM exporter',
+      metavar: 'URL',
+      help: 'DCGM exporter of a remote GPU (attach mode)',
+      group: 'telemetry',
+      advanced: true,
+      placeholder: 'http://10.0.0.5:9400/metrics',
+    },
+  ),
+  /** Wait before each level until the GPU is idle and cooler than this (°C). */
+  coolDownToC: setting(z.number().positive().optional(), {
+    flag: 'cool-down-to',
+    label: 'Cool down to (°C)',
+    metavar: 'C',
+    help: 'before each level wait until the GPU is idle and at or below C degrees',
+    unit: '°C',
+    group: 'telemetry',
+    advanced: true,
+    placeholder: 'no wait',
+  }),
+  out: setting(z.string().default('runs'), {
+    label: 'Output folder',
+    metavar: 'DIR',
+    help: 'parent folder of run folders',
+    group: 'output',
+    appSetsIt: 'the runs folder in Settings',
+  }),
+  label: setting(z.string().default('run'), {
+    label: 'Label',
+    metavar: 'NAME',
+    help: 'run label, part of the folder name',
+    group: 'output',
+    prefill: true,
+  }),
+};
+
 /** A benchmark: the sweep, the load shape and the server(s) to run it against. */
 export const BenchConfigSchema = z.object({
-  label: z.string().default('run'),
-  out: z.string().default('runs'),
+  out: REPORT.out,
+  label: REPORT.label,
   model: z.string().optional(),
-  api: z.enum(['chat', 'completions']).default('chat'),
-  concurrency: positiveList('concurrency').default([1, 4, 16]),
-  inputLen: positiveList('tokens').default([512]),
-  outputLen: positiveList('tokens').default([24]),
-  rounds: z
-    .number()
-    .int()
-    .positive()
-    .max(...bound('rounds'))
-    .default(3),
-  /** Requests per round; default: enough for a p99 interval at every level, at least 4 x concurrency. */
-  requestsPerRound: z
-    .number()
-    .int()
-    .positive()
-    .max(...bound('requestsPerRound'))
-    .optional(),
-  /** Warm-up requests per level (discarded); default max(2 x concurrency, 24); 0 turns warm-up off. */
-  warmup: z
-    .number()
-    .int()
-    .min(0)
-    .max(...bound('warmup'))
-    .optional(),
-  /** Open loop: Poisson arrivals at this many requests/s (concurrency then caps in-flight requests). */
-  rate: z
-    .array(
-      z
-        .number()
-        .positive()
-        .max(...bound('rate')),
-    )
-    .optional(),
-  /** Open loop only: cap on requests in flight. */
-  maxConcurrency: z
-    .number()
-    .int()
-    .positive()
-    .max(...bound('concurrency'))
-    .optional(),
-  /** Multi-turn: each conversation has this many turns, each sending back the history; 1 = single requests. */
-  turns: z.number().int().positive().max(1000, 'at most 1,000: longer conversations outgrow any context').default(1),
-  /** Multi-turn: pause between a turn's answer and the conversation's next turn, ms. */
-  thinkTimeMs: z.number().min(0).max(3_600_000, 'at most 3,600,000 (one hour)').default(0),
-  timeoutMs: z
-    .number()
-    .int()
-    .positive()
-    .max(...bound('timeoutMs'))
-    .default(300_000),
-  uniquePrefix: z.boolean().default(true),
-  /** Prompts from a file (JSONL prompt/messages, or ShareGPT) instead of synthetic ones. */
-  prompts: z.string().min(1).optional(),
-  /** --prompts: fit each prompt to --input-len (fixed, the default) or keep the file's lengths. */
-  promptLengths: z.enum(['fixed', 'file']).optional(),
-  /** --prompts: ask --output-len (fixed, the default) or the file's output length per request. */
-  outputLengths: z.enum(['fixed', 'file']).optional(),
-  /** Shared prefix: this many groups of requests, each sharing a system prompt of prefixLen tokens. */
-  prefixGroups: z
-    .number()
-    .int()
-    .positive()
-    .max(...bound('requestsPerRound'))
-    .optional(),
-  prefixLen: z
-    .number()
-    .int()
-    .positive()
-    .max(...bound('tokens'))
-    .optional(),
-  /** Timed trace replay (Mooncake JSONL): one open-loop level whose arrivals and lengths come from the file. */
-  trace: z.string().min(1).optional(),
-  /** --trace: replay this many times faster than recorded. */
-  traceSpeed: z.number().positive().max(1_000_000).optional(),
-
-  ignoreEos: z.boolean().default(true),
-  temperature: z.number().min(0).default(0),
+  ...LOAD,
   seed: z.number().int().default(0),
-  gpuPricePerHour: z.number().positive().optional(),
-  utilization: z.number().gt(0).lte(1).optional(),
+  gpuPricePerHour: REPORT.gpuPricePerHour,
+  utilization: REPORT.utilization,
   slo: SloSchema.optional(),
-  /** Search for the highest concurrency (or rate) meeting every SLO instead of sweeping the listed levels. */
-  findCapacity: z.boolean().default(false),
-  /** Largest concurrency (closed loop) or rate (open loop) the capacity search tries. */
-  capacityMax: z.number().positive().optional(),
-  apiKey: z.string().optional(),
-  clientWorkers: z
-    .number()
-    .int()
-    .min(0)
-    .max(...bound('clientWorkers'))
-    .optional(),
-  telemetryIntervalMs: z
-    .number()
-    .int()
-    .positive()
-    .max(...bound('telemetryIntervalMs'))
-    .default(500),
-  nvidiaSmi: z.string().optional(),
-  dcgmUrl: z.string().url().optional(),
-  /** Wait before each level until the GPU is idle and cooler than this (°C). */
-  coolDownToC: z.number().positive().optional(),
+  ...SEARCH,
+  telemetryIntervalMs: REPORT.telemetryIntervalMs,
+  nvidiaSmi: REPORT.nvidiaSmi,
+  dcgmUrl: REPORT.dcgmUrl,
+  coolDownToC: REPORT.coolDownToC,
   server: ServerConfigSchema.prefault({}),
   /** Server sweep: each entry overrides server fields; the server restarts between entries. */
   serverVariants: z.array(z.record(z.string(), z.unknown())).optional(),
 });
-export type BenchConfig = z.infer<typeof BenchConfigSchema>;
-export type BenchConfigInput = z.input<typeof BenchConfigSchema>;
+type Parsed = z.infer<typeof BenchConfigSchema>;
+export type BenchConfig = Omit<Parsed, 'server'> & { server: ServerConfig };
+export type BenchConfigInput = Omit<z.input<typeof BenchConfigSchema>, 'server'> & { server?: ServerConfigInput };

@@ -79,17 +79,12 @@ export interface RunComparison {
   levels: number;
 }
 
-/** Which engine to look for, and where: the form's Python and binary fields (empty: the engine's default). */
+/** Which engine to look for, and where: the value of the setting its module looks it up with (empty: its default). */
 export interface EngineProbeRequest {
   engine: EngineKind;
-  /** The interpreter of a Python engine (vLLM, SGLang); default python3. */
-  python?: string;
-  /** The binary of a binary engine (llama.cpp's llama-server); default the one on PATH. */
-  binary?: string;
+  /** The interpreter of a Python engine or the binary of a binary engine (the engine's probe setting). */
+  where?: string;
 }
-
-/** The request's keys that say where the engine is: the names of the form's fields for them too. */
-export const ENGINE_WHERE_FIELDS = ['python', 'binary'] as const satisfies ReadonlyArray<keyof EngineProbeRequest>;
 
 /** What the app shows beside the Python / binary field: the installed engine, or what to install. */
 export interface EngineDetection {
@@ -126,8 +121,7 @@ const PROBE_PATH = z
 /** The probe request as the door checks it: a known engine, paths only, nothing else. */
 export const EngineProbeRequestSchema = z.strictObject({
   engine: EngineKindSchema,
-  python: PROBE_PATH.optional(),
-  binary: PROBE_PATH.optional(),
+  where: PROBE_PATH.optional(),
 });
 
 /** What a picked file is for: a prompt file (`--prompts`) or a timed trace (`--trace`). */
@@ -186,7 +180,7 @@ export interface ServebenchContract {
   compareRuns(runIds: string[], format: CompareFormat): Promise<RunComparison>;
   /**
    * The engine as installed: found or not, its version and the quantization methods its own --help lists,
-   * with the install hint when missing. Time-limited and cached a short while per (engine, python, binary).
+   * with the install hint when missing. Time-limited and cached a short while per (engine, where).
    */
   probeEngine(request: EngineProbeRequest): Promise<EngineDetection>;
   /**

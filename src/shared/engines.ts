@@ -1,114 +1,92 @@
 /**
- * The engines servebench knows, as the app and the config schema see them: id, name, hint and choices
- * (which server fields apply to which engine is said by the field table, src/shared/fields.ts). Everything else about an engine (argv, probe, log facts, failures, metrics)
- * lives in its module under src/core/servers/engines/, whose registry follows this list's order.
- * It sits in shared because the renderer and the zod schema may not import core.
+ * The engines as the app, the CLI and the config see them, read from their modules' declarations (the registry,
+ * src/core/servers/engines/registry.ts): id, name, hint, what --model names, how to install, and what it can do.
+ * Nothing outside the engine modules names an engine: it asks these properties.
  */
+import type { z } from 'zod';
+import { ENGINES } from '../core/servers/engines/registry.js';
+import { modelProblemOf } from '../core/servers/engines/common.js';
+import { sectionKeys } from './setting.js';
+import type { EngineDescription } from '../core/servers/engines/types.js';
+import { ENGINE_KINDS, DEFAULT_ENGINE, type EngineKind } from './server-schema.js';
 
-/** llama.cpp's -fa values (common/arg.cpp). */
-export const FLASH_ATTENTION_MODES = ['on', 'off', 'auto'] as const;
+export { ENGINE_KINDS, DEFAULT_ENGINE, type EngineKind, type EngineDescription };
 
-/** How an engine presents itself in the app and the docs. */
-export interface EngineDescription {
-  readonly kind: string;
-  /** Display name. */
-  readonly name: string;
-  /** One line for the engine picker. */
-  readonly hint: string;
-  /** The engine needs --model before it can start. */
-  readonly requiresModel: boolean;
-  /** What --model names for this engine (the model-missing message and the form's placeholder). */
-  readonly modelHint: string;
-  /** How to install it (docs and the engine-missing fix). */
-  readonly install: string;
-  /** Suggested values per server field (the installed engine's --help has the last word where servebench reads it). */
-  readonly choices?: Partial<Record<'quantization' | 'dtype' | 'kvCacheDtype' | 'flashAttention', readonly string[]>>;
+/** What the app and the CLI know of an engine: its description and the properties it declares. */
+export interface EngineFacts extends EngineDescription {
+  readonly kind: EngineKind;
+  /** False: nothing is launched (a server someone else runs). */
+  readonly launches: boolean;
+  /** The setting that chooses it when given (its config key), instead of --engine. */
+  readonly chosenBy?: string;
+  readonly simulated: boolean;
+  /** Its settings' config keys, in its command line's order. */
+  readonly settings: readonly string[];
+  /** Settings it cannot start without (config keys), the model aside. */
+  readonly required: readonly string[];
+  /** Values suggested per setting (config key) with this engine. */
+  readonly suggest: Readonly<Record<string, readonly string[]>>;
+  /** The engine's own name of each setting (config key -> its flag, or what the launch does with it). */
+  readonly native: Readonly<Record<string, string>>;
+  /** The settings it passes as arguments of its own (the rest the launch itself uses). */
+  readonly passes: readonly string[];
+  /** The setting naming the interpreter or binary servebench looks the engine up with. */
+  readonly probeSetting?: string;
+  /** Of each section setting it has (diffusion), the keys it has. */
+  readonly sectionKeys: Readonly<Record<string, readonly string[]>>;
 }
 
-const HF_MODEL = 'a hub id like org/name or a local folder';
-
-const HF_CHOICES = {
-  quantization: ['awq', 'gptq', 'fp8', 'bitsandbytes'],
-  dtype: ['auto', 'bfloat16', 'float16'],
-  kvCacheDtype: ['auto', 'fp8'],
-} as const;
-
-/** The registry list, in picker order; adding an engine adds one entry here and one module in core. */
-export const ENGINE_DESCRIPTIONS = [
-  {
-    kind: 'sim',
-    name: 'Simulator',
-    hint: 'its numbers come from a simulated engine and GPU, and are marked SIMULATED wherever they appear',
-    requiresModel: false,
-    modelHint: 'a name for the simulated model',
-    install: 'built in',
-  },
-  {
-    kind: 'vllm',
-    name: 'vLLM',
-    hint: 'servebench launches vllm serve',
-    requiresModel: true,
-    modelHint: HF_MODEL,
-    install: 'pip install vllm',
-    choices: HF_CHOICES,
-  },
-  {
-    kind: 'sglang',
-    name: 'SGLang',
-    hint: 'servebench launches sglang.launch_server',
-    requiresModel: true,
-    modelHint: HF_MODEL,
-    install: 'pip install "sglang[all]"',
-    choices: HF_CHOICES,
-  },
-  {
-    kind: 'llamacpp',
-    name: 'llama.cpp',
-    hint: 'servebench launches llama-server with a .gguf model (or a Hugging Face repo for -hf)',
-    requiresModel: true,
-    modelHint: 'a .gguf file or a Hugging Face repo',
-    install: 'build llama.cpp (`cmake --build build --target llama-server`) or `brew install llama.cpp`',
-    // common/arg.cpp: kv_cache_types
-    choices: {
-      kvCacheDtype: ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_1', 'iq4_nl', 'q5_0', 'q5_1'],
-      flashAttention: FLASH_ATTENTION_MODES,
-    },
-  },
-  {
-    kind: 'command',
-    name: 'Command',
-    hint: 'any OpenAI-compatible server started from a command line ({port} and {model} are filled in)',
-    requiresModel: false,
-    modelHint: 'the served model name, filled in for {model}',
-    install: 'install the server the command runs',
-  },
-  {
-    kind: 'attach',
-    name: 'Attach URL',
-    hint: 'an OpenAI-compatible server someone else runs',
-    requiresModel: false,
-    modelHint: 'the served model name (asked from the server when not given)',
-    install: 'nothing: servebench connects to a running server',
-  },
-] as const satisfies readonly EngineDescription[];
-
-/** An engine id. */
-export type EngineKind = (typeof ENGINE_DESCRIPTIONS)[number]['kind'];
-
-/** Every engine id, in registry order. */
-export const ENGINE_KINDS = ENGINE_DESCRIPTIONS.map((d) => d.kind) as [EngineKind, ...EngineKind[]];
-
-/** The description of one engine. */
-export function describeEngine(kind: EngineKind): EngineDescription {
-  return ENGINE_DESCRIPTIONS.find((d) => d.kind === kind) as EngineDescription;
+function factsOf(e: (typeof ENGINES)[number]): EngineFacts {
+  const settings = e.settings as Record<
+    string,
+    { native: string; suggest?: readonly string[]; schema: z.ZodType; args?: unknown }
+  >;
+  const module = e as unknown as {
+    chosenBy?: string;
+    required?: readonly string[];
+    simulated?: boolean;
+    probeSetting?: string;
+  };
+  return {
+    kind: e.kind,
+    ...e.description,
+    launches: e.launches,
+    ...(module.chosenBy ? { chosenBy: module.chosenBy } : {}),
+    simulated: module.simulated === true,
+    settings: Object.keys(settings),
+    required: module.required ?? [],
+    suggest: Object.fromEntries(
+      Object.entries(settings).flatMap(([k, s]) => (s.suggest ? [[k, s.suggest] as const] : [])),
+    ),
+    native: Object.fromEntries(Object.entries(settings).map(([k, s]) => [k, s.native])),
+    passes: Object.keys(settings).filter((k) => settings[k]?.args !== undefined),
+    ...(module.probeSetting ? { probeSetting: module.probeSetting } : {}),
+    sectionKeys: Object.fromEntries(
+      Object.entries(settings).flatMap(([k, s]) => {
+        const keys = sectionKeys(s.schema);
+        return keys ? [[k, keys] as const] : [];
+      }),
+    ),
+  };
 }
 
-/** The engines `--engine` accepts (attach is chosen with --url instead). */
-export const LAUNCHABLE_ENGINES: readonly EngineKind[] = ENGINE_KINDS.filter((k) => k !== 'attach');
+/** Every engine, in registry order. */
+export const ENGINE_FACTS: readonly EngineFacts[] = ENGINES.map(factsOf);
+
+/** The facts of one engine. */
+export function describeEngine(kind: string): EngineFacts {
+  const found = ENGINE_FACTS.find((d) => d.kind === kind);
+  if (!found) throw new Error(`unknown engine '${kind}'`);
+  return found;
+}
+
+/** The engines `--engine` accepts (one chosen by a setting, such as attach by --url, is not among them). */
+export const LAUNCHABLE_ENGINES: readonly EngineKind[] = ENGINE_FACTS.filter((d) => !d.chosenBy).map((d) => d.kind);
 
 /** The one check of "model required" (CLI, app form, launcher): the line to show, or undefined when fine. */
-export function modelProblem(kind: EngineKind, model: string | undefined): string | undefined {
-  const d = describeEngine(kind);
-  if (!d.requiresModel || (model ?? '').trim() !== '') return undefined;
-  return `${d.name} needs a model: pass --model (${d.modelHint})`;
+export function modelProblem(kind: string, model: string | undefined): string | undefined {
+  return modelProblemOf(describeEngine(kind), model);
 }
+
+/** Whether an engine has a setting (its config key). */
+export const engineHas = (kind: string, key: string): boolean => describeEngine(kind).settings.includes(key);

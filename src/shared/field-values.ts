@@ -1,9 +1,11 @@
 /**
- * Values of the fields in src/shared/fields.ts: the one number parser, each field's text read with its
- * range and shared bound (flags, --vary, YAML strings), server sweeps, and the schema's defaults as text.
+ * Values of the fields in src/shared/fields.ts: the one number parser, a field's text read into a value and checked
+ * by its own schema (flags, --vary, YAML strings, the app's form), the one wording of what a field takes, server
+ * sweeps, and the schema's defaults as text.
  */
-import { BenchConfigSchema, DiffusionConfigSchema, LIMITS } from './config.js';
-import { SWEEPABLE_FIELDS, type FieldDescriptor } from './fields.js';
+import { z } from 'zod';
+import { SWEEPABLE_FIELDS, bareSchema, type FieldDescriptor } from './fields.js';
+import { limitAt, limitOf } from './setting.js';
 
 /** The value at a dotted path ('server.diffusion.threshold'). */
 export function getPath(obj: unknown, path: string): unknown {
@@ -44,26 +46,8 @@ export type Parsed = { ok: true; value: unknown } | { ok: false; error: string }
 
 const fail = (error: string): Parsed => ({ ok: false, error });
 
-function tooLarge(f: FieldDescriptor, n: number, text: string): Parsed | undefined {
-  if (!f.limit) return undefined;
-  const { max, why } = LIMITS[f.limit];
-  if (f.type === 'seconds') {
-    return n * 1000 > max ? fail(`${text} is too large: at most ${max / 1000} s (${why})`) : undefined;
-  }
-  return n > max ? fail(`${text} is too large: at most ${max.toLocaleString('en-US')} (${why})`) : undefined;
-}
-
 function or(words: readonly string[]): string {
   return words.length <= 1 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}`;
-}
-
-function isHttpUrl(text: string): boolean {
-  try {
-    const u = new URL(text);
-    return u.protocol === 'http:' || u.protocol === 'https:';
-  } catch {
-    return false;
-  }
 }
 
 /** Parses a duration: plain seconds, or a number with ms, s, m or h; undefined when it is none. */
@@ -75,82 +59,149 @@ export function durationMs(text: string): number | undefined {
   return Math.round(Number(m[1]) * factor);
 }
 
-/**
- * A field's value from its text as typed after a flag, in a --vary list or as a YAML string: strict
- * numbers, the field's range and its shared bound. Types with their own syntax (engine, url, command,
- * args, env) and switches are read where they are used.
- */
-export function parseFieldText(f: FieldDescriptor, raw: string): Parsed {
-  const text = raw.trim();
+// ---- what a field takes, in words, from its schema ----------------------------------------------
+
+interface NumberBounds {
+  integer: boolean;
+  lower?: { value: number; inclusive: boolean };
+  /** An upper bound without a reason of its own (a reasoned one reads as "too large"). */
+  upper?: { value: number; inclusive: boolean };
+}
+
+type CheckDef = { check?: string; value?: number; inclusive?: boolean; format?: string; error?: unknown };
+
+function boundsOf(schema: z.ZodType): NumberBounds {
+  const s = bareSchema(schema);
+  const checks = ((s._zod.def as { checks?: Array<{ _zod: { def: CheckDef } }> }).checks ?? []).map((c) => c._zod.def);
+  const out: NumberBounds = { integer: s instanceof z.ZodNumber && s.isInt === true };
+  for (const c of checks) {
+    if (c.check === 'greater_than') out.lower = { value: c.value as number, inclusive: c.inclusive === true };
+    if (c.check === 'less_than' && c.error === undefined)
+      out.upper = { value: c.value as number, inclusive: c.inclusive === true };
+  }
+  return out;
+}
+
+/** "a positive integer", "an integer from 0 to 65535", "a number in (0, 1]": what a number setting takes. */
+function numberWords(b: NumberBounds, plural: boolean): string {
+  const noun = b.integer ? (plural ? 'integers' : 'integer') : plural ? 'numbers' : 'number';
+  const a = (word: string): string => (plural ? word : `${/^[aeiou]/.test(word) ? 'an' : 'a'} ${word}`);
+  const { lower, upper } = b;
+  if (lower && upper) {
+    if (b.integer) return a(`${noun} from ${lower.value + (lower.inclusive ? 0 : 1)} to ${upper.value}`);
+    return a(`${noun} in ${lower.inclusive ? '[' : '('}${lower.value}, ${upper.value}${upper.inclusive ? ']' : ')'}`);
+  }
+  if (lower && lower.value === 0) return a(`${lower.inclusive ? 'non-negative' : 'positive'} ${noun}`);
+  if (lower && lower.value === 1 && b.integer && lower.inclusive) return a(`positive ${noun}`);
+  if (lower) return a(`${noun} of at least ${lower.value}`);
+  return b.integer ? a('whole number') : a(noun);
+}
+
+/** What a field's text must be, in words (the one wording the CLI, YAML and the app share). */
+export function takes(f: FieldDescriptor): string {
+  const s = bareSchema(f.schema);
+  if (f.type === 'int-list' || f.type === 'number-list') {
+    const el = (s as z.ZodArray).element as z.ZodType;
+    return `a comma-separated list of ${numberWords(boundsOf(el), true)} written plainly`;
+  }
+  if (f.type === 'seconds') return numberWords({ ...boundsOf(f.schema), integer: false }, false);
+  if (f.type === 'int' || f.type === 'number') return numberWords(boundsOf(f.schema), false);
+  if (f.type === 'duration') return 'a duration such as 600, 90s, 20m or 1h';
+  if (f.choices) return or(f.choices);
+  return OTHER_WORDS[f.type] ?? 'text';
+}
+
+const OTHER_WORDS: Partial<Record<FieldDescriptor['type'], string>> = {
+  url: 'an http(s) URL',
+  command: 'a command line',
+  args: 'one argument, repeatable',
+  env: 'KEY=VALUE, repeatable',
+};
+
+/** A field's reasoned upper bound in words (`at most 4,096: ...`), in the unit it is written in; '' without one. */
+export function limitWords(f: FieldDescriptor): string {
+  const s = bareSchema(f.schema);
+  const target = s instanceof z.ZodArray ? (s.element as z.ZodType) : f.schema;
+  const checks = ((bareSchema(target)._zod.def as { checks?: Array<{ _zod: { def: CheckDef } }> }).checks ?? []).map(
+    (c) => c._zod.def,
+  );
+  const at = checks.find((c) => c.check === 'less_than' && c.error !== undefined);
+  const limit = at?.value === undefined ? undefined : limitAt(at.value);
+  if (!limit) return '';
+  const max = limit.shown ?? (seconds(f) ? `${limit.max / 1000} s` : limit.max.toLocaleString('en-US'));
+  return `at most ${max}: ${limit.why}`;
+}
+
+const seconds = (f: FieldDescriptor): boolean => f.type === 'seconds';
+
+/** One zod issue of a field's value in words, `(got 'text')` and bounds in the field's own unit. */
+function issueText(f: FieldDescriptor, issue: z.core.$ZodIssue, text: string): string {
   const got = `(got '${text}')`;
+  const limit = limitOf(issue.message);
+  if (issue.code === 'too_big' && limit) {
+    const max = limit.shown ?? (seconds(f) ? `${limit.max / 1000} s` : limit.max.toLocaleString('en-US'));
+    return `${text} is too large: at most ${max} (${limit.why})`;
+  }
+  // A schema's own wording of what it takes ("must be a path such as /health"), or a check's own sentence.
+  if (/^must /.test(issue.message)) return `${issue.message} ${got}`;
+  if (issue.code === 'custom') return issue.message;
+  if (f.type === 'text' && issue.code === 'too_small') return 'needs a value';
+  return `must be ${takes(f)} ${got}`;
+}
+
+/** The value a field's text stands for before its schema checks it, or what is wrong with how it is written. */
+function candidate(f: FieldDescriptor, text: string): Parsed & { parts?: string[] } {
+  const syntax = (): Parsed => fail(`must be ${takes(f)} (got '${text}')`);
   switch (f.type) {
-    case 'int': {
-      const min = f.min ?? 1;
-      const n = plainNumber(text, true);
-      if (!Number.isSafeInteger(n) || n < min || (f.max !== undefined && n > f.max)) {
-        const range =
-          f.max !== undefined
-            ? `an integer from ${min} to ${f.max}`
-            : min === 0
-              ? 'a non-negative integer'
-              : 'a positive integer';
-        return fail(`must be ${range} ${got}`);
-      }
-      return tooLarge(f, n, text) ?? { ok: true, value: n };
+    case 'int':
+    case 'number': {
+      const n = plainNumber(text, f.integer);
+      return Number.isFinite(n) ? { ok: true, value: n } : syntax();
     }
-    case 'number':
     case 'seconds': {
       const n = plainNumber(text, false);
-      const zeroOk = f.min === 0;
-      if (!Number.isFinite(n) || n < 0 || (!zeroOk && n === 0)) {
-        return fail(`must be a ${zeroOk ? 'non-negative' : 'positive'} number ${got}`);
-      }
-      const big = tooLarge(f, n, text);
-      if (big) return big;
-      return { ok: true, value: f.type === 'seconds' ? Math.max(1, Math.round(n * 1000)) : n };
-    }
-    case 'fraction': {
-      const n = plainNumber(text, false);
-      if (!Number.isFinite(n) || n <= 0 || n > 1) return fail(`must be a number in (0, 1] ${got}`);
-      return { ok: true, value: n };
+      return Number.isFinite(n) ? { ok: true, value: n === 0 ? 0 : Math.max(1, Math.round(n * 1000)) } : syntax();
     }
     case 'int-list':
     case 'number-list': {
-      const integer = f.type === 'int-list';
       const parts = text
         .split(',')
         .map((s) => s.trim())
         .filter((s) => s.length > 0);
-      const nums = parts.map((p) => plainNumber(p, integer));
-      if (
-        parts.length === 0 ||
-        nums.some((n) => !Number.isFinite(n) || n <= 0 || (integer && !Number.isSafeInteger(n)))
-      ) {
-        return fail(
-          `must be a comma-separated list of positive ${integer ? 'integers' : 'numbers'} written plainly ${got}`,
-        );
-      }
-      for (const [i, n] of nums.entries()) {
-        const big = tooLarge(f, n, parts[i] as string);
-        if (big) return big;
-      }
-      return { ok: true, value: nums };
+      const nums = parts.map((p) => plainNumber(p, f.integer));
+      if (parts.length === 0 || nums.some((n) => !Number.isFinite(n))) return syntax();
+      return { ok: true, value: nums, parts };
     }
     case 'duration': {
       const ms = durationMs(text);
-      if (ms === undefined) return fail(`must be a duration such as 600, 90s, 20m or 1h ${got}`);
-      if (ms <= 0) return fail(`must be longer than zero ${got}`);
-      return { ok: true, value: ms };
+      if (ms === undefined) return syntax();
+      return ms <= 0 ? fail(`must be longer than zero (got '${text}')`) : { ok: true, value: ms };
     }
-    case 'url':
-      return isHttpUrl(text)
-        ? { ok: true, value: text }
-        : fail(`must be an http(s) URL such as http://127.0.0.1:8000 ${got}`);
-    case 'choice':
-      return f.choices?.includes(text) ? { ok: true, value: text } : fail(`must be ${or(f.choices ?? [])} ${got}`);
     default:
       return text === '' ? fail('needs a value') : { ok: true, value: text };
   }
+}
+
+/**
+ * A field's value from its text as typed after a flag, in a --vary list, as a YAML string or in the app's form:
+ * read as the field is written (strict numbers, seconds, durations, lists), then checked by the field's own schema.
+ * Types with their own syntax (engine, command, args, env) and switches are read where they are used.
+ */
+export function parseFieldText(f: FieldDescriptor, raw: string): Parsed {
+  const text = raw.trim();
+  const read = candidate(f, text);
+  if (!read.ok) return read;
+  return checkValue(f, read.value, text, read.parts);
+}
+
+/** A value checked by its field's schema: the value as parsed, or the schema's first issue in words. */
+export function checkValue(f: FieldDescriptor, value: unknown, text = String(value), parts?: string[]): Parsed {
+  const checked = f.schema.safeParse(value);
+  if (checked.success) return { ok: true, value: checked.data };
+  const issue = checked.error.issues[0] as z.core.$ZodIssue;
+  const index = issue.path[0];
+  const part = typeof index === 'number' && parts ? (parts[index] ?? text) : text;
+  return fail(issueText(f, issue, part));
 }
 
 // ---- server sweeps --------------------------------------------------------------------------------
@@ -164,11 +215,12 @@ export interface VarySpec {
 /** Server variants as the cartesian product of the sweeps, each value read like its flag; or what is wrong. */
 export function expandVary(
   specs: readonly VarySpec[],
+  offered: readonly FieldDescriptor[] = SWEEPABLE_FIELDS,
 ): { ok: true; variants: Array<Record<string, unknown>> } | { ok: false; error: string } {
   let variants: Array<Record<string, unknown>> = [{}];
   for (const spec of specs) {
-    const f = SWEEPABLE_FIELDS.find((x) => x.flag === spec.key);
-    if (!f) return { ok: false, error: `KEY must be one of ${SWEEPABLE_FIELDS.map((x) => x.flag).join(', ')}` };
+    const f = offered.find((x) => x.flag === spec.key);
+    if (!f) return { ok: false, error: `KEY must be one of ${offered.map((x) => x.flag).join(', ')}` };
     const values = spec.values.map((v) => v.trim()).filter(Boolean);
     if (values.length === 0) return { ok: false, error: `${spec.key}= needs at least one value` };
     const parsed: unknown[] = [];
@@ -198,13 +250,10 @@ export function describeVariant(variant: Record<string, unknown>): string {
 
 // ---- defaults ------------------------------------------------------------------------------------
 
-// The schema's defaults (diffusion's too, though a server has none until asked), so help and form never restate them.
-const DEFAULTS: Record<string, unknown> = BenchConfigSchema.parse({});
-setPath(DEFAULTS, 'server.diffusion', DiffusionConfigSchema.parse({}));
-
-/** A field's default from the schema, or undefined when it has none (or only an empty one). */
+/** A field's default from its schema, or undefined when it has none (or only an empty one). */
 export function fieldDefault(f: FieldDescriptor): unknown {
-  const v = getPath(DEFAULTS, f.path);
+  const parsed = f.schema.safeParse(undefined);
+  const v = parsed.success ? parsed.data : undefined;
   if (Array.isArray(v) && v.length === 0) return undefined;
   if (v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0) return undefined;
   return v;

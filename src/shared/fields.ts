@@ -1,19 +1,25 @@
 /**
- * Every setting of a run, described once: its place in the config, its `servebench run` flag and help,
- * its unit, the engines that use it, whether `--vary` can sweep it, and the app's control for it. The
- * CLI's flags and help, the `--vary` keys, the YAML key check and the app's new-run form are generated
- * from this table (the zod schemas in config.ts stay the last word on values and defaults; reading and
- * writing values is field-values.ts).
+ * Every setting of a run as a field, generated from the declarations (src/shared/setting.ts): the config schema's
+ * keys for the load, cost, telemetry and output, and each engine's settings for the server. A field knows its place
+ * in the config, its flag, how its value is written, the engines that have it and the app's control for it; its
+ * values, bounds, choices and default stay the schema's. The CLI's flags and help, the `--vary` keys, the YAML key
+ * check and the app's form are made from this list (reading and writing values is field-values.ts).
  */
-import type { LIMITS } from './config.js';
-import { FLASH_ATTENTION_MODES, LAUNCHABLE_ENGINES, type EngineKind } from './engines.js';
+import { z } from 'zod';
+import { BenchConfigSchema, ENGINE_SETTING } from './config.js';
+import { ENGINE_FACTS, LAUNCHABLE_ENGINES, type EngineKind } from './engines.js';
+import { isSecretName } from './secret-names.js';
+import { SERVER_SETTING_SCHEMAS } from './server-schema.js';
+import { SERVER_SETTING_ORDER } from './server-settings.js';
+import { bareSchema, kebab, settingMeta, type SettingGroup, type SettingMeta } from './setting.js';
+
+export { bareSchema };
 
 /** How a value is written and read. */
 export type FieldType =
   | 'text'
   | 'int'
   | 'number'
-  | 'fraction'
   | 'int-list'
   | 'number-list'
   | 'switch'
@@ -26,997 +32,185 @@ export type FieldType =
   | 'args'
   | 'env';
 
-/** The app's control for a field; 'cli-only' fields are flags and YAML keys only. */
+/** The app's control for a field ('none': the app sets it elsewhere, see appSetsIt). */
 export type UiControl =
-  'engine' | 'text' | 'number' | 'list' | 'select' | 'toggle' | 'percent' | 'args' | 'env' | 'cli-only';
+  'engine' | 'text' | 'secret' | 'number' | 'list' | 'select' | 'toggle' | 'percent' | 'args' | 'env' | 'none';
 
-/** Where the field is shown: the help section and the app's card. */
-export type FieldGroup = 'server' | 'diffusion' | 'llamacpp' | 'command' | 'load' | 'cost' | 'telemetry' | 'output';
+export type FieldGroup = SettingGroup;
 
-/** One setting. */
-export interface FieldDescriptor {
-  /** The app shows it under "More settings" (seldom changed). */
-  readonly advanced?: boolean;
-  /** The app form's key (unique). */
-  readonly name: string;
+/** One setting as the CLI, the YAML reader and the app's form use it. */
+export interface FieldDescriptor extends Omit<SettingMeta, 'flag' | 'syntax' | 'percent'> {
   /** Where the value goes in a BenchConfig: 'rounds', 'slo.ttftMs', 'server.maxSeqs', 'server.diffusion.threshold'. */
   readonly path: string;
-  /** The `servebench run` flag, without dashes; also its YAML flag-style key and, when sweepable, its --vary key. */
+  /** Its one name: the `servebench run` flag (without dashes), its YAML flag-style key, --vary key and form key. */
   readonly flag: string;
   readonly type: FieldType;
-  /** Placeholder of the flag's value in the help. */
-  readonly metavar?: string;
-  /** One line for the help and the form's tooltip. */
-  readonly help: string;
-  readonly unit?: string;
-  /** The app's label. */
-  readonly label: string;
-  readonly group: FieldGroup;
-  /** Engines that use it (server fields only). */
-  readonly engines?: readonly EngineKind[];
-  /** `--vary KEY=...` can sweep it (the server restarts per value). */
-  readonly sweep?: boolean;
   readonly ui: UiControl;
-  /** Smallest allowed value of an int (default 1) or number (default: above 0). */
-  readonly min?: number;
-  /** Largest allowed value, when no LIMITS entry gives it. */
-  readonly max?: number;
-  /** The shared bound (src/shared/config.ts LIMITS). */
-  readonly limit?: keyof typeof LIMITS;
-  /** switch: the value its flag sets (default true). */
-  readonly sets?: boolean;
-  /** A second flag that turns the field off: false for a switch, 0 for an int. */
-  readonly off?: string;
+  /** The declared schema (with its optional or default wrapper): the value's one check. */
+  readonly schema: z.ZodType;
+  /** Whole numbers only (int, int-list). */
+  readonly integer: boolean;
+  /** The only values there are (an enum). */
   readonly choices?: readonly string[];
-  /** The app's placeholder when empty. */
-  readonly placeholder?: string;
-  /** The app's form starts with the schema default filled in (else empty, meaning the default). */
-  readonly prefill?: boolean;
+  /** Engines that have it (server fields only). */
+  readonly engines?: readonly EngineKind[];
 }
 
-const HF: readonly EngineKind[] = ['vllm', 'sglang'];
-const LAUNCH: readonly EngineKind[] = LAUNCHABLE_ENGINES;
+const SYNTAX_TYPES = {
+  seconds: 'seconds',
+  duration: 'duration',
+  'command-line': 'command',
+  args: 'args',
+  env: 'env',
+  engine: 'engine',
+} as const satisfies Record<NonNullable<SettingMeta['syntax']>, FieldType>;
 
-/** The table: server fields first, then the load, cost, telemetry and output fields, in help and form order. */
-export const FIELDS = [
-  // ---- server ----
-  {
-    name: 'engine',
-    path: 'server.engine',
-    flag: 'engine',
-    type: 'engine',
-    metavar: LAUNCHABLE_ENGINES.join('|'),
-    help: 'engine to launch (default sim: the built-in simulator)',
-    label: 'Engine',
-    group: 'server',
-    ui: 'engine',
-  },
-  {
-    name: 'url',
-    path: 'server.url',
-    flag: 'url',
-    type: 'url',
-    metavar: 'URL',
-    help: 'benchmark a server that is already running (no launch); without it servebench launches --engine',
-    label: 'Server URL',
-    group: 'server',
-    engines: ['attach'],
-    ui: 'text',
-    placeholder: 'http://127.0.0.1:8000',
-  },
-  {
-    name: 'model',
-    path: 'server.model',
-    flag: 'model',
-    type: 'text',
-    metavar: 'M',
-    help: 'hub id (org/name), local folder, or .gguf file (llama.cpp)',
-    label: 'Model',
-    group: 'server',
-    engines: [...LAUNCH, 'attach'],
-    ui: 'text',
-  },
-  {
-    name: 'servedModelName',
-    advanced: true,
-    path: 'server.servedModelName',
-    flag: 'served-model-name',
-    type: 'text',
-    metavar: 'NAME',
-    help: 'name the server answers to',
-    label: 'Served model name',
-    group: 'server',
-    engines: [...LAUNCH, 'attach'],
-    ui: 'text',
-    placeholder: 'the model',
-  },
-  {
-    name: 'python',
-    path: 'server.python',
-    flag: 'python',
-    type: 'text',
-    metavar: 'PATH',
-    help: 'interpreter of the venv/conda env with the engine',
-    label: 'Python',
-    group: 'server',
-    engines: HF,
-    ui: 'text',
-  },
-  {
-    name: 'quantization',
-    path: 'server.quantization',
-    flag: 'quantization',
-    type: 'text',
-    metavar: 'Q',
-    help: "checked against the installed engine's own --help",
-    label: 'Quantization',
-    group: 'server',
-    engines: HF,
-    sweep: true,
-    ui: 'select',
-    placeholder: 'none',
-  },
-  {
-    name: 'dtype',
-    path: 'server.dtype',
-    flag: 'dtype',
-    type: 'text',
-    metavar: 'D',
-    help: 'weights and activations dtype',
-    label: 'dtype',
-    group: 'server',
-    engines: HF,
-    sweep: true,
-    ui: 'select',
-    placeholder: 'auto',
-  },
-  {
-    name: 'kvCacheDtype',
-    path: 'server.kvCacheDtype',
-    flag: 'kv-cache-dtype',
-    type: 'text',
-    metavar: 'D',
-    help: 'KV-cache dtype (llama.cpp: -ctk and -ctv)',
-    label: 'KV-cache dtype',
-    group: 'server',
-    engines: [...HF, 'llamacpp'],
-    sweep: true,
-    ui: 'select',
-    placeholder: 'engine default',
-  },
-  {
-    name: 'tensorParallel',
-    path: 'server.tensorParallel',
-    flag: 'tp',
-    type: 'int',
-    metavar: 'N',
-    help: 'tensor parallel size',
-    unit: 'GPUs',
-    label: 'Tensor parallel',
-    group: 'server',
-    engines: HF,
-    sweep: true,
-    ui: 'number',
-    placeholder: '1',
-  },
-  {
-    name: 'maxModelLen',
-    path: 'server.maxModelLen',
-    flag: 'max-model-len',
-    type: 'int',
-    metavar: 'L',
-    help: 'max tokens per request (SGLang --context-length)',
-    unit: 'tokens',
-    label: 'Max model length',
-    group: 'server',
-    engines: ['sim', ...HF],
-    sweep: true,
-    ui: 'number',
-    placeholder: 'from the model',
-  },
-  {
-    name: 'gpuMemoryFraction',
-    path: 'server.gpuMemoryFraction',
-    flag: 'gpu-memory',
-    type: 'fraction',
-    metavar: 'F',
-    help: 'GPU memory fraction 0-1 (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static)',
-    label: 'GPU memory fraction',
-    group: 'server',
-    engines: HF,
-    sweep: true,
-    ui: 'number',
-    placeholder: 'engine default',
-  },
-  {
-    name: 'maxSeqs',
-    path: 'server.maxSeqs',
-    flag: 'max-seqs',
-    type: 'int',
-    metavar: 'N',
-    help: 'max concurrent sequences (vLLM --max-num-seqs, SGLang --max-running-requests, llama.cpp -np slots)',
-    label: 'Max seqs',
-    group: 'server',
-    engines: ['sim', ...HF, 'llamacpp'],
-    sweep: true,
-    ui: 'number',
-    placeholder: 'engine default',
-  },
-  {
-    name: 'prefixCaching',
-    advanced: true,
-    path: 'server.prefixCaching',
-    flag: 'prefix-caching',
-    off: 'no-prefix-caching',
-    type: 'switch',
-    help: "turn the engine's prefix cache on or off (default: the engine's)",
-    label: 'Prefix caching',
-    group: 'server',
-    engines: ['sim', ...HF],
-    ui: 'toggle',
-  },
-  {
-    name: 'seed',
-    advanced: true,
-    path: 'server.seed',
-    flag: 'seed',
-    type: 'int',
-    min: 0,
-    metavar: 'N',
-    help: "the engine's and the prompts' random seed",
-    label: 'Seed',
-    group: 'server',
-    engines: ['sim', ...HF, 'llamacpp'],
-    ui: 'number',
-    placeholder: '0',
-  },
-  {
-    name: 'startTimeout',
-    advanced: true,
-    path: 'server.startTimeoutMs',
-    flag: 'start-timeout',
-    type: 'duration',
-    metavar: 'T',
-    help: 'readiness time-out: seconds, or 90s / 20m / 1h',
-    label: 'Start time-out',
-    group: 'server',
-    engines: LAUNCH,
-    ui: 'text',
-  },
-  {
-    name: 'host',
-    path: 'server.host',
-    flag: 'host',
-    type: 'text',
-    metavar: 'H',
-    help: 'bind address',
-    label: 'Host',
-    group: 'server',
-    engines: LAUNCH,
-    ui: 'cli-only',
-  },
-  {
-    name: 'port',
-    path: 'server.port',
-    flag: 'port',
-    type: 'int',
-    min: 0,
-    max: 65535,
-    metavar: 'P',
-    help: 'port (default: a free one)',
-    label: 'Port',
-    group: 'server',
-    engines: LAUNCH,
-    ui: 'cli-only',
-  },
-  {
-    name: 'extraArgs',
-    path: 'server.extraArgs',
-    flag: 'server-arg',
-    type: 'args',
-    metavar: 'ARG',
-    help: 'extra engine argument, repeatable (--server-arg=--trust-remote-code)',
-    label: 'Extra arguments',
-    group: 'server',
-    engines: LAUNCH,
-    ui: 'args',
-    placeholder: '--trust-remote-code --enforce-eager',
-  },
-  {
-    name: 'env',
-    path: 'server.env',
-    flag: 'env',
-    type: 'env',
-    metavar: 'KEY=VALUE',
-    help: 'environment for the server, repeatable (secrets never reach logs)',
-    label: 'Environment',
-    group: 'server',
-    engines: LAUNCH,
-    ui: 'env',
-  },
-  {
-    name: 'blockSize',
-    path: 'server.diffusion.blockSize',
-    flag: 'block-size',
-    type: 'int',
-    metavar: 'B',
-    help: 'diffusion (block) decoding: tokens per block',
-    unit: 'tokens',
-    label: 'Block size',
-    group: 'diffusion',
-    engines: ['sim', ...HF],
-    sweep: true,
-    ui: 'number',
-    prefill: true,
-  },
-  {
-    name: 'threshold',
-    path: 'server.diffusion.threshold',
-    flag: 'threshold',
-    type: 'fraction',
-    metavar: 'T',
-    help: 'diffusion decoding: confidence a token needs to be accepted',
-    label: 'Threshold',
-    group: 'diffusion',
-    engines: ['sim', ...HF],
-    sweep: true,
-    ui: 'number',
-    prefill: true,
-  },
-  {
-    name: 'dllmAlgorithm',
-    advanced: true,
-    path: 'server.diffusion.algorithm',
-    flag: 'dllm-algorithm',
-    type: 'text',
-    metavar: 'A',
-    help: 'diffusion decoding algorithm',
-    label: 'Algorithm',
-    group: 'diffusion',
-    engines: HF,
-    ui: 'text',
-  },
-  {
-    name: 'simProfile',
-    path: 'server.simProfile',
-    flag: 'sim-profile',
-    type: 'text',
-    metavar: 'NAME',
-    help: 'simulator profile (resources/sim-profiles: h200-llama8b-bf16, rtx4080-llama8b-int4, h200-dllm-block, thermal-throttle-demo, power-capped, instant)',
-    label: 'Simulator profile',
-    group: 'server',
-    engines: ['sim'],
-    ui: 'text',
-    placeholder: 'h200-llama8b-bf16',
-  },
-  // ---- llama.cpp ----
-  {
-    name: 'binary',
-    path: 'server.llamaServer',
-    flag: 'llama-server',
-    type: 'text',
-    metavar: 'PATH',
-    help: 'the llama-server binary (default: llama-server on PATH)',
-    label: 'llama-server',
-    group: 'llamacpp',
-    engines: ['llamacpp'],
-    ui: 'text',
-    placeholder: 'llama-server (on PATH)',
-  },
-  {
-    name: 'gpuLayers',
-    path: 'server.gpuLayers',
-    flag: 'gpu-layers',
-    type: 'int',
-    min: 0,
-    metavar: 'N',
-    help: 'layers offloaded to the GPU (-ngl)',
-    label: 'GPU layers (-ngl)',
-    group: 'llamacpp',
-    engines: ['llamacpp'],
-    ui: 'number',
-    placeholder: 'llama.cpp default',
-  },
-  {
-    name: 'contextSize',
-    path: 'server.contextSize',
-    flag: 'ctx-size',
-    type: 'int',
-    metavar: 'N',
-    help: 'total context (-c), shared by the --max-seqs slots',
-    unit: 'tokens',
-    label: 'Context (-c)',
-    group: 'llamacpp',
-    engines: ['llamacpp'],
-    ui: 'number',
-    placeholder: 'from the model',
-  },
-  {
-    name: 'threads',
-    advanced: true,
-    path: 'server.threads',
-    flag: 'threads',
-    type: 'int',
-    metavar: 'N',
-    help: 'CPU threads (-t)',
-    label: 'Threads (-t)',
-    group: 'llamacpp',
-    engines: ['llamacpp'],
-    ui: 'number',
-    placeholder: 'llama.cpp default',
-  },
-  {
-    name: 'flashAttention',
-    path: 'server.flashAttention',
-    flag: 'flash-attn',
-    type: 'choice',
-    choices: FLASH_ATTENTION_MODES,
-    metavar: FLASH_ATTENTION_MODES.join('|'),
-    help: 'flash attention (-fa)',
-    label: 'Flash attention',
-    group: 'llamacpp',
-    engines: ['llamacpp'],
-    ui: 'select',
-    placeholder: 'llama.cpp default',
-  },
-  {
-    name: 'continuousBatching',
-    advanced: true,
-    path: 'server.continuousBatching',
-    flag: 'cont-batching',
-    off: 'no-cont-batching',
-    type: 'switch',
-    help: 'continuous batching (on by default in llama-server)',
-    label: 'Continuous batching',
-    group: 'llamacpp',
-    engines: ['llamacpp'],
-    ui: 'toggle',
-  },
-  // ---- any server command ----
-  {
-    name: 'command',
-    path: 'server.command',
-    flag: 'cmd',
-    type: 'command',
-    metavar: '"LINE"',
-    help: 'its command line, split like a shell but never run by one; {port}, {host} and {model} are filled in',
-    label: 'Command',
-    group: 'command',
-    engines: ['command'],
-    ui: 'text',
-    placeholder: 'text-generation-launcher --port {port} --model-id {model}',
-  },
-  {
-    name: 'healthPath',
-    path: 'server.healthPath',
-    flag: 'health',
-    type: 'text',
-    metavar: 'PATH',
-    help: 'readiness path answering 200 when ready (default /health)',
-    label: 'Health path',
-    group: 'command',
-    engines: ['command'],
-    ui: 'text',
-    placeholder: '/health',
-  },
-  // ---- load ----
-  {
-    name: 'api',
-    advanced: true,
-    path: 'api',
-    flag: 'api',
-    type: 'choice',
-    choices: ['chat', 'completions'],
-    metavar: 'chat|completions',
-    help: 'endpoint to load',
-    label: 'Endpoint',
-    group: 'load',
-    ui: 'select',
-  },
-  {
-    name: 'apiKey',
-    path: 'apiKey',
-    flag: 'api-key',
-    type: 'text',
-    metavar: 'KEY',
-    help: 'bearer token (or env SERVEBENCH_API_KEY / OPENAI_API_KEY); never written to disk',
-    label: 'API key',
-    group: 'load',
-    ui: 'cli-only',
-  },
-  {
-    name: 'concurrency',
-    path: 'concurrency',
-    flag: 'concurrency',
-    type: 'int-list',
-    limit: 'concurrency',
-    metavar: '1,2,4,8,16',
-    help: 'closed-loop levels: exactly C requests in flight',
-    unit: 'requests',
-    label: 'Concurrency',
-    group: 'load',
-    ui: 'list',
-    prefill: true,
-  },
-  {
-    name: 'rate',
-    advanced: true,
-    path: 'rate',
-    flag: 'rate',
-    type: 'number-list',
-    limit: 'rate',
-    metavar: '2,4,8',
-    help: 'open-loop levels instead: Poisson arrivals of R requests/s (with --turns K: R/K conversations/s); --max-concurrency caps in-flight',
-    unit: 'req/s',
-    label: 'Rate (req/s)',
-    group: 'load',
-    ui: 'list',
-    placeholder: 'closed loop',
-  },
-  {
-    name: 'maxConcurrency',
-    advanced: true,
-    path: 'maxConcurrency',
-    flag: 'max-concurrency',
-    type: 'int',
-    limit: 'concurrency',
-    metavar: 'N',
-    help: 'open loop only (--rate or --trace): cap on requests in flight',
-    label: 'Max in flight',
-    group: 'load',
-    ui: 'number',
-    placeholder: 'no cap',
-  },
-  {
-    name: 'inputLen',
-    path: 'inputLen',
-    flag: 'input-len',
-    type: 'int-list',
-    limit: 'tokens',
-    metavar: '512[,2048]',
-    help: "prompt tokens, exact: calibrated with the server's tokenizer",
-    unit: 'tokens',
-    label: 'Input tokens',
-    group: 'load',
-    ui: 'list',
-    prefill: true,
-  },
-  {
-    name: 'outputLen',
-    path: 'outputLen',
-    flag: 'output-len',
-    type: 'int-list',
-    limit: 'tokens',
-    metavar: '256[,1024]',
-    help: 'output tokens, forced with max_tokens = min_tokens and ignore_eos',
-    unit: 'tokens',
-    label: 'Output tokens',
-    group: 'load',
-    ui: 'list',
-    prefill: true,
-  },
-  {
-    name: 'rounds',
-    path: 'rounds',
-    flag: 'rounds',
-    type: 'int',
-    limit: 'rounds',
-    metavar: 'N',
-    help: 'rounds per level; a spread over 15 % between them fails a check',
-    label: 'Rounds',
-    group: 'load',
-    ui: 'number',
-    prefill: true,
-  },
-  {
-    name: 'requestsPerRound',
-    path: 'requestsPerRound',
-    flag: 'requests-per-round',
-    type: 'int',
-    limit: 'requestsPerRound',
-    metavar: 'N',
-    help: 'default max(ceil(299 / rounds), 4 x concurrency): enough samples for p95 and p99 intervals',
-    label: 'Requests / round',
-    group: 'load',
-    ui: 'number',
-    placeholder: 'auto: ≥ 299 per level, ≥ 4×c',
-  },
-  {
-    name: 'warmup',
-    path: 'warmup',
-    flag: 'warmup',
-    off: 'no-warmup',
-    type: 'int',
-    min: 0,
-    limit: 'warmup',
-    metavar: 'N',
-    help: 'warm-up requests per level, discarded (default max(2 x concurrency, 24): warms the client too)',
-    label: 'Warm-up',
-    group: 'load',
-    ui: 'number',
-    placeholder: 'auto: max(2×c, 24)',
-  },
-  {
-    name: 'turns',
-    advanced: true,
-    path: 'turns',
-    flag: 'turns',
-    type: 'int',
-    max: 1000,
-    metavar: 'K',
-    help: 'multi-turn: conversations of K turns, each sending back the history (chat API); --concurrency counts conversations, --rate requests (turns); requests per round and warm-up round up to whole conversations; not with --prompts, --trace or --prefix-groups',
-    label: 'Turns per conversation',
-    group: 'load',
-    ui: 'number',
-    placeholder: '1: single requests',
-  },
-  {
-    name: 'thinkTimeMs',
-    advanced: true,
-    path: 'thinkTimeMs',
-    flag: 'think-time-ms',
-    type: 'number',
-    min: 0,
-    metavar: 'MS',
-    help: "multi-turn: pause between a turn's answer and the next turn (default 0)",
-    unit: 'ms',
-    label: 'Think time (ms)',
-    group: 'load',
-    ui: 'number',
-    placeholder: '0',
-  },
-  {
-    name: 'timeout',
-    advanced: true,
-    path: 'timeoutMs',
-    flag: 'timeout',
-    type: 'seconds',
-    limit: 'timeoutMs',
-    metavar: 'S',
-    help: 'per-request time-out in seconds',
-    unit: 's',
-    label: 'Request time-out (s)',
-    group: 'load',
-    ui: 'number',
-  },
-  {
-    name: 'uniquePrefix',
-    advanced: true,
-    path: 'uniquePrefix',
-    flag: 'no-unique-prefix',
-    sets: false,
-    type: 'switch',
-    help: 'same prompt for all requests: measures the prefix-cached case',
-    label: 'Unique prompt prefix',
-    group: 'load',
-    ui: 'toggle',
-  },
-  {
-    name: 'prompts',
-    advanced: true,
-    path: 'prompts',
-    flag: 'prompts',
-    type: 'text',
-    metavar: 'FILE',
-    help: 'prompts from a JSONL file ({"prompt"} or {"messages"} lines, optional "output_len") or ShareGPT JSON',
-    label: 'Prompt file',
-    group: 'load',
-    ui: 'text',
-    placeholder: 'synthetic prompts',
-  },
-  {
-    name: 'promptLengths',
-    advanced: true,
-    path: 'promptLengths',
-    flag: 'prompt-lengths',
-    type: 'choice',
-    choices: ['fixed', 'file'],
-    metavar: 'fixed|file',
-    help: "--prompts: pad or cut each prompt to --input-len with the server's tokenizer (fixed), or keep it (file)",
-    label: 'Prompt lengths',
-    group: 'load',
-    ui: 'select',
-    placeholder: 'fixed',
-  },
-  {
-    name: 'outputLengths',
-    advanced: true,
-    path: 'outputLengths',
-    flag: 'output-lengths',
-    type: 'choice',
-    choices: ['fixed', 'file'],
-    metavar: 'fixed|file',
-    help: "--prompts: every request asks --output-len tokens (fixed), or the file's output_len / ShareGPT reply length",
-    label: 'Output lengths',
-    group: 'load',
-    ui: 'select',
-    placeholder: 'fixed',
-  },
-  {
-    name: 'prefixGroups',
-    advanced: true,
-    path: 'prefixGroups',
-    flag: 'prefix-groups',
-    type: 'int',
-    limit: 'requestsPerRound',
-    metavar: 'N',
-    help: 'shared prefix: N groups of requests, each sharing a system prompt of --prefix-len tokens (prefix cache on purpose)',
-    label: 'Prefix groups',
-    group: 'load',
-    ui: 'number',
-    placeholder: 'none',
-  },
-  {
-    name: 'prefixLen',
-    advanced: true,
-    path: 'prefixLen',
-    flag: 'prefix-len',
-    type: 'int',
-    limit: 'tokens',
-    metavar: 'P',
-    help: "shared prefix: tokens of each group's system prompt, part of --input-len",
-    unit: 'tokens',
-    label: 'Prefix length',
-    group: 'load',
-    ui: 'number',
-    placeholder: 'none',
-  },
-  {
-    name: 'trace',
-    advanced: true,
-    path: 'trace',
-    flag: 'trace',
-    type: 'text',
-    metavar: 'FILE',
-    help: 'replay a timed trace (Mooncake JSONL: timestamp ms, input_length, output_length, hash_ids) as one open-loop level, once per round (--requests-per-round N: its first N arrivals; no warm-up unless --warmup); not with --rate, --find-capacity or length lists',
-    label: 'Trace file',
-    group: 'load',
-    ui: 'text',
-    placeholder: 'no trace',
-  },
-  {
-    name: 'traceSpeed',
-    advanced: true,
-    path: 'traceSpeed',
-    flag: 'trace-speed',
-    type: 'number',
-    metavar: 'X',
-    help: '--trace: replay X times faster (2 halves every gap between arrivals)',
-    label: 'Trace speed',
-    group: 'load',
-    ui: 'number',
-    placeholder: '1',
-  },
-  {
-    name: 'ignoreEos',
-    advanced: true,
-    path: 'ignoreEos',
-    flag: 'allow-eos',
-    sets: false,
-    type: 'switch',
-    help: 'let the model stop early (no ignore_eos)',
-    label: 'Ignore EOS',
-    group: 'load',
-    ui: 'toggle',
-  },
-  {
-    name: 'temperature',
-    advanced: true,
-    path: 'temperature',
-    flag: 'temperature',
-    type: 'number',
-    min: 0,
-    metavar: 'T',
-    help: 'sampling temperature',
-    label: 'Temperature',
-    group: 'load',
-    ui: 'number',
-  },
-  {
-    name: 'sloTtftMs',
-    advanced: true,
-    path: 'slo.ttftMs',
-    flag: 'slo-ttft-ms',
-    type: 'number',
-    metavar: 'MS',
-    help: 'service-level objective on time to first token: goodput = share meeting all',
-    unit: 'ms',
-    label: 'SLO TTFT (ms)',
-    group: 'load',
-    ui: 'number',
-    placeholder: 'none',
-  },
-  {
-    name: 'sloTpotMs',
-    advanced: true,
-    path: 'slo.tpotMs',
-    flag: 'slo-tpot-ms',
-    type: 'number',
-    metavar: 'MS',
-    help: 'service-level objective on time per output token',
-    unit: 'ms',
-    label: 'SLO TPOT (ms)',
-    group: 'load',
-    ui: 'number',
-    placeholder: 'none',
-  },
-  {
-    name: 'sloE2eMs',
-    advanced: true,
-    path: 'slo.e2eMs',
-    flag: 'slo-e2e-ms',
-    type: 'number',
-    metavar: 'MS',
-    help: 'service-level objective on end-to-end latency',
-    unit: 'ms',
-    label: 'SLO E2E (ms)',
-    group: 'load',
-    ui: 'number',
-    placeholder: 'none',
-  },
-  {
-    name: 'sloTargets',
-    path: 'slo.targets',
-    flag: 'slo',
-    type: 'text',
-    metavar: 'ttft_p95=MS,tpot_p95=MS',
-    help: 'percentile SLOs (ttft, tpot, e2e, itl at p95 or p99) for --find-capacity and goodput',
-    label: 'SLOs (percentiles)',
-    group: 'load',
-    ui: 'text',
-    placeholder: 'ttft_p95=500,tpot_p95=50',
-  },
-  {
-    name: 'findCapacity',
-    path: 'findCapacity',
-    flag: 'find-capacity',
-    type: 'switch',
-    help: 'search for the highest concurrency (or --rate) meeting every --slo: double until a level fails, then bisect; one search per --vary configuration and per --input-len/--output-len pair',
-    label: 'Find capacity',
-    group: 'load',
-    ui: 'toggle',
-  },
-  {
-    name: 'capacityMax',
-    advanced: true,
-    path: 'capacityMax',
-    flag: 'capacity-max',
-    type: 'number',
-    metavar: 'N',
-    help: 'largest concurrency (closed loop) or req/s (open loop) the capacity search tries (default 512 and 1000)',
-    label: 'Capacity search bound',
-    group: 'load',
-    ui: 'number',
-    placeholder: 'c=512 or 1000 req/s',
-  },
-  {
-    name: 'clientWorkers',
-    path: 'clientWorkers',
-    flag: 'client-workers',
-    type: 'int',
-    min: 0,
-    limit: 'clientWorkers',
-    metavar: 'N',
-    help: 'load-generator worker threads (default: 0; cores/4, at most 4, when a level reaches 128 concurrent requests on a machine with 8 or more cores)',
-    label: 'Client workers',
-    group: 'load',
-    ui: 'cli-only',
-  },
-  // ---- cost ----
-  {
-    name: 'gpuPricePerHour',
-    path: 'gpuPricePerHour',
-    flag: 'gpu-price-per-hour',
-    type: 'number',
-    metavar: 'USD',
-    help: 'price of the GPU(s); gives cost per 1M output tokens',
-    unit: 'USD/h',
-    label: 'GPU price ($/hour)',
-    group: 'cost',
-    ui: 'number',
-    placeholder: 'e.g. 2.00',
-  },
-  {
-    name: 'utilizationPct',
-    path: 'utilization',
-    flag: 'utilization',
-    type: 'fraction',
-    metavar: 'U',
-    help: 'average utilisation (0-1] to discount the peak cost by',
-    label: 'Utilization (%)',
-    group: 'cost',
-    ui: 'percent',
-    placeholder: 'e.g. 60',
-  },
-  // ---- telemetry ----
-  {
-    name: 'telemetryInterval',
-    path: 'telemetryIntervalMs',
-    flag: 'telemetry-interval',
-    type: 'int',
-    limit: 'telemetryIntervalMs',
-    metavar: 'MS',
-    help: 'nvidia-smi sampling interval',
-    unit: 'ms',
-    label: 'Telemetry interval (ms)',
-    group: 'telemetry',
-    ui: 'cli-only',
-  },
-  {
-    name: 'nvidiaSmi',
-    path: 'nvidiaSmi',
-    flag: 'nvidia-smi',
-    type: 'text',
-    metavar: 'PATH',
-    help: "nvidia-smi to use (or env SERVEBENCH_NVIDIA_SMI); wins over the simulator's fake GPU",
-    label: 'nvidia-smi',
-    group: 'telemetry',
-    ui: 'cli-only',
-  },
-  {
-    name: 'dcgmUrl',
-    path: 'dcgmUrl',
-    flag: 'dcgm-url',
-    type: 'url',
-    metavar: 'URL',
-    help: 'DCGM exporter of a remote GPU (attach mode)',
-    label: 'DCGM exporter',
-    group: 'telemetry',
-    ui: 'cli-only',
-  },
-  {
-    name: 'coolDownTo',
-    advanced: true,
-    path: 'coolDownToC',
-    flag: 'cool-down-to',
-    type: 'number',
-    metavar: 'C',
-    help: 'before each level wait until the GPU is idle and at or below C degrees',
-    unit: '°C',
-    label: 'Cool down to (°C)',
-    group: 'telemetry',
-    ui: 'number',
-    placeholder: 'no wait',
-  },
-  // ---- output ----
-  {
-    name: 'out',
-    path: 'out',
-    flag: 'out',
-    type: 'text',
-    metavar: 'DIR',
-    help: 'parent folder of run folders',
-    label: 'Output folder',
-    group: 'output',
-    ui: 'cli-only',
-  },
-  {
-    name: 'label',
-    path: 'label',
-    flag: 'label',
-    type: 'text',
-    metavar: 'NAME',
-    help: 'run label, part of the folder name',
-    label: 'Label',
-    group: 'output',
-    ui: 'text',
-    prefill: true,
-  },
-] as const satisfies readonly FieldDescriptor[];
+function typeOf(schema: z.ZodType, meta: SettingMeta): FieldType {
+  if (meta.syntax) return SYNTAX_TYPES[meta.syntax];
+  const s = bareSchema(schema);
+  if (s instanceof z.ZodNumber) return s.isInt ? 'int' : 'number';
+  if (s instanceof z.ZodArray) {
+    const el = bareSchema(s.element as z.ZodType);
+    if (el instanceof z.ZodNumber) return el.isInt ? 'int-list' : 'number-list';
+    return 'args';
+  }
+  if (s instanceof z.ZodBoolean) return 'switch';
+  if (s instanceof z.ZodEnum) return 'choice';
+  if (s instanceof z.ZodURL) return 'url';
+  if (s instanceof z.ZodRecord) return 'env';
+  return 'text';
+}
 
-/** A field of the table. */
-export type Field = (typeof FIELDS)[number];
-/** The app form's key of a field. */
-export type FieldName = Field['name'];
+const CONTROLS: Record<FieldType, UiControl> = {
+  text: 'text',
+  int: 'number',
+  number: 'number',
+  'int-list': 'list',
+  'number-list': 'list',
+  switch: 'toggle',
+  seconds: 'number',
+  duration: 'text',
+  choice: 'select',
+  engine: 'engine',
+  url: 'text',
+  command: 'text',
+  args: 'args',
+  env: 'env',
+};
 
-const ALL: readonly FieldDescriptor[] = FIELDS;
+function uiOf(type: FieldType, meta: SettingMeta, flag: string): UiControl {
+  if (meta.appSetsIt) return 'none';
+  if (meta.percent) return 'percent';
+  const ui = CONTROLS[type];
+  return ui === 'text' && isSecretName(flag) ? 'secret' : ui;
+}
+
+function describe(path: string, schema: z.ZodType, engines?: readonly EngineKind[]): FieldDescriptor {
+  const meta = settingMeta(schema);
+  if (!meta) throw new Error(`setting '${path}' has no declaration`);
+  const { flag: declared, syntax: _syntax, percent: _percent, ...rest } = meta;
+  const flag = declared ?? kebab(path.split('.').pop() as string);
+  const type = typeOf(schema, meta);
+  const bare = bareSchema(schema);
+  const choices =
+    type === 'engine' ? LAUNCHABLE_ENGINES : bare instanceof z.ZodEnum ? (bare.options as string[]) : undefined;
+  return {
+    ...rest,
+    ...(choices && !rest.metavar ? { metavar: choices.join('|') } : {}),
+    path,
+    flag,
+    type,
+    ui: uiOf(type, meta, flag),
+    schema,
+    integer: type === 'int' || type === 'int-list',
+    ...(choices ? { choices } : {}),
+    ...(engines ? { engines } : {}),
+  };
+}
+
+const haveIt = (key: string, sub?: string): EngineKind[] =>
+  ENGINE_FACTS.filter((e) => {
+    if (!e.settings.includes(key)) return false;
+    if (sub === undefined) return true;
+    return e.sectionKeys[key]?.includes(sub) === true;
+  }).map((e) => e.kind);
+
+const rank = (key: string): number => {
+  const i = SERVER_SETTING_ORDER.indexOf(key);
+  return i < 0 ? SERVER_SETTING_ORDER.length : i;
+};
+
+/** The server fields: the engine, then every engine's settings (shared ones first), sections' keys in place. */
+function serverFields(): FieldDescriptor[] {
+  const keys = [...SERVER_SETTING_SCHEMAS.keys()].map((k, i) => [k, i] as const);
+  keys.sort((a, b) => rank(a[0]) - rank(b[0]) || a[1] - b[1]);
+  const out: FieldDescriptor[] = [describe('server.engine', ENGINE_SETTING)];
+  for (const [key] of keys) {
+    const schema = SERVER_SETTING_SCHEMAS.get(key) as z.ZodType;
+    const bare = bareSchema(schema);
+    if (bare instanceof z.ZodObject && !settingMeta(schema)) {
+      for (const [sub, s] of Object.entries(bare.shape))
+        out.push(describe(`server.${key}.${sub}`, s as z.ZodType, haveIt(key, sub)));
+    } else out.push(describe(`server.${key}`, schema, haveIt(key)));
+  }
+  return out;
+}
+
+/** The load, cost, telemetry and output fields: the declared keys of the config schema, sections' keys in place. */
+function benchFields(): FieldDescriptor[] {
+  const out: FieldDescriptor[] = [];
+  for (const [key, schema] of Object.entries(BenchConfigSchema.shape) as Array<[string, z.ZodType]>) {
+    if (key === 'server') continue;
+    if (settingMeta(schema)) out.push(describe(key, schema));
+    const bare = bareSchema(schema);
+    if (bare instanceof z.ZodObject && !settingMeta(schema)) {
+      for (const [sub, s] of Object.entries(bare.shape))
+        if (settingMeta(s as z.ZodType)) out.push(describe(`${key}.${sub}`, s as z.ZodType));
+    }
+  }
+  return out;
+}
+
+/** Every field: the server's first, then the load, cost, telemetry and output, in help and form order. */
+export const FIELDS: readonly FieldDescriptor[] = [...serverFields(), ...benchFields()];
+
+const BY_FLAG = new Map(FIELDS.map((f) => [f.flag, f]));
+if (BY_FLAG.size !== FIELDS.length) throw new Error('two settings share a flag: each flag names one setting');
+
+/** The field of a flag (its one name), or undefined. */
+export const fieldByFlag = (flag: string): FieldDescriptor | undefined => BY_FLAG.get(flag);
 
 /** Fields that configure the server (their path starts with `server.`). */
 export const isServerField = (f: FieldDescriptor): boolean => f.path.startsWith('server.');
 
 /** The fields `--vary` can sweep; their flags are the --vary keys. */
-export const SWEEPABLE_FIELDS: readonly FieldDescriptor[] = ALL.filter((f) => f.sweep === true);
+export const SWEEPABLE_FIELDS: readonly FieldDescriptor[] = FIELDS.filter((f) => f.sweep === true);
 
 /** Whether a server field applies to an engine. */
-export const fieldApplies = (f: FieldDescriptor, engine: EngineKind): boolean =>
-  f.engines === undefined || f.engines.includes(engine);
+export const fieldApplies = (f: FieldDescriptor, engine: string): boolean =>
+  f.engines === undefined || f.engines.includes(engine as EngineKind);
+
+/** The field of a server setting's config key (`llamaServer` -> --llama-server), or undefined. */
+export const fieldByServerKey = (key: string): FieldDescriptor | undefined =>
+  FIELDS.find((f) => f.path === `server.${key}`);
+
+/**
+ * A message as the app shows it: written for the command line, it names settings by their flags (`pass --model`,
+ * `raise --ctx-size`); the app names each by the label its form shows (`fill in Model`, `raise Context (-c)`).
+ */
+export function inAppWords(message: string): string {
+  const label = (flag: string): string | undefined => {
+    const f = BY_FLAG.get(flag) ?? FIELDS.find((x) => x.off === flag);
+    return f && f.ui !== 'none' ? f.label : undefined;
+  };
+  // A flag's own placeholder after it (`--python PATH`) goes with it: the form's field is its place.
+  const withMetavar = (flag: string, rest: string | undefined): string =>
+    rest !== undefined && (BY_FLAG.get(flag)?.metavar ?? '') !== rest ? ` ${rest}` : '';
+  return message
+    .replace(/\bpass --([a-z][a-z0-9-]*)(?: ([A-Z]+)\b)?/g, (m, flag: string, rest?: string) =>
+      label(flag) ? `fill in ${label(flag)}${withMetavar(flag, rest)}` : m,
+    )
+    .replace(/--([a-z][a-z0-9-]*)(?: ([A-Z]+)\b)?/g, (m, flag: string, rest?: string) =>
+      label(flag) ? `${label(flag)}${withMetavar(flag, rest)}` : m,
+    );
+}

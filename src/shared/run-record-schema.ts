@@ -1,3 +1,4 @@
+import { upgradeServerConfig } from './server-schema.js';
 import { z } from 'zod';
 import type { ZodError } from 'zod';
 import type { RunRecord, RunStatus } from './run-record.js';
@@ -345,5 +346,8 @@ export function decodeRunJson(text: string): { record: RunRecord } | { problem: 
     return { problem: `is damaged (${deep}: nested more than ${RECORD_MAX_DEPTH} deep, no run record is); ${restore}` };
   const parsed = RunRecordSchema.safeParse(value, { reportInput: true });
   if (!parsed.success) return { problem: `is damaged (${zodProblem(parsed.error)}); ${restore}` };
-  return { record: parsed.data as unknown as RunRecord };
+  const record = parsed.data as unknown as RunRecord;
+  // Records of earlier versions read in today's shape (the server section's layout changed, its settings did not).
+  record.config.server = upgradeServerConfig(record.config.server as never) as unknown as RunRecord['config']['server'];
+  return { record };
 }

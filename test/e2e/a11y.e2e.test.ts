@@ -104,7 +104,9 @@ describe.skipIf(!haveChromium)('labels, keyboard and large windows in `servebenc
     await page.getByTestId('start').click();
     const field = page.getByTestId('concurrency');
     const line = page.locator('label.field', { has: field }).getByTestId('field-error');
-    expect(await line.textContent()).toMatch(/Concurrency is a list of whole numbers/);
+    expect(await line.textContent()).toMatch(
+      /^Concurrency must be a comma-separated list of positive integers written plainly \(got '1,x'\)$/,
+    );
     expect(await focused(field)).toBe(true);
     expect(await field.getAttribute('aria-invalid')).toBe('true');
     expect(await field.getAttribute('aria-describedby')).toBe(await line.getAttribute('id'));

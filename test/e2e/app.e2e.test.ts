@@ -64,12 +64,12 @@ describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)',
     await page.screenshot({ path: join(shots, 'app-new-run.png') });
   });
 
-  it('shows the service one-line error inline for a bad sweep', async () => {
+  it('shows the one-line error inline for a bad sweep, the field named by its label', async () => {
     await page.getByTestId('concurrency').fill('0,2');
     await page.getByTestId('start').click();
     const error = page.getByTestId('form-error');
     await error.waitFor();
-    expect(await error.textContent()).toMatch(/concurrency/);
+    expect(await error.textContent()).toMatch(/^Concurrency must be a comma-separated list of positive integers/);
   });
 
   it('runs a tiny sweep from the form, shows it live, then the results', { timeout: SWEEP_TEST_MS }, async () => {

@@ -84,14 +84,14 @@ describe.skipIf(!haveChromium)('the new-run form finds the installed engine (fak
     await quantization.selectOption('awq_marlin');
     expect(await quantization.inputValue()).toBe('awq_marlin');
     await page.screenshot({ path: join(shots, 'app-engine-detected.png') });
-    expect(asked.at(-1)).toEqual({ engine: 'vllm', python: FAKE_PYTHON });
+    expect(asked.at(-1)).toEqual({ engine: 'vllm', where: FAKE_PYTHON });
   });
 
   it('SGLang with the same python: asked again for that engine, its own list', async () => {
     await page.getByTestId('engine-sglang').check({ force: true });
     await page.getByText('SGLang 0.11.0', { exact: true }).waitFor();
     await page.locator('select[data-testid="quantization"] option[value="w8a8_fp8"]').waitFor({ state: 'attached' });
-    expect(asked.at(-1)).toEqual({ engine: 'sglang', python: FAKE_PYTHON });
+    expect(asked.at(-1)).toEqual({ engine: 'sglang', where: FAKE_PYTHON });
   });
 
   it('a python that is not there: not found with the install hint, and the quantization is free text again', async () => {

@@ -20,7 +20,13 @@ function newest(dir: string): number {
 export function ensureBuilt(root: string): void {
   const index = join(root, 'out', 'renderer', 'index.html');
   const built = existsSync(index) ? statSync(index).mtimeMs : 0;
-  if (built < Math.max(newest(join(root, 'src', 'renderer')), newest(join(root, 'src', 'shared')))) {
+  // The renderer reads src/shared and the engine modules' declarations (their settings make its form).
+  const sources = [
+    ['src', 'renderer'],
+    ['src', 'shared'],
+    ['src', 'core', 'servers', 'engines'],
+  ];
+  if (built < Math.max(...sources.map((p) => newest(join(root, ...p))))) {
     // e2e files run in parallel and may each rebuild: build aside, then swap, so no page ever loads a half-emptied folder.
     const target = join(root, 'out', 'renderer');
     const fresh = `${target}.build-${process.pid}`;

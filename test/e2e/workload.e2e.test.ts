@@ -175,9 +175,11 @@ describe.skipIf(!haveChromium)('New-run form: the Workload section in headless C
     await page.getByTestId('prefix-len').fill('600');
     await page.getByTestId('start').click();
     await section()
-      .getByText(/--prefix-len 600 must be shorter than --input-len 512/)
+      .getByText(/Prefix length 600 must be shorter than Input tokens 512/)
       .waitFor();
-    expect(await page.getByTestId('form-error').textContent()).toMatch(/--prefix-len 600/);
+    // The app names the fields by their labels where the command line names the flags.
+    expect(await page.getByTestId('form-error').textContent()).toMatch(/Prefix length 600/);
+    expect(await page.getByTestId('form-error').textContent()).not.toMatch(/--/);
     await section().scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(shots, 'workload-error.png') });
     // Another workload: the refusal was about the one left, so it goes.
@@ -187,7 +189,7 @@ describe.skipIf(!haveChromium)('New-run form: the Workload section in headless C
     await page.getByTestId('prompts').fill(join(out, 'missing.jsonl'));
     await page.getByTestId('start').click();
     await section()
-      .getByText(/cannot read --prompts .*missing\.jsonl: no such file/)
+      .getByText(/cannot read Prompt file .*missing\.jsonl: no such file/)
       .waitFor();
     expect(consoleErrors).toEqual([]);
   });

@@ -270,7 +270,7 @@ await writer.writeRecord({ schemaVersion: 1, id: 'killed', label: 'killed', star
 const manager = createServerManager({ pollMs: 50, grace: { interruptMs: 5000, terminateMs: 1000, killMs: 5000 } });
 const server = await manager.start(
   { engine: 'vllm', model: 'm', python, host: '127.0.0.1', port: 0, env: { FAKE_ENGINE_MODE: 'ok', FAKE_ENGINE_RECORD: recordFile, FAKE_ENGINE_IGNORE: ignore ?? '' },
-    extraArgs: [], simArgs: [], startTimeoutMs: 60000 },
+    extraArgs: [], startTimeoutMs: 60000 },
   { runDir: dir },
 );
 process.stdout.write(JSON.stringify({ pgid: server.info.pid, dir }) + '\\n');

@@ -1,3 +1,4 @@
+import { formOf } from './form-of.js';
 import { describe, expect, it } from 'vitest';
 import type { EngineDetection, EngineProbeRequest } from '../../src/shared/contract.js';
 import {
@@ -6,7 +7,7 @@ import {
   installedQuantizations,
   type DetectionState,
 } from '../../src/renderer/lib/engine-detection.js';
-import { defaultForm, probeField, probeRequest } from '../../src/renderer/lib/run-form.js';
+import { probeField, probeRequest } from '../../src/renderer/lib/run-form.js';
 
 /** A hand-driven timer: the test says when the quiet delay has passed. */
 function manualTimers(): {
@@ -57,15 +58,15 @@ const flush = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 describe('the form asks probeEngine for what its fields say', () => {
   it('the engine with its shown Python or llama-server field; nothing for an attached server', () => {
-    const form = { ...defaultForm(), engine: 'vllm' as const, python: ' /venv/bin/python ', binary: '/opt/llama' };
-    expect(probeField(form)).toBe('python');
-    expect(probeRequest(form)).toEqual({ engine: 'vllm', python: '/venv/bin/python' });
-    expect(probeRequest({ ...form, python: '' })).toEqual({ engine: 'vllm' });
-    expect(probeField({ ...form, engine: 'llamacpp' })).toBe('binary');
-    expect(probeRequest({ ...form, engine: 'llamacpp' })).toEqual({ engine: 'llamacpp', binary: '/opt/llama' });
-    expect(probeField({ ...form, engine: 'sim' })).toBeUndefined();
-    expect(probeRequest({ ...form, engine: 'sim' })).toEqual({ engine: 'sim' });
-    expect(probeRequest({ ...form, engine: 'attach' })).toBeNull();
+    const form = formOf({ engine: 'vllm', python: ' /venv/bin/python ', 'llama-server': '/opt/llama' });
+    expect(probeField(form)?.flag).toBe('python');
+    expect(probeRequest(form)).toEqual({ engine: 'vllm', where: '/venv/bin/python' });
+    expect(probeRequest(formOf({ python: '' }, form))).toEqual({ engine: 'vllm' });
+    expect(probeField(formOf({ engine: 'llamacpp' }, form))?.flag).toBe('llama-server');
+    expect(probeRequest(formOf({ engine: 'llamacpp' }, form))).toEqual({ engine: 'llamacpp', where: '/opt/llama' });
+    expect(probeField(formOf({ engine: 'sim' }, form))).toBeUndefined();
+    expect(probeRequest(formOf({ engine: 'sim' }, form))).toEqual({ engine: 'sim' });
+    expect(probeRequest(formOf({ engine: 'attach' }, form))).toBeNull();
   });
 });
 
@@ -75,15 +76,15 @@ describe('the debounced engine look-up', () => {
     const p = manualProbe();
     const states: DetectionState[] = [];
     const prober = createEngineProber(p.probe, (s) => states.push(s), timers);
-    prober.update({ engine: 'vllm', python: '/v' });
-    prober.update({ engine: 'vllm', python: '/ve' });
-    prober.update({ engine: 'vllm', python: '/venv' });
+    prober.update({ engine: 'vllm', where: '/v' });
+    prober.update({ engine: 'vllm', where: '/ve' });
+    prober.update({ engine: 'vllm', where: '/venv' });
     expect(timers.pending()).toBe(1);
     expect(p.asked).toEqual([]);
     timers.fire();
-    expect(p.asked).toEqual([{ engine: 'vllm', python: '/venv' }]);
+    expect(p.asked).toEqual([{ engine: 'vllm', where: '/venv' }]);
     // The same request again (a re-render) asks nothing.
-    prober.update({ engine: 'vllm', python: '/venv' });
+    prober.update({ engine: 'vllm', where: '/venv' });
     expect(timers.pending()).toBe(0);
     p.answer(0, { version: '0.11.0', quantizations: ['awq', 'fp8'] });
     await flush();
@@ -103,9 +104,9 @@ describe('the debounced engine look-up', () => {
     const p = manualProbe();
     const states: DetectionState[] = [];
     const prober = createEngineProber(p.probe, (s) => states.push(s), timers);
-    prober.update({ engine: 'vllm', python: '/old' });
+    prober.update({ engine: 'vllm', where: '/old' });
     timers.fire();
-    prober.update({ engine: 'sglang', python: '/old' });
+    prober.update({ engine: 'sglang', where: '/old' });
     timers.fire();
     p.answer(1, { engine: 'sglang', name: 'SGLang', version: '0.5.2' });
     await flush();
@@ -122,7 +123,7 @@ describe('the debounced engine look-up', () => {
     const p = manualProbe();
     const states: DetectionState[] = [];
     const prober = createEngineProber(p.probe, (s) => states.push(s), timers);
-    prober.update({ engine: 'vllm', python: '/venv' });
+    prober.update({ engine: 'vllm', where: '/venv' });
     timers.fire();
     p.answer(0, { probed: false, found: false, busy: true, message: '4 engine look-ups are running: try again' });
     await flush();
@@ -131,8 +132,8 @@ describe('the debounced engine look-up', () => {
     expect(timers.pending()).toBe(1);
     timers.fire();
     expect(p.asked).toEqual([
-      { engine: 'vllm', python: '/venv' },
-      { engine: 'vllm', python: '/venv' },
+      { engine: 'vllm', where: '/venv' },
+      { engine: 'vllm', where: '/venv' },
     ]);
     p.answer(1, { version: '0.11.0' });
     await flush();

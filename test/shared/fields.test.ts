@@ -14,24 +14,19 @@ import {
   runOptions,
 } from '../../src/cli/run-options.js';
 import { SERVER_OPTIONS_HELP } from '../../src/cli/server-options.js';
-import { BenchConfigSchema, ServerConfigSchema } from '../../src/shared/config.js';
+import { BenchConfigSchema } from '../../src/shared/config.js';
 import { ENGINE_KINDS, type EngineKind } from '../../src/shared/engines.js';
+import { SERVER_KEYS as ALL_SERVER_KEYS } from '../../src/shared/server-schema.js';
 import {
   FIELDS,
   SWEEPABLE_FIELDS,
   fieldApplies,
+  inAppWords,
   isServerField,
   type FieldDescriptor,
 } from '../../src/shared/fields.js';
 import { getPath, parseFieldText, plainNumber } from '../../src/shared/field-values.js';
-import {
-  ENGINE_PICKER,
-  FORM_FIELDS,
-  WORKLOADS,
-  buildConfig,
-  defaultForm,
-  type FormFieldName,
-} from '../../src/renderer/lib/run-form.js';
+import { ENGINE_PICKER, FORM_FIELDS, WORKLOADS, buildConfig, defaultForm } from '../../src/renderer/lib/run-form.js';
 
 const ALL: readonly FieldDescriptor[] = FIELDS;
 const dir = mkdtempSync(join(tmpdir(), 'sb-fields-'));
@@ -41,12 +36,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function sample(f: FieldDescriptor): unknown {
   switch (f.type) {
     case 'int':
-      return f.name === 'port' ? '8000' : '2';
+      return f.flag === 'port' ? '8000' : '2';
     case 'number':
     case 'seconds':
-      return '2';
-    case 'fraction':
-      return '0.5';
+      // A fraction takes 0.5 (its own schema says which).
+      return parseFieldText(f, '2').ok ? '2' : '0.5';
     case 'int-list':
     case 'number-list':
       return '1,2';
@@ -58,6 +52,8 @@ function sample(f: FieldDescriptor): unknown {
       return f.choices?.[0];
     case 'engine':
       return 'vllm';
+    case 'text':
+      return f.path === 'server.healthPath' ? '/health' : f.flag === 'slo' ? 'ttft_p95=500' : 'x';
     case 'url':
       return 'http://127.0.0.1:8000';
     case 'command':
@@ -83,26 +79,26 @@ describe('the field table', () => {
   it('gives every field a run flag, a help entry and a YAML key (config name and flag name)', () => {
     const help = `${BENCH_OPTIONS_HELP}\n${SERVER_OPTIONS_HELP}`;
     for (const f of ALL) {
-      expect(Object.keys(runOptions), f.name).toContain(f.flag);
-      expect(help, f.name).toMatch(new RegExp(`--${f.flag}\\b`));
+      expect(Object.keys(runOptions), f.flag).toContain(f.flag);
+      expect(help, f.flag).toMatch(new RegExp(`--${f.flag}\\b`));
       if (f.off) {
-        expect(Object.keys(runOptions), f.name).toContain(f.off);
-        expect(help, f.name).toContain(`--${f.off}`);
+        expect(Object.keys(runOptions), f.flag).toContain(f.off);
+        expect(help, f.flag).toContain(`--${f.off}`);
       }
       const server = isServerField(f);
       const key = server ? (f.path.split('.')[1] as string) : (f.path.split('.')[0] as string);
-      expect(server ? SERVER_KEYS : TOP_KEYS, f.name).toContain(key);
+      expect(server ? SERVER_KEYS : TOP_KEYS, f.flag).toContain(key);
       // Flag-style key: the value is read like the flag's and lands at the field's place.
       const byFlag = readConfigFile(
-        yaml(server ? { server: { [f.flag]: sample(f) } } : { [f.flag]: sample(f) }, f.name),
+        yaml(server ? { server: { [f.flag]: sample(f) } } : { [f.flag]: sample(f) }, f.flag),
       );
-      expect(getPath(byFlag, f.path), f.name).toBeDefined();
+      expect(getPath(byFlag, f.path), f.flag).toBeDefined();
     }
   });
 
   it('covers every key of the config schemas, and no other', () => {
     expect([...TOP_KEYS].sort()).toEqual(Object.keys(BenchConfigSchema.shape).concat('url').sort());
-    expect([...SERVER_KEYS].sort()).toEqual(Object.keys(ServerConfigSchema.shape).sort());
+    expect([...SERVER_KEYS].sort()).toEqual([...ALL_SERVER_KEYS].sort());
   });
 
   it('makes the --vary keys exactly the sweepable fields, each value read like its flag', () => {
@@ -115,38 +111,42 @@ describe('the field table', () => {
     expect(() => parseVary(['gpu-memory=0x1'])).toThrow(/must be a number in \(0, 1\]/);
   });
 
-  it("puts every field that is not cli-only in the app's form, which sends it to its place", () => {
-    const formNames = FORM_FIELDS.map((f) => f.name);
-    for (const f of ALL.filter((x) => x.ui !== 'cli-only')) {
+  it("gives every run flag a control in the app's form, which sends it to its place", () => {
+    const formFlags = FORM_FIELDS.map((f) => f.flag);
+    for (const f of ALL) {
+      // The runs folder is an app setting of its own (Settings), not a field of one run.
+      if (f.ui === 'none') {
+        expect(f.appSetsIt, f.flag).toBeTruthy();
+        continue;
+      }
       if (f.ui === 'engine') {
         expect(ENGINE_PICKER.map((e) => e.id)).toEqual([...ENGINE_KINDS]);
         continue;
       }
       const engine = engineFor(f);
-      const form = { ...defaultForm(), engine, diffusion: true, model: 'org/m', url: 'http://h:1', command: 'srv' };
+      const base = defaultForm();
+      const values = { ...base.values, model: 'org/m', url: 'http://h:1', cmd: 'srv' };
+      const form = { ...base, engine, diffusion: true, values };
       if (f.ui === 'env') {
         const built = buildConfig({ ...form, env: [{ name: 'HF_TOKEN', value: 'hf_x' }] });
-        expect(built.ok && getPath(built.config, f.path), f.name).toEqual({ HF_TOKEN: 'hf_x' });
+        expect(built.ok && getPath(built.config, f.path), f.flag).toEqual({ HF_TOKEN: 'hf_x' });
         continue;
       }
-      expect(formNames, f.name).toContain(f.name);
+      expect(formFlags, f.flag).toContain(f.flag);
       const textOf = (d: FieldDescriptor): string =>
         d.ui === 'toggle' ? 'on' : d.ui === 'percent' ? '50' : Array.isArray(sample(d)) ? '--x' : String(sample(d));
       // A workload's field is sent only when its workload is chosen, with the fields that workload cannot go without.
-      const mode = WORKLOADS.find((w) => w.fields.includes(f.name as FormFieldName));
+      const mode = WORKLOADS.find((w) => w.fields.includes(f.flag));
       const needs = Object.fromEntries(
-        (mode?.required ?? []).map((n) => [n, textOf(ALL.find((d) => d.name === n) as FieldDescriptor)]),
+        (mode?.required ?? []).map((n) => [n, textOf(ALL.find((d) => d.flag === n) as FieldDescriptor)]),
       );
       const built = buildConfig({
         ...form,
         ...(mode ? { workload: mode.id } : {}),
-        ...needs,
-        [f.name as FormFieldName]: textOf(f),
+        values: { ...values, ...needs, [f.flag]: textOf(f) },
       });
-      expect(built.ok, `${f.name}: ${built.ok ? '' : built.error}`).toBe(true);
-      // simArgs: the simulator's extra arguments.
-      const path = f.name === 'extraArgs' && engine === 'sim' ? 'server.simArgs' : f.path;
-      expect(built.ok && getPath(built.config, path), f.name).toBeDefined();
+      expect(built.ok, `${f.flag}: ${built.ok ? '' : built.error}`).toBe(true);
+      expect(built.ok && getPath(built.config, f.path), f.flag).toBeDefined();
     }
   });
 
@@ -154,7 +154,11 @@ describe('the field table', () => {
     for (const text of ['1e3', '0x10', 'Infinity', '-4', '1_000']) {
       expect(plainNumber(text, true), text).toBeNaN();
       expect(() => benchConfigFromFlags({ rounds: text }, {}), text).toThrow(/--rounds must be/);
-      expect(buildConfig({ ...defaultForm(), rounds: text }), text).toMatchObject({ ok: false, field: 'rounds' });
+      const form = defaultForm();
+      expect(buildConfig({ ...form, values: { ...form.values, rounds: text } }), text).toMatchObject({
+        ok: false,
+        field: 'rounds',
+      });
     }
     expect(plainNumber('16', true)).toBe(16);
     expect(plainNumber('0.5', false)).toBe(0.5);
@@ -200,5 +204,20 @@ describe('YAML config keys', () => {
     expect(c.uniquePrefix).toBe(false);
     expect(c.server).toMatchObject({ gpuMemoryFraction: 0.8, prefixCaching: false, diffusion: { threshold: 0.9 } });
     expect(() => readConfigFile(yaml({ server: { tp: '1e3' } }, 'bad'))).toThrow(/tp must be a positive integer/);
+  });
+});
+
+describe('messages in the app', () => {
+  it('name each setting by the label its form shows, where the command line names its flag', () => {
+    expect(inAppWords('vLLM needs a model: pass --model (a hub id)')).toBe(
+      'vLLM needs a model: fill in Model (a hub id)',
+    );
+    expect(inAppWords('or pass --python PATH to the interpreter')).toBe('or fill in Python to the interpreter');
+    expect(inAppWords('lower --max-model-len to at most 8192 or raise --gpu-memory')).toBe(
+      'lower Max model length to at most 8192 or raise GPU memory fraction',
+    );
+    // Flags that are no setting of the form stay as they are.
+    expect(inAppWords('see --help, or --no-such-flag')).toBe('see --help, or --no-such-flag');
+    expect(inAppWords('--no-prefix-caching')).toBe('Prefix caching');
   });
 });

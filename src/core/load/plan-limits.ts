@@ -1,3 +1,4 @@
+import { describeEngine } from '../../shared/engines.js';
 import { LIMITS } from '../../shared/config.js';
 import type { BenchConfig } from '../../shared/config.js';
 import { UserError } from '../errors.js';
@@ -30,7 +31,7 @@ export function checkPlanLimits(config: BenchConfig, plans: LevelPlan[]): void {
       );
     }
   }
-  const launched = config.server.engine !== 'attach' && !config.server.url;
+  const launched = describeEngine(config.server.engine).launches;
   const maxLens = [config.server.maxModelLen, ...(config.serverVariants ?? []).map((v) => v.maxModelLen)];
   const known = maxLens.filter((v): v is number => typeof v === 'number' && v > 0);
   if (launched && known.length > 0) {

@@ -1,3 +1,4 @@
+import { describeEngine } from '../../shared/engines.js';
 import { randomBytes } from 'node:crypto';
 import { cpus, hostname, platform, release, totalmem } from 'node:os';
 import type { CapacityResult } from '../../shared/capacity.js';
@@ -126,7 +127,7 @@ export class RunSession {
     const secrets = benchSecretValues(config, options.env ?? process.env);
     const writer = new RunWriter(dir, { fs: options.runFs, secrets });
     const runId = dir.split('/').pop() as string;
-    const simulated = config.server.engine === 'sim' && !config.server.url;
+    const simulated = describeEngine(config.server.engine).simulated;
     const hostExtra = options.hostInfo ? await options.hostInfo().catch(() => ({})) : {};
     const record: RunRecord = {
       schemaVersion: 1,

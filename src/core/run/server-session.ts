@@ -1,3 +1,4 @@
+import { describeEngine } from '../../shared/engines.js';
 import { cpus } from 'node:os';
 import type { ServerConfig } from '../../shared/config.js';
 import type { RunEvent } from '../../shared/events.js';
@@ -131,7 +132,7 @@ export class ServerSession {
       kind: info.engine,
       version: info.engineVersion,
       model: info.model,
-      url: serverConfig.engine === 'attach' ? info.baseUrl : undefined,
+      url: describeEngine(serverConfig.engine).launches ? undefined : info.baseUrl,
       simulated: info.simulated,
       command: info.command,
     };

@@ -74,7 +74,7 @@ export async function attachServer(
   const engineVersion = await discoverVersion(fetchFn, baseUrl, opts.apiKey);
   const metrics = await httpGet(fetchFn, `${baseUrl}/metrics`, { apiKey: opts.apiKey });
   const info: ServerInfo = {
-    engine: 'attach',
+    engine: config.engine,
     baseUrl,
     model,
     // `servebench sim` behind --url: its numbers are simulated whatever engine it mimics.

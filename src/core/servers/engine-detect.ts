@@ -1,9 +1,6 @@
 import { ServerConfigSchema } from '../../shared/config.js';
 import type { ServerConfig } from '../../shared/config.js';
-import { ENGINE_WHERE_FIELDS } from '../../shared/contract.js';
 import type { EngineDetection, EngineProbeRequest } from '../../shared/contract.js';
-import { setPath } from '../../shared/field-values.js';
-import { FIELDS, fieldApplies } from '../../shared/fields.js';
 import { parseQuantizationChoices, probeCommand, probeEngine, readEngineHelp, runCapture } from './engine-probe.js';
 import { engineFor } from './engines/index.js';
 import { redactLine, secretValues } from './redact.js';
@@ -30,15 +27,12 @@ export interface EngineDetector {
   detect(request: EngineProbeRequest): Promise<EngineDetection>;
 }
 
-/** The request's fields that name where the engine is (the form's own field names), as a server config. */
+/** The request as a server config: where the engine is, under the setting its module looks it up with. */
 function configOf(request: EngineProbeRequest): ServerConfig {
   const server: Record<string, unknown> = { engine: request.engine };
-  for (const name of ENGINE_WHERE_FIELDS) {
-    const value = request[name]?.trim();
-    const field = FIELDS.find((f) => f.name === name);
-    if (value && field && fieldApplies(field, request.engine))
-      setPath(server, field.path.slice('server.'.length), value);
-  }
+  const key = engineFor(request.engine).probeSetting;
+  const value = request.where?.trim();
+  if (key && value) server[key] = value;
   return ServerConfigSchema.parse(server);
 }
 
@@ -56,7 +50,9 @@ async function lookUp(
   // Both import the engine: side by side, the form waits for one import's time, not two.
   const [probe, help] = await Promise.all([
     probeEngine(config, options),
-    spec.type === 'python' ? readEngineHelp(config.python, spec.helpModule, options) : Promise.resolve(undefined),
+    spec.type === 'python' && spec.helpModule && probeCommand(config)
+      ? readEngineHelp(probeCommand(config) as string, spec.helpModule, options)
+      : Promise.resolve(undefined),
   ]);
   const secrets = secretValues(config, options.env);
   if (!probe.ok)

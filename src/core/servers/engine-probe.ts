@@ -65,11 +65,12 @@ export type EngineProbe =
 
 const lines = (text: string): string[] => text.split(/\r?\n/).filter((l) => l.trim().length > 0);
 
-/** The interpreter or binary an engine's probe runs (its module says which config field); undefined: nothing to probe. */
+/** The interpreter or binary an engine's probe runs (its module says which setting names it); undefined: nothing to probe. */
 export function probeCommand(config: ServerConfig): string | undefined {
-  const spec = engineFor(config.engine).probe;
-  if (!spec) return undefined;
-  return spec.type === 'python' ? config.python : spec.binary(config);
+  const engine = engineFor(config.engine);
+  if (!engine.probe || !engine.probeSetting) return undefined;
+  const where = (config as Record<string, unknown>)[engine.probeSetting];
+  return typeof where === 'string' ? where : undefined;
 }
 
 type ProbeOptions = { env?: NodeJS.ProcessEnv; timeoutMs?: number; signal?: AbortSignal; run?: typeof runCapture };
@@ -86,7 +87,8 @@ export async function probeEngine(config: ServerConfig, options: ProbeOptions = 
   const run = options.run ?? runCapture;
   const name = engine.description.name;
   const timeoutMs = options.timeoutMs ?? 120_000;
-  const command = probeCommand(config) as string;
+  const command = probeCommand(config);
+  if (command === undefined) throw new Error(`${name} names no interpreter or binary to look up`);
   const args =
     spec.type === 'python' ? ['-c', `import ${spec.pkg}, sys; print(${spec.pkg}.__version__)`] : spec.versionArgs;
   const result = await run(command, args, { env: options.env, timeoutMs, signal: options.signal });

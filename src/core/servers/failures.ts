@@ -1,4 +1,5 @@
 import type { EngineKind } from '../../shared/config.js';
+import { fieldByServerKey } from '../../shared/fields.js';
 import { commonFailures, pythonInstallFix } from './engines/common.js';
 import { engineFor } from './engines/index.js';
 import type { FailurePattern } from './engines/types.js';
@@ -13,7 +14,9 @@ const patternsOf = (engine: EngineKind): FailurePattern[] => {
 export function installFix(engine: EngineKind): string {
   const e = engineFor(engine);
   if (e.probe?.type === 'python') return pythonInstallFix(e.description.install);
-  if (e.probe?.type === 'binary') return `install it (${e.description.install}), or pass ${e.probe.flag}`;
+  const where = e.probeSetting ? fieldByServerKey(e.probeSetting) : undefined;
+  if (e.probe?.type === 'binary' && where)
+    return `install it (${e.description.install}), or pass --${where.flag} ${where.metavar}`;
   return e.description.install;
 }
 
@@ -45,7 +48,8 @@ export function failureFromExit(
     .find((l) => l.trim().length > 0)
     ?.trim();
   const detail = last ? `; last line: ${last.length > 200 ? `${last.slice(0, 200)}...` : last}` : '';
-  const name = engine === 'command' || engine === 'attach' ? 'the server' : engineFor(engine).description.name;
+  const e = engineFor(engine);
+  const name = e.anonymous ? 'the server' : e.description.name;
   return {
     kind: phase === 'run' ? 'crashed' : 'unknown',
     message: `${name} ${how} ${phase === 'run' ? 'while serving' : 'during start-up'}${detail}`,

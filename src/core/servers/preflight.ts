@@ -1,13 +1,14 @@
 import type { ServerConfig } from '../../shared/config.js';
+import type { LaunchSettings } from '../../shared/server-settings.js';
 import type { RunEvent } from '../../shared/events.js';
-import { parseQuantizationChoices, probeEngine, readEngineHelp, runCapture } from './engine-probe.js';
+import { parseQuantizationChoices, probeCommand, probeEngine, readEngineHelp, runCapture } from './engine-probe.js';
 import type { EngineModule } from './engines/index.js';
 import type { Lifecycle } from './lifecycle-state.js';
 import { pickFreePort, probePort } from './ports.js';
 import { abortError, failStart, ServerConfigError } from './server-errors.js';
 
 /** The port to bind: a free one for 0; a taken or forbidden one fails the start before anything is launched. */
-export async function choosePort(config: ServerConfig, lifecycle: Lifecycle): Promise<number> {
+export async function choosePort(config: Pick<LaunchSettings, 'host' | 'port'>, lifecycle: Lifecycle): Promise<number> {
   // vLLM binds with SO_REUSEPORT and would share a taken port silently, so check it ourselves.
   if (config.port === 0) return pickFreePort(config.host);
   const port = config.port;
@@ -56,8 +57,10 @@ export async function checkEngine(
   const engineVersion = probe.version;
   emit({ type: 'message', severity: 'info', text: `${displayName} ${engineVersion} found (${probe.where})` });
   const needs = adapter.helpRequires?.(config) ?? [];
-  if ((config.quantization || needs.length > 0) && adapter.probe.type === 'python') {
-    const help = await readEngineHelp(config.python, adapter.probe.helpModule, {
+  const helpModule = adapter.probe.type === 'python' ? adapter.probe.helpModule : undefined;
+  const python = probeCommand(config);
+  if ((config.quantization || needs.length > 0) && helpModule && python) {
+    const help = await readEngineHelp(python, helpModule, {
       env: ctx.env,
       signal,
       timeoutMs: ctx.timeoutMs,

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { z } from 'zod';
 import { ServerConfigSchema } from '../../shared/config.js';
+import { SERVER_KEYS } from '../../shared/server-schema.js';
 import { UserError } from '../errors.js';
 import { parseYamlText } from '../yaml-text.js';
 import { findPackageRoot } from '../package-root.js';
@@ -18,7 +19,7 @@ export interface Preset {
 
 const PresetFileSchema = z.object({
   description: z.string().default(''),
-  server: ServerConfigSchema.partial().passthrough(),
+  server: z.record(z.string(), z.unknown()),
 });
 
 /** The presets folder of the package (resources/presets). */
@@ -44,6 +45,8 @@ function readPreset(file: string): Preset {
     const issue = parsed.error.issues[0];
     throw new UserError(`preset '${name}' is invalid: ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`.trim());
   }
+  const unknown = Object.keys(parsed.data.server).filter((k) => !SERVER_KEYS.includes(k));
+  if (unknown.length > 0) throw new UserError(`preset '${name}' is invalid: unknown server setting '${unknown[0]}'`);
   // Validate the whole server config (defaults applied) but hand back the input form.
   const check = ServerConfigSchema.safeParse(parsed.data.server);
   if (!check.success) {

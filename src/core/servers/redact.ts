@@ -145,7 +145,9 @@ export function secretValues(config: Partial<ServerConfig>, env: NodeJS.ProcessE
   // stray FOO_AUTH=true does not blank every "true" in the log.
   addEnv(env, 8);
   addEnv(config.env ?? {}, 4);
-  for (const argv of [config.extraArgs ?? [], config.simArgs ?? [], config.command ?? []]) {
+  // Records of servebench 0.1 kept the simulator's extra arguments under simArgs.
+  const older = (config as { simArgs?: string[] }).simArgs ?? [];
+  for (const argv of [config.extraArgs ?? [], older, config.command ?? []]) {
     for (const v of argvSecrets(argv)) values.add(v);
   }
   const password = urlPassword(config.url);

@@ -1,4 +1,5 @@
 import { ServerConfigSchema, type ServerConfig } from '../../shared/config.js';
+import { SERVER_KEYS } from '../../shared/server-schema.js';
 import { ServerConfigError } from './server-errors.js';
 import type { ServerInfo } from './types.js';
 
@@ -14,7 +15,7 @@ function formatIssues(error: { issues: Array<{ path: PropertyKey[]; message: str
  * (objects such as `diffusion` and `env` merge; everything else replaces), validated.
  */
 export function applyVariant(base: ServerConfig, variant: Record<string, unknown>): ServerConfig {
-  const known = new Set(Object.keys(ServerConfigSchema.shape));
+  const known = new Set(SERVER_KEYS);
   const unknown = Object.keys(variant).filter((k) => !known.has(k));
   if (unknown.length > 0) {
     throw new ServerConfigError(

@@ -1,4 +1,5 @@
 import type { EngineDetection, EngineProbeRequest } from '../../shared/contract.js';
+import { inAppWords } from '../../shared/fields.js';
 
 /** Where the form's engine look-up stands. */
 export type DetectionState =
@@ -31,7 +32,7 @@ export interface EngineProberOptions {
   clearTimer?: (handle: unknown) => void;
 }
 
-const keyOf = (r: EngineProbeRequest | null): string => (r ? JSON.stringify([r.engine, r.python, r.binary]) : '');
+const keyOf = (r: EngineProbeRequest | null): string => (r ? JSON.stringify([r.engine, r.where]) : '');
 
 /** Re-asks the service (debounced) whenever the engine or its Python / binary field changes. */
 export function createEngineProber(
@@ -117,7 +118,8 @@ export function detectionLine(s: DetectionState, engineName: string): DetectionL
       return {
         tone: 'bad',
         text: `not found: ${d.installHint ?? 'install it'}`,
-        ...(d.message ? { detail: d.fix ? `${d.message}; ${d.fix}` : d.message } : {}),
+        // The service words its fix for the command line: the form names its own fields.
+        ...(d.message ? { detail: inAppWords(d.fix ? `${d.message}; ${d.fix}` : d.message) } : {}),
       };
     }
   }

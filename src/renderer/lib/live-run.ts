@@ -1,3 +1,4 @@
+import { inAppWords } from '../../shared/fields.js';
 import type { RunEvent, ServerState } from '../../shared/events.js';
 import type { LevelResult, RunRecord, RunStatus } from '../../shared/run-record.js';
 import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
@@ -92,8 +93,9 @@ export function applyEvent(run: LiveRun, event: RunEvent): void {
       return;
     case 'server-state':
       run.serverState = event.state;
-      run.serverDetail = event.detail ?? '';
-      pushLog(run, { kind: 'state', text: `server ${event.state}${event.detail ? `: ${event.detail}` : ''}` });
+      // servebench's own lines name settings by their flags; the app names them by its fields' labels.
+      run.serverDetail = inAppWords(event.detail ?? '');
+      pushLog(run, { kind: 'state', text: `server ${event.state}${run.serverDetail ? `: ${run.serverDetail}` : ''}` });
       return;
     case 'server-progress':
       pushLog(run, { kind: 'progress', text: event.message });
@@ -102,7 +104,7 @@ export function applyEvent(run: LiveRun, event: RunEvent): void {
       pushLog(run, { kind: 'log', text: event.line });
       return;
     case 'message':
-      pushLog(run, { kind: event.severity, text: event.text });
+      pushLog(run, { kind: event.severity, text: inAppWords(event.text) });
       return;
     case 'level-started':
       run.levels[event.levelIndex] = {

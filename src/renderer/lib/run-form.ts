@@ -1,41 +1,41 @@
 import type { BenchConfigInput, EngineKind } from '../../shared/config.js';
-import { ENGINE_DESCRIPTIONS, modelProblem } from '../../shared/engines.js';
+import { DEFAULT_ENGINE, ENGINE_FACTS, describeEngine, modelProblem } from '../../shared/engines.js';
 import {
   FIELDS,
   SWEEPABLE_FIELDS,
   fieldApplies,
+  fieldByFlag,
   isServerField,
-  type Field,
   type FieldDescriptor,
 } from '../../shared/fields.js';
 import {
+  checkValue,
   describeVariant,
-  durationMs,
   expandVary,
   fieldDefault,
   fieldText,
   getPath,
+  parseFieldText,
   plainNumber,
   setPath,
 } from '../../shared/field-values.js';
 import { splitCommandLine } from '../../shared/command-line.js';
-import { ENGINE_WHERE_FIELDS } from '../../shared/contract.js';
 import type { EngineProbeRequest, PresetSummary } from '../../shared/contract.js';
 
 /** The app's engine picker: the registry's list, in its order. */
-export const ENGINE_PICKER: ReadonlyArray<{ id: EngineKind; name: string; hint: string }> = ENGINE_DESCRIPTIONS.map(
-  (d) => ({ id: d.kind, name: d.name, hint: d.hint }),
-);
+export const ENGINE_PICKER: ReadonlyArray<{ id: EngineKind; name: string; hint: string }> = ENGINE_FACTS.map((d) => ({
+  id: d.kind,
+  name: d.name,
+  hint: d.hint,
+}));
 
-/** A field the form edits as text (every field but the cli-only ones, the engine picker and the env rows). */
-type TextField = Exclude<Field, { ui: 'cli-only' | 'engine' | 'env' }>;
-/** The form's key of a text field. */
-export type FormFieldName = TextField['name'];
-
-/** The fields the form shows as inputs, in table order. */
+/** The fields the form shows as inputs (all but the engine picker, the env rows and what the app sets elsewhere). */
 export const FORM_FIELDS: readonly FieldDescriptor[] = FIELDS.filter(
-  (f) => f.ui !== 'cli-only' && f.ui !== 'engine' && f.ui !== 'env',
+  (f) => f.ui !== 'none' && f.ui !== 'engine' && f.ui !== 'env',
 );
+
+/** A field's key in the form: its flag, the one name of a setting. */
+export type FormFieldName = string;
 
 /** What the run's prompts are made of: the New-run form's Workload choice. */
 export type WorkloadMode = 'synthetic' | 'file' | 'shared-prefix' | 'multi-turn' | 'trace';
@@ -69,7 +69,7 @@ export const WORKLOADS: readonly WorkloadChoice[] = [
       'Prompts from a JSONL file ({"prompt"} or {"messages"} lines, optional "output_len") or ShareGPT JSON, ' +
       "in file order, wrapping round when the run needs more. Each prompt is fitted to Input tokens with the server's " +
       "tokenizer, and the output length stays fixed at Output tokens, unless 'lengths from file'.",
-    fields: ['prompts', 'promptLengths', 'outputLengths'],
+    fields: ['prompts', 'prompt-lengths', 'output-lengths'],
     required: ['prompts'],
   },
   {
@@ -79,8 +79,8 @@ export const WORKLOADS: readonly WorkloadChoice[] = [
       "Request i joins group i mod N; a group's requests share a system prompt of P tokens, then a unique part, " +
       'Input tokens in all (P must be shorter). The prefix cache is used on purpose: each level gets its ' +
       'cache hit rate. Every request asks exactly Output tokens.',
-    fields: ['prefixGroups', 'prefixLen'],
-    required: ['prefixGroups', 'prefixLen'],
+    fields: ['prefix-groups', 'prefix-len'],
+    required: ['prefix-groups', 'prefix-len'],
   },
   {
     id: 'multi-turn',
@@ -90,7 +90,7 @@ export const WORKLOADS: readonly WorkloadChoice[] = [
       'Input tokens and each answer Output tokens. Concurrency counts conversations in flight; a Rate counts ' +
       'requests (turns), so conversations arrive at Rate / K per second. Requests per round and warm-up count ' +
       'turns, rounded up to whole conversations.',
-    fields: ['turns', 'thinkTimeMs'],
+    fields: ['turns', 'think-time-ms'],
     required: ['turns'],
   },
   {
@@ -100,14 +100,14 @@ export const WORKLOADS: readonly WorkloadChoice[] = [
       "One open-loop level at a Mooncake trace's own arrival times and lengths (JSONL: timestamp ms, input_length, " +
       'output_length, hash_ids): Concurrency, Rate, Input and Output tokens are not used; Max concurrency ' +
       '(More load settings) caps requests in flight. No warm-up unless you set one.',
-    fields: ['trace', 'traceSpeed'],
+    fields: ['trace', 'trace-speed'],
     required: ['trace'],
   },
 ];
 
 /** The Sweep fields a workload takes from elsewhere (a trace: arrivals and lengths), shown disabled and never sent. */
 const FROM_WORKLOAD: Partial<Record<WorkloadMode, { fields: readonly FormFieldName[]; note: string }>> = {
-  trace: { fields: ['concurrency', 'rate', 'inputLen', 'outputLen'], note: 'from the trace' },
+  trace: { fields: ['concurrency', 'rate', 'input-len', 'output-len'], note: 'from the trace' },
 };
 
 /** The Sweep fields the workload does not use, and the note that says where their values come from. */
@@ -117,39 +117,6 @@ export function unusedSweepFields(mode: WorkloadMode): { fields: readonly FormFi
 
 /** Every field that belongs to one workload (shown only in the Workload section, sent only for its workload). */
 export const WORKLOAD_FIELDS: readonly FormFieldName[] = WORKLOADS.flatMap((w) => w.fields);
-
-/** The workload the form shows: its choice, else (a form saved before the choice existed) what its fields say. */
-export function workloadOf(
-  form: Pick<RunForm, 'workload' | 'prompts' | 'trace' | 'prefixGroups' | 'prefixLen' | 'turns'>,
-): WorkloadMode {
-  if (WORKLOADS.some((w) => w.id === form.workload)) return form.workload;
-  if (form.prompts.trim() !== '') return 'file';
-  if (form.trace.trim() !== '') return 'trace';
-  if (form.prefixGroups.trim() !== '' || form.prefixLen.trim() !== '') return 'shared-prefix';
-  return Number(form.turns) > 1 ? 'multi-turn' : 'synthetic';
-}
-
-/** The form switched to a workload: the fields of every other workload cleared, so no two are ever combined. */
-export function chooseWorkload(form: RunForm, mode: WorkloadMode): RunForm {
-  const keep = WORKLOADS.find((w) => w.id === mode)?.fields ?? [];
-  const next: RunForm = { ...form, workload: mode };
-  for (const name of WORKLOAD_FIELDS) if (!keep.includes(name)) next[name] = '';
-  return next;
-}
-
-/** The workload field a core refusal names (`--prefix-len 600 must be shorter…`, `invalid setting 'turns'`), if any. */
-export function workloadErrorField(message: string): FormFieldName | undefined {
-  const byFlag = new Map(
-    FORM_FIELDS.filter((f) => WORKLOAD_FIELDS.includes(f.name as FormFieldName)).map((f) => [f.flag, f.name]),
-  );
-  const setting = /^invalid setting '([A-Za-z]+)'/.exec(message)?.[1];
-  if (setting && WORKLOAD_FIELDS.includes(setting as FormFieldName)) return setting as FormFieldName;
-  for (const m of message.matchAll(/--([a-z][a-z-]*)/g)) {
-    const name = byFlag.get(m[1] as string);
-    if (name) return name as FormFieldName;
-  }
-  return undefined;
-}
 
 /** One environment variable of the server. */
 export interface EnvRow {
@@ -163,19 +130,51 @@ export interface VaryRow {
   values: string;
 }
 
-/** The new-run form as the user edits it: strings, so empty means "default"; toggles are '', 'on' or 'off'. */
-export type RunForm = Record<FormFieldName, string> & {
+/** The new-run form as the user edits it: each field's text under its flag (empty means "default"). */
+export interface RunForm {
   engine: EngineKind;
   preset: string;
   workload: WorkloadMode;
   /** The diffusion fields are shown and sent. */
   diffusion: boolean;
+  /** Field texts by flag; toggles are '', 'on' or 'off'. */
+  values: Record<FormFieldName, string>;
   env: EnvRow[];
   vary: VaryRow[];
-};
+}
 
-/** A key of the form that can carry an error. */
-export type FormKey = keyof RunForm;
+/** A key of the form that can carry an error: a field's flag, or env / vary. */
+export type FormKey = FormFieldName;
+
+const text = (form: Pick<RunForm, 'values'>, flag: FormFieldName): string => form.values[flag] ?? '';
+
+/** The workload the form shows: its choice, else (a form saved before the choice existed) what its fields say. */
+export function workloadOf(form: Pick<RunForm, 'workload' | 'values'>): WorkloadMode {
+  if (WORKLOADS.some((w) => w.id === form.workload)) return form.workload;
+  if (text(form, 'prompts').trim() !== '') return 'file';
+  if (text(form, 'trace').trim() !== '') return 'trace';
+  if (text(form, 'prefix-groups').trim() !== '' || text(form, 'prefix-len').trim() !== '') return 'shared-prefix';
+  return Number(text(form, 'turns')) > 1 ? 'multi-turn' : 'synthetic';
+}
+
+/** The form switched to a workload: the fields of every other workload cleared, so no two are ever combined. */
+export function chooseWorkload(form: RunForm, mode: WorkloadMode): RunForm {
+  const keep = WORKLOADS.find((w) => w.id === mode)?.fields ?? [];
+  const values = { ...form.values };
+  for (const flag of WORKLOAD_FIELDS) if (!keep.includes(flag)) values[flag] = '';
+  return { ...form, workload: mode, values };
+}
+
+/** The workload field a core refusal names (`--prefix-len 600 must be shorter…`, `invalid setting 'turns'`), if any. */
+export function workloadErrorField(message: string): FormFieldName | undefined {
+  const setting = /^invalid setting '([A-Za-z.]+)'/.exec(message)?.[1];
+  const byPath = setting ? FORM_FIELDS.find((f) => f.path === setting)?.flag : undefined;
+  if (byPath && WORKLOAD_FIELDS.includes(byPath)) return byPath;
+  for (const m of message.matchAll(/--([a-z][a-z-]*)/g)) {
+    if (WORKLOAD_FIELDS.includes(m[1] as string)) return m[1];
+  }
+  return undefined;
+}
 
 /** A preset's server fields (as written in the preset file, before defaults). */
 export type PresetServer = NonNullable<PresetSummary['server']>;
@@ -186,16 +185,9 @@ function toText(f: FieldDescriptor, v: unknown): string {
 }
 
 export function defaultForm(): RunForm {
-  const form: Record<string, unknown> = {
-    engine: 'sim',
-    preset: '',
-    workload: 'synthetic',
-    diffusion: false,
-    env: [],
-    vary: [],
-  };
-  for (const f of FORM_FIELDS) form[f.name] = f.prefill ? toText(f, undefined) : '';
-  return form as RunForm;
+  const values: Record<string, string> = {};
+  for (const f of FORM_FIELDS) values[f.flag] = f.prefill ? toText(f, undefined) : '';
+  return { engine: DEFAULT_ENGINE, preset: '', workload: 'synthetic', diffusion: false, values, env: [], vary: [] };
 }
 
 /** A comma list of numbers: `1, 2,4` -> [1,2,4]; entries not written plainly are NaN. */
@@ -208,45 +200,42 @@ export function parseList(raw: string, integer = true): number[] {
 
 type Read = { ok: true; value: unknown } | { ok: false; error: string };
 
-/**
- * A form field's value (undefined when empty). Only what cannot be sent is refused here (text where a
- * number belongs); ranges are the service's to judge, so its one-line error is the one the user sees.
- */
+/** A form field's value (undefined when empty), read and checked as its flag is: the same words, named by label. */
 function readField(f: FieldDescriptor, raw: string): Read {
   const t = raw.trim();
   if (t === '') return { ok: true, value: undefined };
-  const integer = f.type === 'int' || f.type === 'int-list';
+  const named = (r: Read): Read => (r.ok ? r : { ok: false, error: `${f.label} ${r.error}` });
   switch (f.ui) {
-    case 'list': {
-      const list = parseList(t, integer);
-      return list.some((n) => !Number.isFinite(n))
-        ? { ok: false, error: `${f.label} is a list of ${integer ? 'whole ' : ''}numbers such as 1,2,4,8` }
-        : { ok: true, value: list };
-    }
-    case 'number':
-    case 'percent': {
-      const n = plainNumber(t, integer);
-      if (!Number.isFinite(n)) return { ok: false, error: `${f.label} must be a ${integer ? 'whole ' : ''}number` };
-      if (f.ui === 'percent') return { ok: true, value: n / 100 };
-      return { ok: true, value: f.type === 'seconds' ? Math.round(n * 1000) : n };
-    }
     case 'toggle':
       return { ok: true, value: t === 'on' };
+    case 'percent': {
+      const n = plainNumber(t, false);
+      if (!Number.isFinite(n)) return { ok: false, error: `${f.label} must be a percentage such as 60` };
+      return named(checkValue(f, n / 100, t));
+    }
+    case 'list':
+      // The form takes spaces between values too.
+      return named(
+        parseFieldText(
+          f,
+          t
+            .split(/[\s,]+/)
+            .filter(Boolean)
+            .join(','),
+        ),
+      );
     case 'args':
-      try {
-        return { ok: true, value: splitCommandLine(t) };
-      } catch (e) {
-        return { ok: false, error: `${f.label}: ${(e as Error).message}` };
-      }
+      return splitArgs(f, t);
     default:
-      if (f.type === 'command') return readField({ ...f, ui: 'args' }, t);
-      if (f.type === 'duration') {
-        const ms = durationMs(t);
-        return ms === undefined
-          ? { ok: false, error: `${f.label} is a duration such as 600, 90s, 20m or 1h` }
-          : { ok: true, value: ms };
-      }
-      return { ok: true, value: t };
+      return f.type === 'command' ? splitArgs(f, t) : named(parseFieldText(f, t));
+  }
+}
+
+function splitArgs(f: FieldDescriptor, t: string): Read {
+  try {
+    return { ok: true, value: splitCommandLine(t) };
+  } catch (e) {
+    return { ok: false, error: `${f.label}: ${(e as Error).message}` };
   }
 }
 
@@ -257,22 +246,19 @@ export function shows(form: Pick<RunForm, 'engine' | 'diffusion'>, f: FieldDescr
   return f.group !== 'diffusion' || form.diffusion;
 }
 
-/** The field the engine's look-up is shown beside (Python or llama-server), or undefined when none shows. */
-export function probeField(
-  form: Pick<RunForm, 'engine' | 'diffusion'>,
-): (typeof ENGINE_WHERE_FIELDS)[number] | undefined {
-  return ENGINE_WHERE_FIELDS.find((name) => FORM_FIELDS.some((f) => f.name === name && shows(form, f)));
+/** The field the engine's look-up is shown beside (its interpreter or binary), or undefined when none shows. */
+export function probeField(form: Pick<RunForm, 'engine' | 'diffusion'>): FieldDescriptor | undefined {
+  const key = describeEngine(form.engine).probeSetting;
+  return FORM_FIELDS.find((f) => f.path === `server.${key}` && shows(form, f));
 }
 
-/** What the form asks probeEngine: the engine and its shown Python / binary field; null when nothing is launched. */
-export function probeRequest(
-  form: Pick<RunForm, 'engine' | 'diffusion' | (typeof ENGINE_WHERE_FIELDS)[number]>,
-): EngineProbeRequest | null {
-  if (form.engine === 'attach') return null;
+/** What the form asks probeEngine: the engine and where it is (its probe field); null when nothing is launched. */
+export function probeRequest(form: Pick<RunForm, 'engine' | 'diffusion' | 'values'>): EngineProbeRequest | null {
+  if (!describeEngine(form.engine).launches) return null;
   const request: EngineProbeRequest = { engine: form.engine };
-  const name = probeField(form);
-  const value = name === undefined ? '' : form[name].trim();
-  if (name !== undefined && value !== '') request[name] = value;
+  const f = probeField(form);
+  const where = f ? text(form, f.flag).trim() : '';
+  if (where !== '') request.where = where;
   return request;
 }
 
@@ -299,7 +285,7 @@ export function varyLevels(
 ): { ok: true; labels: string[] } | { ok: false; error: string } {
   const specs = varySpecs(form);
   if (specs.length === 0) return { ok: true, labels: [] };
-  const out = expandVary(specs);
+  const out = expandVary(specs, varyKeys(form.engine));
   return out.ok
     ? { ok: true, labels: out.variants.map(describeVariant) }
     : { ok: false, error: `server sweep: ${out.error}` };
@@ -309,8 +295,8 @@ export function varyLevels(
 const WORKLOAD_MISSING: Partial<Record<FormFieldName, string>> = {
   prompts: "give the prompt file's path (JSONL or ShareGPT JSON, on the machine running servebench)",
   trace: "give the trace file's path (Mooncake JSONL, on the machine running servebench)",
-  prefixGroups: 'give the number of prefix groups, e.g. 4',
-  prefixLen: 'give the shared prefix length in tokens, fewer than Input tokens, e.g. 384',
+  'prefix-groups': 'give the number of prefix groups, e.g. 4',
+  'prefix-len': 'give the shared prefix length in tokens, fewer than Input tokens, e.g. 384',
   turns: 'give the turns per conversation: 2 or more, e.g. 3',
 };
 
@@ -318,68 +304,89 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export type BuildResult = { ok: true; config: BenchConfigInput } | { ok: false; field: FormKey; error: string };
 
-/** The form as a run config, over the chosen preset's server settings (which may hold more than the form shows). */
-export function buildConfig(form: RunForm, presetServer: PresetServer = {}): BuildResult {
-  const engine = form.engine;
-  const config: Record<string, unknown> = {};
-  const server: Record<string, unknown> = { ...presetServer, engine };
-  // Every server setting the form can show is the form's to set or clear.
-  for (const f of FORM_FIELDS) if (isServerField(f)) delete server[f.path.split('.')[1] as string];
-  delete server.env;
-  delete server.simArgs;
+/** The form's fields laid into the config and its server section; the first that cannot be read, if any. */
+function readFields(
+  form: RunForm,
+  config: Record<string, unknown>,
+  server: Record<string, unknown>,
+  presetServer: PresetServer,
+): { field: FormKey; error: string } | undefined {
   const workload = WORKLOADS.find((w) => w.id === workloadOf(form)) as WorkloadChoice;
   const unused = unusedSweepFields(workload.id).fields;
-
   for (const f of FORM_FIELDS) {
     if (!shows(form, f)) continue;
     // Only the chosen workload's fields are sent: the core refuses two workloads in one run.
-    const name = f.name as FormFieldName;
-    if (WORKLOAD_FIELDS.includes(name) && !workload.fields.includes(name)) continue;
+    if (WORKLOAD_FIELDS.includes(f.flag) && !workload.fields.includes(f.flag)) continue;
     // The trace brings its arrival times and lengths: the sweep's (disabled, maybe left invalid) are not read.
-    if (unused.includes(name)) continue;
-    const read = readField(f, form[f.name as FormFieldName]);
-    if (!read.ok) return { ok: false, field: f.name as FormKey, error: read.error };
+    if (unused.includes(f.flag)) continue;
+    const read = readField(f, text(form, f.flag));
+    if (!read.ok) return { field: f.flag, error: read.error };
     if (read.value === undefined) continue;
     if (isServerField(f)) {
-      const key = f.name === 'extraArgs' && engine === 'sim' ? 'simArgs' : f.path.slice('server.'.length);
+      const key = f.path.slice('server.'.length);
       if (f.group === 'diffusion')
-        server.diffusion = { ...(presetServer.diffusion ?? {}), ...(server.diffusion ?? {}) };
+        server.diffusion = { ...(presetServer.diffusion ?? {}), ...((server.diffusion as object | undefined) ?? {}) };
       setPath(server, key, read.value);
-    } else {
-      setPath(config, f.path, read.value);
-    }
+    } else setPath(config, f.path, read.value);
   }
+  return undefined;
+}
 
-  for (const name of workload.required) {
-    if (form[name].trim() === '') return { ok: false, field: name, error: WORKLOAD_MISSING[name] ?? `fill in ${name}` };
+/** What the form still lacks for its workload and its engine, in one line with the field to point at. */
+function missing(form: RunForm, config: Record<string, unknown>, server: Record<string, unknown>) {
+  const workload = WORKLOADS.find((w) => w.id === workloadOf(form)) as WorkloadChoice;
+  for (const flag of workload.required) {
+    if (text(form, flag).trim() === '') return { field: flag, error: WORKLOAD_MISSING[flag] ?? `fill in ${flag}` };
   }
   if (workload.id === 'multi-turn' && config.turns === 1)
-    return { ok: false, field: 'turns', error: WORKLOAD_MISSING.turns ?? '' };
+    return { field: 'turns', error: WORKLOAD_MISSING.turns ?? '' };
+  if (workload.id !== 'trace' && config.rate === undefined && config.concurrency === undefined)
+    return { field: 'concurrency', error: 'give at least one concurrency, e.g. 1,4,16' };
+  const engine = describeEngine(form.engine);
+  for (const key of engine.required) {
+    const f = FORM_FIELDS.find((x) => x.path === `server.${key}`);
+    if (f && server[key] === undefined)
+      return {
+        field: f.flag,
+        error: `${engine.name} needs ${f.label}${f.placeholder ? `, e.g. ${f.placeholder}` : ''}`,
+      };
+  }
+  const noModel = modelProblem(form.engine, server.model as string | undefined);
+  if (noModel) return { field: 'model', error: noModel };
+  return undefined;
+}
 
-  const rateGiven = config.rate !== undefined;
-  if (workload.id !== 'trace' && !rateGiven && config.concurrency === undefined)
-    return { ok: false, field: 'concurrency', error: 'give at least one concurrency, e.g. 1,4,16' };
-  if (rateGiven) delete config.concurrency;
-  if (engine === 'attach' && server.url === undefined)
-    return { ok: false, field: 'url', error: 'give the server URL to attach to' };
-  const noModel = modelProblem(engine, server.model as string | undefined);
-  if (noModel) return { ok: false, field: 'model', error: noModel };
-  if (engine === 'command' && server.command === undefined)
-    return { ok: false, field: 'command', error: 'give the command line that starts the server' };
-
+/** The form's environment rows as the server's environment, or the row that is wrong. */
+function envOf(form: RunForm): { ok: true; env: Record<string, string> } | { ok: false; error: string } {
   const env: Record<string, string> = {};
   for (const row of form.env) {
     const name = row.name.trim();
     if (name === '' && row.value === '') continue;
     if (!ENV_NAME.test(name))
-      return { ok: false, field: 'env', error: `environment names are letters, digits and _ (got '${name}')` };
+      return { ok: false, error: `environment names are letters, digits and _ (got '${name}')` };
     env[name] = row.value;
   }
-  if (Object.keys(env).length > 0 && engine !== 'attach') server.env = env;
+  return { ok: true, env };
+}
+
+/** The form as a run config, over the chosen preset's server settings (which may hold more than the form shows). */
+export function buildConfig(form: RunForm, presetServer: PresetServer = {}): BuildResult {
+  const config: Record<string, unknown> = {};
+  const server: Record<string, unknown> = { ...presetServer, engine: form.engine };
+  // Every server setting the form can show is the form's to set or clear.
+  for (const f of FORM_FIELDS) if (isServerField(f)) delete server[f.path.split('.')[1] as string];
+  delete server.env;
+  const bad = readFields(form, config, server, presetServer) ?? missing(form, config, server);
+  if (bad) return { ok: false, ...bad };
+  if (config.rate !== undefined) delete config.concurrency;
+
+  const env = envOf(form);
+  if (!env.ok) return { ok: false, field: 'env', error: env.error };
+  if (Object.keys(env.env).length > 0 && describeEngine(form.engine).launches) server.env = env.env;
 
   const specs = varySpecs(form);
   if (specs.length > 0) {
-    const out = expandVary(specs);
+    const out = expandVary(specs, varyKeys(form.engine));
     if (!out.ok) return { ok: false, field: 'vary', error: `server sweep: ${out.error}` };
     config.serverVariants = out.variants;
   }
@@ -392,19 +399,19 @@ export function buildConfig(form: RunForm, presetServer: PresetServer = {}): Bui
 /** The form with a preset's server settings filled in (fields the preset leaves out are cleared). */
 export function applyPreset(form: RunForm, preset: PresetSummary | undefined): RunForm {
   const s: Record<string, unknown> = preset?.server ?? {};
-  const next: Record<string, unknown> = { ...form, preset: preset?.name ?? '' };
-  const engine = (s.engine as EngineKind | undefined) ?? form.engine;
-  for (const f of FORM_FIELDS) {
-    if (!isServerField(f)) continue;
-    const key = f.name === 'extraArgs' && engine === 'sim' ? 'simArgs' : f.path.slice('server.'.length);
-    next[f.name] = toText(f, getPath(s, key));
-  }
-  next.engine = engine;
-  next.diffusion = s.diffusion !== undefined;
-  next.env = Object.entries((s.env as Record<string, string> | undefined) ?? {}).map(([name, value]) => ({
-    name,
-    value,
-  }));
+  const values = { ...form.values };
+  for (const f of FORM_FIELDS)
+    if (isServerField(f)) values[f.flag] = toText(f, getPath(s, f.path.slice('server.'.length)));
   // "None" clears what a preset filled in (server fields), and keeps the load and the sweeps the user typed.
-  return next as RunForm;
+  return {
+    ...form,
+    preset: preset?.name ?? '',
+    engine: (s.engine as EngineKind | undefined) ?? form.engine,
+    diffusion: s.diffusion !== undefined,
+    values,
+    env: Object.entries((s.env as Record<string, string> | undefined) ?? {}).map(([name, value]) => ({ name, value })),
+  };
 }
+
+/** The field a form key names, for the words of a message (its label). */
+export const formField = (key: FormKey): FieldDescriptor | undefined => fieldByFlag(key);

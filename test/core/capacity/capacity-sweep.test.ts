@@ -16,9 +16,9 @@ import { closeAll, startSim, testProfile } from '../sim/helpers.js';
 
 afterAll(closeAll);
 
-/** Starts one in-process simulator per server configuration, its step costs taken from the variant's simArgs. */
+/** Starts one in-process simulator per server configuration, its step costs taken from the variant's extra arguments. */
 const simPerConfig: StartServer = async (config) => {
-  const args = config.simArgs;
+  const args = config.extraArgs ?? [];
   const overrides: Record<string, unknown> = { 'step-base-ms': 2, 'max-model-len': 4096 };
   for (let i = 0; i + 1 < args.length; i += 2) overrides[args[i]!.replace(/^--/, '')] = Number(args[i + 1]);
   const sim = await startSim({ profile: testProfile(overrides), model: 'sim-model' });
@@ -43,7 +43,7 @@ describe('--find-capacity over a server sweep and several lengths', () => {
         findCapacity: true,
         capacityMax: 4,
         server: { engine: 'attach', url: 'http://127.0.0.1:9' },
-        serverVariants: [{ simArgs: ['--step-per-seq-ms', '20'] }, { simArgs: ['--step-per-seq-ms', '5'] }],
+        serverVariants: [{ extraArgs: ['--step-per-seq-ms', '20'] }, { extraArgs: ['--step-per-seq-ms', '5'] }],
       });
       const events: string[] = [];
       const result = await runBenchmark(config, {
@@ -87,7 +87,7 @@ describe('--find-capacity over a server sweep and several lengths', () => {
       }
       expect(result.record.levels).toHaveLength(10);
       expect(events).toEqual(['total 28']);
-      expect(capacityTitle(searches[2]!)).toBe('input 16 / output 8 tokens · server 2: simArgs=--step-per-seq-ms 5');
+      expect(capacityTitle(searches[2]!)).toBe('input 16 / output 8 tokens · server 2: extraArgs=--step-per-seq-ms 5');
       // On disk, through the schema, and in the report: one section with a heading per search.
       const saved = decodeRunJson(await readFile(join(result.dir, 'run.json'), 'utf8'));
       if (!('record' in saved)) throw new Error(saved.problem);

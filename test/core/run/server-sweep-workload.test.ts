@@ -42,7 +42,7 @@ async function sweep(config: BenchConfigInput, startServer: StartServer = simPer
       concurrency: [1],
       outputLen: [4],
       server: { engine: 'attach', url: 'http://127.0.0.1:9' },
-      serverVariants: [{ simArgs: ['--step-base-ms', '1'] }, { simArgs: ['--step-base-ms', '2'] }],
+      serverVariants: [{ extraArgs: ['--step-base-ms', '1'] }, { extraArgs: ['--step-base-ms', '2'] }],
       ...config,
     }),
     { startServer },

@@ -141,10 +141,10 @@ describe('SGLang argv', () => {
       'm',
       '--tp-size',
       '4',
-      '--quantization',
-      'fp8',
       '--dtype',
       'bfloat16',
+      '--quantization',
+      'fp8',
       '--kv-cache-dtype',
       'fp8_e5m2',
       '--mem-fraction-static',
@@ -203,8 +203,8 @@ describe('SGLang argv', () => {
 describe('sim argv', () => {
   it('runs the servebench CLI with node in vLLM mimic mode, with a fake GPU state file', () => {
     const plan = simAdapter.plan(
-      cfg({ engine: 'sim', model: 'sim-8b', simProfile: 'h200-8b', simArgs: ['--fault', 'slow-start=100'] }),
-      { ...ctx, cliScript: '/pkg/dist/cli.js', nodePath: '/usr/bin/node' },
+      cfg({ engine: 'sim', model: 'sim-8b', simProfile: 'h200-8b', extraArgs: ['--fault', 'slow-start=100'] }),
+      { ...ctx, cliScript: () => '/pkg/dist/cli.js', nodePath: '/usr/bin/node' },
     );
     expect(plan.command).toBe('/usr/bin/node');
     expect(plan.args).toEqual([
@@ -238,7 +238,7 @@ describe('sim argv', () => {
         seed: 2,
         diffusion: { blockSize: 32, threshold: 0.9 },
       }),
-      { ...ctx, cliScript: '/c.js' },
+      { ...ctx, cliScript: () => '/c.js', nodePath: process.execPath },
     );
     expect(plan.command).toBe(process.execPath);
     // prettier-ignore
@@ -409,7 +409,7 @@ describe('secrets', () => {
     const safe = redact(config);
     expect(safe.env).toEqual({ HF_TOKEN: '***', CUDA_VISIBLE_DEVICES: '0' });
     expect(safe.extraArgs).toEqual(['--api-key', '***', '--api-key=***', '--enforce-eager']);
-    expect(config.env.HF_TOKEN).toBe('hf_abcdefghijklmnopqrstuvwxyz'); // the original is untouched
+    expect(config.env?.HF_TOKEN).toBe('hf_abcdefghijklmnopqrstuvwxyz'); // the original is untouched
     expect(redact({ url: 'http://user:pa55word@host:8000/v1' }).url).toBe('http://user:***@host:8000/v1');
     expect(redactArgv(['--api-key'])).toEqual(['--api-key']);
   });

@@ -31,7 +31,7 @@ const asked = (): { probe: number; help: number } => {
 describe('the form engine look-up (fake python and llama-server executables)', () => {
   it('finds vLLM with its version and the quantization methods of its own --help', async () => {
     const detector = createEngineDetector({ env });
-    const answer = await detector.detect({ engine: 'vllm', python: FAKE_PYTHON });
+    const answer = await detector.detect({ engine: 'vllm', where: FAKE_PYTHON });
     expect(answer).toMatchObject({ engine: 'vllm', name: 'vLLM', probed: true, found: true, version: '0.11.0' });
     expect(answer.where).toBe(FAKE_PYTHON);
     expect(answer.quantizations).toContain('awq_marlin');
@@ -43,7 +43,7 @@ describe('the form engine look-up (fake python and llama-server executables)', (
   });
 
   it("reads SGLang's list from sglang.launch_server --help", async () => {
-    const answer = await createEngineDetector({ env }).detect({ engine: 'sglang', python: FAKE_PYTHON });
+    const answer = await createEngineDetector({ env }).detect({ engine: 'sglang', where: FAKE_PYTHON });
     expect(answer).toMatchObject({ name: 'SGLang', found: true, version: '0.11.0' });
     expect(answer.quantizations).toContain('w8a8_fp8');
     const help = readRecord(recordFile).find((e) => e.kind === 'help');
@@ -52,7 +52,7 @@ describe('the form engine look-up (fake python and llama-server executables)', (
 
   it('a python without the module: not found, with the pip line and the fix', async () => {
     env.FAKE_PYTHON_MODULES = 'sglang';
-    const answer = await createEngineDetector({ env }).detect({ engine: 'vllm', python: FAKE_PYTHON });
+    const answer = await createEngineDetector({ env }).detect({ engine: 'vllm', where: FAKE_PYTHON });
     expect(answer).toMatchObject({ found: false, probed: true, installHint: 'pip install vllm' });
     expect(answer.message).toBe(`vLLM is not installed for '${FAKE_PYTHON}'`);
     expect(answer.fix).toMatch(/--python PATH/);
@@ -61,49 +61,45 @@ describe('the form engine look-up (fake python and llama-server executables)', (
   });
 
   it('an interpreter that is not there: not found, one line naming it', async () => {
-    const answer = await createEngineDetector({ env }).detect({ engine: 'vllm', python: '/nonexistent/bin/python' });
+    const answer = await createEngineDetector({ env }).detect({ engine: 'vllm', where: '/nonexistent/bin/python' });
     expect(answer).toMatchObject({ found: false, installHint: 'pip install vllm' });
     expect(answer.message).toMatch(/'\/nonexistent\/bin\/python' was not found/);
   });
 
-  it('finds llama-server by its --version; the python field does not apply to it', async () => {
-    const answer = await createEngineDetector({ env }).detect({
-      engine: 'llamacpp',
-      binary: FAKE_LLAMA,
-      python: '/nonexistent/bin/python',
-    });
+  it('finds llama-server by its --version, where its own setting says', async () => {
+    const answer = await createEngineDetector({ env }).detect({ engine: 'llamacpp', where: FAKE_LLAMA });
     expect(answer).toMatchObject({ name: 'llama.cpp', found: true, version: 'b6500 (6c7a4415)', where: FAKE_LLAMA });
     expect(answer.quantizations).toBeUndefined();
-    const missing = await createEngineDetector({ env }).detect({ engine: 'llamacpp', binary: '/nonexistent/llama' });
+    const missing = await createEngineDetector({ env }).detect({ engine: 'llamacpp', where: '/nonexistent/llama' });
     expect(missing).toMatchObject({ found: false, installHint: expect.stringMatching(/llama\.cpp/) });
   });
 
   it('nothing to probe for the simulator, a command or an attached server: says why, runs nothing', async () => {
     const detector = createEngineDetector({ env, run: () => Promise.reject(new Error('must not run')) });
-    const sim = await detector.detect({ engine: 'sim', python: FAKE_PYTHON });
+    const sim = await detector.detect({ engine: 'sim', where: FAKE_PYTHON });
     expect(sim).toMatchObject({ probed: false, found: true, name: 'Simulator' });
     expect(sim.message).toMatch(/built-in simulator/);
     expect((await detector.detect({ engine: 'command' })).message).toMatch(/command line as given/);
     expect((await detector.detect({ engine: 'attach' })).message).toMatch(/nothing is launched/);
   });
 
-  it('an answer is reused per (engine, python) for the TTL, then asked again', async () => {
+  it('an answer is reused per (engine, where) for the TTL, then asked again', async () => {
     let t = 0;
     const detector = createEngineDetector({ env, ttlMs: 30_000, now: () => t });
     // Two at once (a form re-rendering) share one look-up.
     const [a, b] = await Promise.all([
-      detector.detect({ engine: 'vllm', python: FAKE_PYTHON }),
-      detector.detect({ engine: 'vllm', python: ` ${FAKE_PYTHON} ` }),
+      detector.detect({ engine: 'vllm', where: FAKE_PYTHON }),
+      detector.detect({ engine: 'vllm', where: ` ${FAKE_PYTHON} ` }),
     ]);
     expect(b).toBe(a);
     t = 29_999;
-    await detector.detect({ engine: 'vllm', python: FAKE_PYTHON });
+    await detector.detect({ engine: 'vllm', where: FAKE_PYTHON });
     expect(asked()).toEqual({ probe: 1, help: 1 });
     // Another engine with the same interpreter is another question.
-    await detector.detect({ engine: 'sglang', python: FAKE_PYTHON });
+    await detector.detect({ engine: 'sglang', where: FAKE_PYTHON });
     expect(asked()).toEqual({ probe: 2, help: 2 });
     t = 30_000;
-    const again = await detector.detect({ engine: 'vllm', python: FAKE_PYTHON });
+    const again = await detector.detect({ engine: 'vllm', where: FAKE_PYTHON });
     expect(again).toMatchObject({ found: true, version: '0.11.0' });
     expect(asked()).toEqual({ probe: 3, help: 3 });
   });
@@ -116,7 +112,7 @@ describe('the form engine look-up (fake python and llama-server executables)', (
     };
     const answer = await createEngineDetector({ env, run, timeoutMs: 5_000 }).detect({
       engine: 'vllm',
-      python: '/opt/py',
+      where: '/opt/py',
     });
     expect(answer).toMatchObject({ found: false, probed: true });
     expect(answer.message).toBe('vLLM did not answer `/opt/py -c "import vllm"` within 5 s');
@@ -127,14 +123,14 @@ describe('the form engine look-up (fake python and llama-server executables)', (
     const pending: Array<(r: CaptureResult) => void> = [];
     const run = (): Promise<CaptureResult> => new Promise((resolve) => pending.push(resolve));
     const detector = createEngineDetector({ env, run, maxInFlight: 1 });
-    const first = detector.detect({ engine: 'vllm', python: '/a/python' });
-    const busy = await detector.detect({ engine: 'vllm', python: '/b/python' });
+    const first = detector.detect({ engine: 'vllm', where: '/a/python' });
+    const busy = await detector.detect({ engine: 'vllm', where: '/b/python' });
     expect(busy).toMatchObject({ found: false, probed: false, busy: true });
     expect(busy.message).toMatch(/look-ups are running: try again/);
     for (const resolve of pending.splice(0))
       resolve({ code: 0, signal: null, stdout: '0.9.0\n', stderr: '', timedOut: false });
     expect(await first).toMatchObject({ found: true, version: '0.9.0' });
-    const second = detector.detect({ engine: 'vllm', python: '/b/python' });
+    const second = detector.detect({ engine: 'vllm', where: '/b/python' });
     for (const resolve of pending.splice(0))
       resolve({ code: 0, signal: null, stdout: '0.8.0\n', stderr: '', timedOut: false });
     expect(await second).toMatchObject({ found: true, version: '0.8.0' });
@@ -150,7 +146,7 @@ describe('the form engine look-up (fake python and llama-server executables)', (
     });
     const answer = await createEngineDetector({ env: { HF_TOKEN: 'hf_secret_value_123456' }, run }).detect({
       engine: 'vllm',
-      python: '/opt/py',
+      where: '/opt/py',
     });
     expect(answer.found).toBe(false);
     expect(answer.message).toMatch(/RuntimeError: bad token/);
@@ -161,14 +157,15 @@ describe('the form engine look-up (fake python and llama-server executables)', (
 describe('probeEngine through the contract', () => {
   it('the service answers with its environment; the door checks the request first', async () => {
     const service = createServebenchService({ outDir: '/tmp/sb-unused', deps: {} as never, env });
-    const outcome = await dispatchCall(service, 'probeEngine', [{ engine: 'vllm', python: FAKE_PYTHON }]);
+    const outcome = await dispatchCall(service, 'probeEngine', [{ engine: 'vllm', where: FAKE_PYTHON }]);
     expect(outcome).toMatchObject({ ok: true, result: { found: true, version: '0.11.0' } });
     for (const bad of [
       [{ engine: 'tgi' }],
-      [{ engine: 'vllm', python: 7 }],
-      [{ engine: 'vllm', python: '' }],
-      [{ engine: 'vllm', python: 'a\u0000b' }],
-      [{ engine: 'vllm', python: 'x'.repeat(5000) }],
+      [{ engine: 'vllm', where: 7 }],
+      [{ engine: 'vllm', where: '' }],
+      [{ engine: 'vllm', where: 'a\u0000b' }],
+      [{ engine: 'vllm', where: 'x'.repeat(5000) }],
+      [{ engine: 'vllm', python: '/usr/bin/python3' }],
       [{ engine: 'vllm', command: ['rm', '-rf', '/'] }],
       [],
     ]) {
@@ -177,7 +174,7 @@ describe('probeEngine through the contract', () => {
       if (!refused.ok) expect(refused.error).not.toContain('\n');
     }
     expect(asked()).toEqual({ probe: 1, help: 1 });
-    expect(contractArgs.probeEngine.safeParse([{ engine: 'llamacpp', binary: '/usr/bin/llama-server' }]).success).toBe(
+    expect(contractArgs.probeEngine.safeParse([{ engine: 'llamacpp', where: '/usr/bin/llama-server' }]).success).toBe(
       true,
     );
   });

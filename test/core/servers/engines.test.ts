@@ -1,14 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EngineKindSchema, ServerConfigSchema, type ServerConfig } from '../../../src/shared/config.js';
-import { ENGINE_DESCRIPTIONS, ENGINE_KINDS, LAUNCHABLE_ENGINES } from '../../../src/shared/engines.js';
+import { ENGINE_FACTS, ENGINE_KINDS, LAUNCHABLE_ENGINES } from '../../../src/shared/engines.js';
 import { ENGINES, engineFor, LLAMACPP_PROGRESS, splitCommandLine } from '../../../src/core/servers/engines/index.js';
 import { progress } from './helpers.js';
 import { classifyLog } from '../../../src/core/servers/failures.js';
 import { SERVER_OPTIONS_HELP, serverConfigFromFlags } from '../../../src/cli/server-options.js';
 import { engineSampleFromMetrics } from '../../../src/core/telemetry/engine-metrics.js';
 import { parsePrometheusText } from '../../../src/core/telemetry/prometheus-parser.js';
-import { defaultForm, buildConfig, ENGINE_PICKER } from '../../../src/renderer/lib/run-form.js';
+import { buildConfig, ENGINE_PICKER } from '../../../src/renderer/lib/run-form.js';
+import { formOf } from '../../renderer/form-of.js';
 
 const cfg = (input: Record<string, unknown>): ServerConfig => ServerConfigSchema.parse(input);
 const ctx = { host: '127.0.0.1', port: 8123, runDir: '/runs/r1' };
@@ -18,13 +19,15 @@ describe('the engine registry', () => {
     const registry = ENGINES.map((e) => e.kind);
     expect(registry).toEqual([...ENGINE_KINDS]);
     expect(EngineKindSchema.options).toEqual(registry);
-    // The app's picker is built from ENGINE_DESCRIPTIONS, the same list in the same order.
-    expect(ENGINE_DESCRIPTIONS.map((d) => d.kind)).toEqual(registry);
+    // The app's picker is built from the engines' facts, the same list in the same order.
+    expect(ENGINE_FACTS.map((d) => d.kind)).toEqual(registry);
     expect(ENGINE_PICKER.map((e) => e.id)).toEqual(registry);
     const form = readFileSync(new URL('../../../src/renderer/components/NewRunForm.svelte', import.meta.url), 'utf8');
     expect(form).toMatch(/const engines = ENGINE_PICKER;/);
-    // CLI: every engine but attach is an --engine choice (attach is --url), named in the help.
-    expect([...LAUNCHABLE_ENGINES, 'attach'].sort()).toEqual([...registry].sort());
+    // CLI: every engine but one chosen by a setting of its own (attach: --url) is an --engine choice, named in the help.
+    const chosen = ENGINE_FACTS.filter((e) => e.chosenBy).map((e) => e.kind);
+    expect(chosen).toEqual(['attach']);
+    expect([...LAUNCHABLE_ENGINES, ...chosen].sort()).toEqual([...registry].sort());
     expect(SERVER_OPTIONS_HELP).toContain(`--engine ${LAUNCHABLE_ENGINES.join('|')}`);
     for (const kind of LAUNCHABLE_ENGINES) {
       const flags: Record<string, unknown> = { engine: kind, model: '/m.gguf' };
@@ -36,7 +39,7 @@ describe('the engine registry', () => {
 
   it('gives every engine a description, readiness path and a plan (attach excepted)', () => {
     for (const e of ENGINES) {
-      expect(e.description.kind).toBe(e.kind);
+      expect(e.description.name.length).toBeGreaterThan(2);
       expect(e.healthPath.startsWith('/')).toBe(true);
       expect(e.spawnFix.length).toBeGreaterThan(5);
     }
@@ -212,15 +215,16 @@ describe('engine metrics come from the modules', () => {
 
 describe("the app's form", () => {
   it('sends the llama.cpp and command fields only for their engine', () => {
-    const llama = buildConfig({
-      ...defaultForm(),
-      engine: 'llamacpp',
-      model: '/m.gguf',
-      binary: '/bin/llama-server',
-      contextSize: '8192',
-      gpuLayers: '99',
-      python: '/py',
-    });
+    const llama = buildConfig(
+      formOf({
+        engine: 'llamacpp',
+        model: '/m.gguf',
+        'llama-server': '/bin/llama-server',
+        'ctx-size': '8192',
+        'gpu-layers': '99',
+        python: '/py',
+      }),
+    );
     expect(llama.ok && llama.config.server).toMatchObject({
       engine: 'llamacpp',
       llamaServer: '/bin/llama-server',
@@ -228,11 +232,11 @@ describe("the app's form", () => {
       gpuLayers: 99,
     });
     expect(llama.ok && (llama.config.server as Record<string, unknown>).python).toBeUndefined();
-    const command = buildConfig({ ...defaultForm(), engine: 'command', command: 'srv --port {port} --name "a b"' });
+    const command = buildConfig(formOf({ engine: 'command', cmd: 'srv --port {port} --name "a b"' }));
     expect(command.ok && command.config.server).toMatchObject({
       command: ['srv', '--port', '{port}', '--name', 'a b'],
     });
-    expect(buildConfig({ ...defaultForm(), engine: 'command' })).toMatchObject({ ok: false, field: 'command' });
-    expect(buildConfig({ ...defaultForm(), engine: 'llamacpp' })).toMatchObject({ ok: false, field: 'model' });
+    expect(buildConfig(formOf({ engine: 'command' }))).toMatchObject({ ok: false, field: 'cmd' });
+    expect(buildConfig(formOf({ engine: 'llamacpp' }))).toMatchObject({ ok: false, field: 'model' });
   });
 });

@@ -8,6 +8,9 @@ import type { RunEvent } from '../../../src/shared/events.js';
 import { isProcessAlive } from '../../../src/core/servers/process-group.js';
 import type { ServerConfigInput } from '../../../src/core/servers/presets.js';
 import type { ProgressPattern } from '../../../src/core/servers/engines/index.js';
+import { createServerManager, type ServerManager } from '../../../src/core/servers/manager.js';
+import { ServerStartError } from '../../../src/core/servers/server-errors.js';
+import type { RunningServer } from '../../../src/core/servers/types.js';
 
 export const FAKE_PYTHON = fileURLToPath(new URL('../../fakes/python-fake.mjs', import.meta.url));
 export const FAKE_SIM_CLI = fileURLToPath(new URL('../../fakes/engine-sim-cli.mjs', import.meta.url));
@@ -96,4 +99,46 @@ export function progress(patterns: ProgressPattern[], line: string): { key: stri
     if (m) return { key: p.key, value: p.value?.(m) };
   }
   return undefined;
+}
+
+/** Server managers with test grace periods, all stopped by `stopAll` (call it in afterEach). */
+export function managerPool(pollMs = 20): { manager: () => ServerManager; stopAll: () => Promise<void> } {
+  const made: ServerManager[] = [];
+  return {
+    manager: () => {
+      const m = createServerManager({ pollMs, grace: { interruptMs: 5_000, terminateMs: 5_000, killMs: 5_000 } });
+      made.push(m);
+      return m;
+    },
+    stopAll: async () => {
+      await Promise.all(made.splice(0).map((m) => m.stopAll()));
+    },
+  };
+}
+
+/** Configs of an engine whose interpreter is a stand-in under test/fakes, each recording to its `recordFile`. */
+export function standIn(
+  engine: string,
+  script: string,
+  model: string,
+): (recordFile: string, extra?: Record<string, unknown>, mode?: string) => ServerConfig {
+  const python = fileURLToPath(new URL(`../../fakes/${script}`, import.meta.url));
+  return (recordFile, extra = {}, mode = 'ok') =>
+    ServerConfigSchema.parse({
+      engine,
+      python,
+      model,
+      ...extra,
+      env: { FAKE_ENGINE_MODE: mode, FAKE_ENGINE_RECORD: recordFile },
+    });
+}
+
+/** The start error a failing start rejects with. */
+export async function startError(start: Promise<RunningServer>): Promise<ServerStartError> {
+  const error = await start.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof ServerStartError)) throw new Error(`expected a ServerStartError, got ${String(error)}`);
+  return error;
 }

@@ -15,7 +15,7 @@ const manager = createServerManager({ pollMs: 50, grace: { interruptMs: 5000, te
 const server = await manager.start(
   {
     engine: 'vllm', model: 'm', python, host: '127.0.0.1', port: 0, env: { FAKE_ENGINE_MODE: 'ok', FAKE_ENGINE_RECORD: record },
-    extraArgs: [], simArgs: [], startTimeoutMs: 60000,
+    extraArgs: [], startTimeoutMs: 60000,
   },
   { runDir },
 );

@@ -1,3 +1,4 @@
+import { LAUNCHABLE_ENGINES } from '../../../src/shared/engines.js';
 import { parseArgs } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ServerConfigSchema } from '../../../src/shared/config.js';
@@ -90,9 +91,9 @@ describe('server flags', () => {
     });
   });
 
-  it('send --server-arg to the simulator as sim args', () => {
+  it('send --server-arg to the simulator as its extra arguments, as to any engine', () => {
     expect(fromArgv(['--server-arg=--fault', '--server-arg', 'crash-after=3'])).toEqual({
-      simArgs: ['--fault', 'crash-after=3'],
+      extraArgs: ['--fault', 'crash-after=3'],
     });
   });
 
@@ -122,7 +123,10 @@ describe('server flags', () => {
   });
 
   it.each([
-    [['--engine', 'tgi'], /^--engine must be one of sim, vllm, sglang, llamacpp, command \(got 'tgi'\); use --url/],
+    [
+      ['--engine', 'tgi'],
+      new RegExp(`^--engine must be one of ${LAUNCHABLE_ENGINES.join(', ')} \\(got 'tgi'\\); use --url`),
+    ],
     [['--engine', 'vllm'], /^vLLM needs a model: pass --model \(a hub id/],
     [['--tp', 'two'], /^--tp must be a positive integer \(got 'two'\)/],
     [['--tp', '0'], /^--tp must be a positive integer/],

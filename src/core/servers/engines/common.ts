@@ -1,6 +1,4 @@
-import type { ServerConfig } from '../../../shared/config.js';
-import { modelProblem } from '../../../shared/engines.js';
-import type { FailurePattern } from './types.js';
+import type { EngineDescription, FailurePattern } from './types.js';
 
 /** A number from a log field ("51,200" too); undefined when it is none. */
 export const num = (s: string | undefined): number | undefined => {
@@ -9,16 +7,10 @@ export const num = (s: string | undefined): number | undefined => {
   return Number.isFinite(n) ? n : undefined;
 };
 
-/** Appends `flag value` when the value is set. */
-export const push = (args: string[], flag: string, value: string | number | undefined): void => {
-  if (value !== undefined && value !== '') args.push(flag, String(value));
-};
-
-/** The model, or the one-line error that names --model (the shared check's). */
-export function requireModel(config: ServerConfig): string {
-  const problem = modelProblem(config.engine, config.model);
-  if (problem || !config.model) throw new Error(problem ?? 'pass --model');
-  return config.model;
+/** The one check of "model required" (CLI, app form, launcher): the line to show, or undefined when fine. */
+export function modelProblemOf(engine: EngineDescription, model: string | undefined): string | undefined {
+  if (!engine.requiresModel || (model ?? '').trim() !== '') return undefined;
+  return `${engine.name} needs a model: pass --model (${engine.modelHint})`;
 }
 
 /** The full command line as one printable string (for logs and the run record; never executed). */

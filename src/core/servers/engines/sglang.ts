@@ -1,7 +1,13 @@
-import { join } from 'node:path';
-import { describeEngine } from '../../../shared/engines.js';
-import { HF_MODEL_FAILURES, KV_CACHE_TOO_SMALL, noModuleFailure, num, push, requireModel } from './common.js';
-import type { EngineMetricNames, EngineModule, LaunchPlan, ProgressPattern } from './types.js';
+import {
+  DiffusionConfigSchema,
+  ENGINE_SETTINGS as E,
+  LAUNCH_SETTINGS,
+  PYTHON,
+} from '../../../shared/server-settings.js';
+import { HF_MODEL_FAILURES, KV_CACHE_TOO_SMALL, noModuleFailure, num } from './common.js';
+import { defineEngine, flag, mapped, toggle, used, usedAll } from './define.js';
+import type { EngineMetricNames, ProgressPattern } from './types.js';
+import { HF_TYPES } from './vllm.js';
 
 /** SGLang's start-up milestones. */
 export const SGLANG_PROGRESS: ProgressPattern[] = [
@@ -53,10 +59,38 @@ export const SGLANG_METRICS: EngineMetricNames = {
 const PIP = 'pip install "sglang[all]"';
 
 /** SGLang: `python -m sglang.launch_server --model-path M ... --enable-metrics`. */
-export const sglangEngine: EngineModule = {
+export const sglangEngine = defineEngine({
   kind: 'sglang',
-  description: describeEngine('sglang'),
+  description: {
+    name: 'SGLang',
+    hint: 'servebench launches sglang.launch_server',
+    requiresModel: true,
+    modelHint: 'a hub id like org/name or a local folder',
+    install: PIP,
+  },
+  settings: {
+    ...usedAll(LAUNCH_SETTINGS, 'the launch itself'),
+    model: used(LAUNCH_SETTINGS.model, '--model-path'),
+    python: used(PYTHON, 'PYTHON -m sglang.launch_server'),
+    servedModelName: flag(LAUNCH_SETTINGS.servedModelName, '--served-model-name'),
+    tensorParallel: flag(E.tensorParallel, '--tp-size'),
+    ...HF_TYPES,
+    gpuMemoryFraction: flag(E.gpuMemoryFraction, '--mem-fraction-static'),
+    maxModelLen: flag(E.maxModelLen, '--context-length'),
+    maxSeqs: flag(E.maxSeqs, '--max-running-requests'),
+    prefixCaching: toggle(E.prefixCaching, undefined, '--disable-radix-cache'),
+    seed: flag(E.seed, '--random-seed'),
+    diffusion: mapped(
+      DiffusionConfigSchema.optional(),
+      '--dllm-algorithm A --dllm-algorithm-config RUN/dllm-algorithm-config.yaml (block_size:, threshold:)',
+      (d, ctx) => {
+        const file = ctx.file('dllm-algorithm-config.yaml', `block_size: ${d.blockSize}\nthreshold: ${d.threshold}\n`);
+        return ['--dllm-algorithm', d.algorithm, '--dllm-algorithm-config', file];
+      },
+    ),
+  },
   probe: { type: 'python', pkg: 'sglang', helpModule: 'sglang.launch_server' },
+  probeSetting: 'python',
   healthPath: '/health',
   readyLine: /The server is fired up and ready to roll!/,
   progress: SGLANG_PROGRESS,
@@ -76,42 +110,27 @@ export const sglangEngine: EngineModule = {
     ...HF_MODEL_FAILURES,
     noModuleFailure('sglang', PIP),
   ],
-  plan(config, ctx) {
-    const model = requireModel(config);
-    const args = ['-m', 'sglang.launch_server', '--model-path', model, '--host', ctx.host, '--port', String(ctx.port)];
-    const files: LaunchPlan['files'] = [];
-    const messages: string[] = [];
-    push(args, '--served-model-name', config.servedModelName);
-    push(args, '--tp-size', config.tensorParallel);
-    push(args, '--quantization', config.quantization);
-    push(args, '--dtype', config.dtype);
-    push(args, '--kv-cache-dtype', config.kvCacheDtype);
-    push(args, '--mem-fraction-static', config.gpuMemoryFraction);
-    push(args, '--context-length', config.maxModelLen);
-    let maxRunning = config.maxSeqs;
-    if (config.diffusion && maxRunning === undefined) {
+  command(config, ctx, { model, message }) {
+    let maxSeqs = config.maxSeqs;
+    // Without max-running-requests SGLang serves a diffusion model one request at a time: a sweep would measure that.
+    if (config.diffusion && maxSeqs === undefined) {
       if (ctx.maxConcurrency !== undefined) {
-        maxRunning = ctx.maxConcurrency;
-        messages.push(
-          `SGLang serves a diffusion model one request at a time unless told otherwise: set --max-running-requests ${maxRunning} (the sweep's largest concurrency); pass --max-seqs to choose another value`,
+        maxSeqs = ctx.maxConcurrency;
+        message(
+          `SGLang serves a diffusion model one request at a time unless told otherwise: set --max-running-requests ${maxSeqs} (the sweep's largest concurrency); pass --max-seqs to choose another value`,
         );
       } else {
-        messages.push(
+        message(
           'SGLang serves a diffusion model one request at a time without --max-running-requests: pass --max-seqs N to serve N at once',
         );
       }
     }
-    push(args, '--max-running-requests', maxRunning);
-    if (config.prefixCaching === false) args.push('--disable-radix-cache');
-    push(args, '--random-seed', config.seed);
-    args.push('--enable-metrics');
-    if (config.diffusion) {
-      const d = config.diffusion;
-      const file = join(ctx.runDir, 'dllm-algorithm-config.yaml');
-      files.push({ path: file, content: `block_size: ${d.blockSize}\nthreshold: ${d.threshold}\n` });
-      args.push('--dllm-algorithm', d.algorithm, '--dllm-algorithm-config', file);
-    }
-    args.push(...config.extraArgs);
-    return { command: config.python, args, files, messages, model: config.servedModelName ?? model };
+    return {
+      command: config.python,
+      head: ['-m', 'sglang.launch_server', '--model-path', model, '--host', ctx.host, '--port', String(ctx.port)],
+      tail: ['--enable-metrics'],
+      model: config.servedModelName ?? model,
+      config: { ...config, maxSeqs },
+    };
   },
-};
+});

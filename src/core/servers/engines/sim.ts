@@ -1,13 +1,52 @@
-import { join } from 'node:path';
-import { describeEngine } from '../../../shared/engines.js';
-import { push } from './common.js';
-import type { EngineModule } from './types.js';
+import { z } from 'zod';
+import { DIFFUSION_SETTINGS, ENGINE_SETTINGS as E, LAUNCH_SETTINGS } from '../../../shared/server-settings.js';
+import { setting } from '../../../shared/setting.js';
+import { defineEngine, flag, mapped, used, usedAll } from './define.js';
 import { VLLM_METRICS, VLLM_PROGRESS } from './vllm.js';
 
+/** The simulator's own setting: the profile of the engine and GPU it simulates. */
+const SIM_PROFILE = setting(z.string().optional(), {
+  label: 'Simulator profile',
+  metavar: 'NAME',
+  help: 'simulator profile (resources/sim-profiles: h200-llama8b-bf16, rtx4080-llama8b-int4, h200-dllm-block, thermal-throttle-demo, power-capped, instant)',
+  group: 'server',
+  placeholder: 'h200-llama8b-bf16',
+  engineBound: true,
+});
+
+/** The simulator takes block size and threshold; its block decoding has no algorithm to choose. */
+const SIM_DIFFUSION = z
+  .object({ blockSize: DIFFUSION_SETTINGS.blockSize, threshold: DIFFUSION_SETTINGS.threshold })
+  .optional();
+
 /** The built-in simulator as a child process: `node <servebench cli> sim --mimic vllm ...` (it speaks vLLM's log and metrics). */
-export const simEngine: EngineModule = {
+export const simEngine = defineEngine({
   kind: 'sim',
-  description: describeEngine('sim'),
+  description: {
+    name: 'Simulator',
+    hint: 'its numbers come from a simulated engine and GPU, and are marked SIMULATED wherever they appear',
+    requiresModel: false,
+    modelHint: 'a name for the simulated model',
+    install: 'built in',
+  },
+  settings: {
+    ...usedAll(LAUNCH_SETTINGS, 'the launch itself'),
+    model: used(LAUNCH_SETTINGS.model, '--model (the served model name wins)'),
+    servedModelName: used(LAUNCH_SETTINGS.servedModelName, '--model'),
+    simProfile: used(SIM_PROFILE, '--profile'),
+    maxModelLen: flag(E.maxModelLen, '--max-model-len'),
+    maxSeqs: flag(E.maxSeqs, '--max-num-seqs'),
+    prefixCaching: mapped(E.prefixCaching, '--prefix-caching true|false', (v) => ['--prefix-caching', String(v)]),
+    seed: flag(E.seed, '--seed'),
+    diffusion: mapped(SIM_DIFFUSION, '--block-size B --threshold T', (d) => [
+      '--block-size',
+      String(d.blockSize),
+      '--threshold',
+      String(d.threshold),
+    ]),
+  },
+  simulated: true,
+  versionFromServer: true,
   noProbeNote: 'the built-in simulator: nothing to install, no GPU needed',
   healthPath: '/health',
   progress: VLLM_PROGRESS,
@@ -15,27 +54,14 @@ export const simEngine: EngineModule = {
   metricNames: VLLM_METRICS,
   failures: [],
   spawnFix: 'check the Node installation',
-  plan(config, ctx) {
-    if (!ctx.cliScript) throw new Error('the simulator needs the servebench CLI script');
-    const gpuStateFile = join(ctx.runDir, 'gpu-state.json');
-    const args = [ctx.cliScript, 'sim', '--mimic', 'vllm', '--port', String(ctx.port), '--host', ctx.host];
-    push(args, '--model', config.servedModelName ?? config.model);
-    push(args, '--profile', config.simProfile);
-    args.push('--gpu-state', gpuStateFile);
-    push(args, '--max-model-len', config.maxModelLen);
-    push(args, '--max-num-seqs', config.maxSeqs);
-    if (config.prefixCaching !== undefined) args.push('--prefix-caching', String(config.prefixCaching));
-    push(args, '--seed', config.seed);
-    if (config.diffusion)
-      args.push('--block-size', String(config.diffusion.blockSize), '--threshold', String(config.diffusion.threshold));
-    args.push(...config.simArgs);
-    return {
-      command: ctx.nodePath ?? process.execPath,
-      args,
-      files: [],
-      messages: [],
-      model: config.servedModelName ?? config.model,
-      gpuStateFile,
-    };
+  command(config, ctx) {
+    if (!ctx.cliScript || !ctx.nodePath) throw new Error('the simulator needs the servebench CLI script and Node');
+    const gpuStateFile = `${ctx.runDir.replace(/\/+$/, '')}/gpu-state.json`;
+    const model = config.servedModelName ?? config.model;
+    const head = [ctx.cliScript(), 'sim', '--mimic', 'vllm', '--port', String(ctx.port), '--host', ctx.host];
+    if (model) head.push('--model', model);
+    if (config.simProfile) head.push('--profile', config.simProfile);
+    head.push('--gpu-state', gpuStateFile);
+    return { command: ctx.nodePath, head, ...(model !== undefined ? { model } : {}), gpuStateFile };
   },
-};
+});

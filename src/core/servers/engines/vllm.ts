@@ -1,6 +1,12 @@
-import { describeEngine } from '../../../shared/engines.js';
-import { HF_MODEL_FAILURES, KV_CACHE_TOO_SMALL, noModuleFailure, num, push, requireModel } from './common.js';
-import type { EngineMetricNames, EngineModule, ProgressPattern } from './types.js';
+import {
+  DiffusionConfigSchema,
+  ENGINE_SETTINGS as E,
+  LAUNCH_SETTINGS,
+  PYTHON,
+} from '../../../shared/server-settings.js';
+import { HF_MODEL_FAILURES, KV_CACHE_TOO_SMALL, noModuleFailure, num } from './common.js';
+import { defineEngine, flag, mapped, toggle, used, usedAll } from './define.js';
+import type { EngineMetricNames, ProgressPattern } from './types.js';
 
 /** vLLM's start-up milestones (V0 and V1 wordings). */
 export const VLLM_PROGRESS: ProgressPattern[] = [
@@ -54,6 +60,16 @@ export const VLLM_METRICS: EngineMetricNames = {
 const PIP = 'pip install vllm';
 
 /**
+ * dtype, quantization and KV-cache dtype as vLLM and SGLang take them: flags of the same names, with suggested
+ * values (the installed engine's --help lists its quantizations, and has the last word).
+ */
+export const HF_TYPES = {
+  dtype: flag(E.dtype, '--dtype', { suggest: ['auto', 'bfloat16', 'float16'] }),
+  quantization: flag(E.quantization, '--quantization', { suggest: ['awq', 'gptq', 'fp8', 'bitsandbytes'] }),
+  kvCacheDtype: flag(E.kvCacheDtype, '--kv-cache-dtype', { suggest: ['auto', 'fp8'] }),
+};
+
+/**
  * Diffusion flags as vLLM reads them: DiffusionConfig (vllm/config/diffusion.py, strict) has only canvas_length
  * (the block) and max_denoising_steps; the acceptance threshold is the model's generation-config key.
  */
@@ -67,10 +83,41 @@ export function vllmDiffusionArgs(d: { blockSize: number; threshold: number }): 
 }
 
 /** vLLM's OpenAI-compatible server: `python -m vllm.entrypoints.openai.api_server --model M ...`. */
-export const vllmEngine: EngineModule = {
+export const vllmEngine = defineEngine({
   kind: 'vllm',
-  description: describeEngine('vllm'),
+  description: {
+    name: 'vLLM',
+    hint: 'servebench launches vllm serve',
+    requiresModel: true,
+    modelHint: 'a hub id like org/name or a local folder',
+    install: PIP,
+  },
+  settings: {
+    ...usedAll(LAUNCH_SETTINGS, 'the launch itself'),
+    model: used(LAUNCH_SETTINGS.model, '--model'),
+    python: used(PYTHON, 'PYTHON -m vllm.entrypoints.openai.api_server'),
+    servedModelName: flag(LAUNCH_SETTINGS.servedModelName, '--served-model-name'),
+    ...HF_TYPES,
+    tensorParallel: flag(E.tensorParallel, '--tensor-parallel-size'),
+    maxModelLen: flag(E.maxModelLen, '--max-model-len'),
+    gpuMemoryFraction: flag(E.gpuMemoryFraction, '--gpu-memory-utilization'),
+    maxSeqs: flag(E.maxSeqs, '--max-num-seqs'),
+    prefixCaching: toggle(E.prefixCaching, '--enable-prefix-caching', '--no-enable-prefix-caching'),
+    seed: flag(E.seed, '--seed'),
+    diffusion: mapped(
+      DiffusionConfigSchema.optional(),
+      '--diffusion-config \'{"canvas_length":B}\' --override-generation-config \'{"confidence_threshold":T}\'',
+      (d, ctx) => {
+        if (d.algorithm !== 'LowConfidence')
+          ctx.message(
+            `vLLM has no diffusion algorithm setting: --dllm-algorithm ${d.algorithm} applies to SGLang only; the model's own sampler is used`,
+          );
+        return vllmDiffusionArgs(d);
+      },
+    ),
+  },
   probe: { type: 'python', pkg: 'vllm', helpModule: 'vllm.entrypoints.openai.api_server' },
+  probeSetting: 'python',
   healthPath: '/health',
   progress: VLLM_PROGRESS,
   metricsPath: '/metrics',
@@ -104,38 +151,20 @@ export const vllmEngine: EngineModule = {
       { flag: '--override-generation-config', why: "sets the diffusion model's confidence_threshold" },
     ];
   },
-  plan(config, ctx) {
-    const model = requireModel(config);
-    const args = [
-      '-m',
-      'vllm.entrypoints.openai.api_server',
-      '--model',
-      model,
-      '--host',
-      ctx.host,
-      '--port',
-      String(ctx.port),
-    ];
-    const messages: string[] = [];
-    push(args, '--served-model-name', config.servedModelName);
-    push(args, '--dtype', config.dtype);
-    push(args, '--quantization', config.quantization);
-    push(args, '--kv-cache-dtype', config.kvCacheDtype);
-    push(args, '--tensor-parallel-size', config.tensorParallel);
-    push(args, '--max-model-len', config.maxModelLen);
-    push(args, '--gpu-memory-utilization', config.gpuMemoryFraction);
-    push(args, '--max-num-seqs', config.maxSeqs);
-    if (config.prefixCaching === true) args.push('--enable-prefix-caching');
-    if (config.prefixCaching === false) args.push('--no-enable-prefix-caching');
-    push(args, '--seed', config.seed);
-    if (config.diffusion) {
-      args.push(...vllmDiffusionArgs(config.diffusion));
-      if (config.diffusion.algorithm !== 'LowConfidence')
-        messages.push(
-          `vLLM has no diffusion algorithm setting: --dllm-algorithm ${config.diffusion.algorithm} applies to SGLang only; the model's own sampler is used`,
-        );
-    }
-    args.push(...config.extraArgs);
-    return { command: config.python, args, files: [], messages, model: config.servedModelName ?? model };
+  command(config, ctx, { model }) {
+    return {
+      command: config.python,
+      head: [
+        '-m',
+        'vllm.entrypoints.openai.api_server',
+        '--model',
+        model,
+        '--host',
+        ctx.host,
+        '--port',
+        String(ctx.port),
+      ],
+      model: config.servedModelName ?? model,
+    };
   },
-};
+});
