@@ -1,0 +1,104 @@
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import type { ZodError } from 'zod';
+import { zodProblem } from '../../../shared/run-record-schema.js';
+import { UserError } from '../../errors.js';
+import { parsePythonJson } from './read-result-file.js';
+
+/**
+ * The most compare reads of one other tool's file: a guidellm benchmarks.json keeping every request of a long sweep
+ * is the largest of them (tens of MiB); past V8's string limit a file could not be read at all.
+ */
+export const FOREIGN_FILE_MAX_BYTES = 256 * 2 ** 20;
+
+/** A file beside the one named (an AIPerf JSON beside its CSV, a reports folder's stage files), read bounded. */
+export async function readSiblingText(path: string): Promise<string | null> {
+  let handle;
+  try {
+    // Non-blocking open: a FIFO in the folder answers at once (and is refused as not a regular file).
+    handle = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  } catch {
+    return null;
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) return null;
+    if (info.size > FOREIGN_FILE_MAX_BYTES)
+      throw new UserError(`${path} is larger than ${FOREIGN_FILE_MAX_BYTES / 2 ** 20} MiB, the most compare reads`);
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A file's text as one JSON document (Python's bare Infinity and NaN read), or undefined. */
+export function jsonDocument(text: string): unknown {
+  try {
+    return parsePythonJson(text.trim());
+  } catch {
+    return undefined;
+  }
+}
+
+/** A YAML mapping (llm-d writes its Benchmark Reports as YAML), or undefined for anything else. */
+export function yamlMapping(text: string): Record<string, unknown> | undefined {
+  // Only text that starts like a YAML mapping: JSON lines and CSV never get here as YAML.
+  if (!/^(?:\s*(?:#.*)?\n)*(?:---\s*\n)?[A-Za-z_][\w-]*\s*:/.test(text)) return undefined;
+  try {
+    const value: unknown = parseYaml(text, { maxAliasCount: 100 });
+    return isRecord(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A JSON object (not an array, not null). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return !!value && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** What a document is, for a refusal: "a JSON object with keys a, b, c", "CSV with header Metric,avg". */
+export function foundText(text: string, doc: unknown): string {
+  if (isRecord(doc)) {
+    const keys = Object.keys(doc);
+    const shown = keys.slice(0, 6).join(', ');
+    return keys.length
+      ? `an object with keys ${shown}${keys.length > 6 ? ` and ${keys.length - 6} more` : ''}`
+      : 'an empty object';
+  }
+  if (Array.isArray(doc)) return `a JSON array of ${doc.length}`;
+  const first = (text.trimStart().split('\n')[0] ?? '').slice(0, 60);
+  return first ? `text starting "${first.replace(/[^\x20-\x7e]/g, '?')}"` : 'an empty file';
+}
+
+/** The one line refusing a file that is not the format asked for. */
+export function notFormat(file: string, expected: string, found: string): UserError {
+  return new UserError(`${file} is not ${expected}: found ${found}`);
+}
+
+/** The one line refusing a file of the right format whose content does not hold (zod's first problem). */
+export function badContent(file: string, expected: string, error: ZodError): UserError {
+  return new UserError(`${file} is ${expected} that compare cannot read (${zodProblem(error)})`);
+}
+
+/** Milliseconds from a duration in the unit a tool names ('ms', 's', 'sec', 'ns', 'us'); null for another unit. */
+export function toMs(value: number | null | undefined, unit: string): number | null {
+  if (value === null || value === undefined || !Number.isFinite(value)) return null;
+  const factor: Record<string, number> = { ns: 1e-6, us: 1e-3, ms: 1, s: 1000, sec: 1000 };
+  const f = factor[unit.replace(/\/tokens?$/, '')];
+  return f === undefined ? null : value * f;
+}
+
+/** A label for a series: the file's name, or its folder's where the file has the tool's fixed name. */
+export function labelOf(file: string, fixedNames: readonly string[]): string {
+  const name = basename(file);
+  if (fixedNames.includes(name)) return basename(dirname(file));
+  return name.replace(/\.(jsonl?|json|ya?ml|csv)$/i, '');
+}
+
+/** A number or null, never NaN or ±Infinity (an impossible figure is named and left out, never printed). */
+export function finite(v: unknown): number | null {
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
