@@ -6,6 +6,8 @@ import type { ZodError } from 'zod';
 import { zodProblem } from '../../../shared/run-record-schema.js';
 import { UserError } from '../../errors.js';
 import { parsePythonJson } from './read-result-file.js';
+import { FIGURES } from './types.js';
+import type { CompareSeries, FigureKey } from './types.js';
 
 /**
  * The most compare reads of one other tool's file: a guidellm benchmarks.json keeping every request of a long sweep
@@ -102,3 +104,45 @@ export function labelOf(file: string, fixedNames: readonly string[]): string {
 export function finite(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
 }
+
+/**
+ * Another tool's series with what no measurement can be left out, each named in a note: a negative or non-finite
+ * figure, a p95 below its p50 (both go), a level at a load of zero or less (the level goes).
+ */
+export function withoutImpossible(series: CompareSeries): CompareSeries {
+  const notes = [...series.notes];
+  const levels = series.levels.filter((l) => {
+    if (Number.isFinite(l.load.value) && l.load.value > 0) return true;
+    notes.push(`a level at ${l.load.kind} ${l.load.value} is no load: left out`);
+    return false;
+  });
+  if (levels.length === 0) throw new UserError(`${series.path} holds no level at a load above zero`);
+  for (const l of levels) {
+    const where = `${l.load.kind} ${l.load.value}`;
+    const figures = { ...l.figures };
+    for (const f of FIGURES) {
+      const v = figures[f.key];
+      if (v !== null && !(Number.isFinite(v) && v >= 0)) {
+        notes.push(`${f.label} at ${where} was ${v}, which no measurement gives: left out`);
+        figures[f.key] = null;
+      }
+    }
+    for (const [p50, p95] of PAIRS) {
+      const a = figures[p50];
+      const b = figures[p95];
+      if (a !== null && b !== null && b < a * (1 - 1e-9)) {
+        notes.push(`${FIGURES.find((f) => f.key === p95)?.label} at ${where} was below its p50: both left out`);
+        figures[p50] = null;
+        figures[p95] = null;
+      }
+    }
+    l.figures = figures;
+  }
+  return { ...series, levels, notes };
+}
+
+const PAIRS: Array<[FigureKey, FigureKey]> = [
+  ['ttftP50', 'ttftP95'],
+  ['tpotP50', 'tpotP95'],
+  ['e2eP50', 'e2eP95'],
+];

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UserError } from '../../errors.js';
 import { RUN_FILES } from '../../runs/run-store.js';
-import { foundText, jsonDocument, notFormat, readSiblingText } from './foreign-input.js';
+import { foundText, jsonDocument, notFormat, readSiblingText, withoutImpossible } from './foreign-input.js';
 import { looksLikeAiperfCsv, looksLikeAiperfJson, readAiperf } from './read-aiperf.js';
 import { looksLikeGuidellm, readGuidellm } from './read-guidellm.js';
 import {
@@ -57,11 +57,8 @@ function vllmOrSglang(text: string, file: string, kind: 'vllm' | 'sglang', label
   return [seriesFromResultObjects(objects, file, label)];
 }
 
-/**
- * A file another tool wrote, told apart by its keys (or read as `forced` says): its series, or null when it is none
- * of the formats here (a vLLM or SGLang result, read by the caller).
- */
-export async function readForeignFile(
+/** A foreign file's series as its reader makes them (see readForeignFile). */
+async function readFileSeries(
   text: string,
   file: string,
   label: string,
@@ -90,11 +87,8 @@ export async function readForeignFile(
   return null;
 }
 
-/**
- * A folder another tool wrote (an inference-perf reports folder, a folder of Benchmark Reports, AIPerf's artifacts
- * folder), or null for anything else: a servebench run folder (its run.json) is never read as one of these.
- */
-export async function readForeignFolder(dir: string, forced?: FormatIn): Promise<CompareSeries[] | null> {
+/** A foreign folder's series as its reader makes them (see readForeignFolder). */
+async function readFolderSeries(dir: string, forced?: FormatIn): Promise<CompareSeries[] | null> {
   if (await stat(join(dir, RUN_FILES.record)).catch(() => null)) return null;
   if (forced === 'inference-perf' || (!forced && (await isInferencePerfFolder(dir))))
     return readInferencePerfFolder(dir);
@@ -107,4 +101,25 @@ export async function readForeignFolder(dir: string, forced?: FormatIn): Promise
   }
   if (forced) throw notFormat(dir, INPUT_FORMATS.find((f) => f.id === forced)?.what ?? forced, 'a folder');
   return null;
+}
+
+/**
+ * A file another tool wrote, told apart by its keys (or read as `forced` says): its series with impossible figures
+ * left out, or null when it is none of the formats here (a vLLM or SGLang result, read by the caller).
+ */
+export async function readForeignFile(
+  text: string,
+  file: string,
+  label: string,
+  forced?: FormatIn,
+): Promise<CompareSeries[] | null> {
+  return (await readFileSeries(text, file, label, forced))?.map(withoutImpossible) ?? null;
+}
+
+/**
+ * A folder another tool wrote (an inference-perf reports folder, a folder of Benchmark Reports, AIPerf's artifacts
+ * folder), or null for anything else: a servebench run folder (its run.json) is never read as one of these.
+ */
+export async function readForeignFolder(dir: string, forced?: FormatIn): Promise<CompareSeries[] | null> {
+  return (await readFolderSeries(dir, forced))?.map(withoutImpossible) ?? null;
 }

@@ -126,21 +126,31 @@ function toRequest(r: RequestStats): CompareRequest {
   const first = finite(t.first_token_iteration);
   const end = finite(t.request_end);
   const out = outputTokens(r);
-  const ttft = start !== null && first !== null ? (first - start) * 1000 : null;
-  const e2e = start !== null && end !== null ? (end - start) * 1000 : null;
+  // Times no request can have (a first token before the send, an end before it) are left out.
+  const rawTtft = start !== null && first !== null ? (first - start) * 1000 : null;
+  const ttft = rawTtft !== null && rawTtft >= 0 ? rawTtft : null;
+  const rawE2e = start !== null && end !== null ? (end - start) * 1000 : null;
+  const e2e = rawE2e !== null && rawE2e >= (ttft ?? 0) ? rawE2e : null;
   const tpot = ttft !== null && e2e !== null && out > 1 ? (e2e - ttft) / (out - 1) : null;
   return { ttftMs: ttft, tpotMs: tpot, e2eMs: e2e, outTokens: out };
 }
 
-function requestLevel(load: LevelLoad, reqs: { ok: RequestStats[]; failed: RequestStats[] }): CompareLevel {
+function requestLevel(
+  load: LevelLoad,
+  reqs: { ok: RequestStats[]; failed: RequestStats[] },
+  notes: string[],
+): CompareLevel {
   const all = [...reqs.ok, ...reqs.failed];
   const starts = all.map((r) => finite(r.info.timings.request_start)).filter((v): v is number => v !== null);
   const ends = all.map((r) => finite(r.info.timings.request_end)).filter((v): v is number => v !== null);
   const windowMs = starts.length && ends.length ? (Math.max(...ends) - Math.min(...starts)) * 1000 : 0;
-  const requests = [
-    ...reqs.ok.map(toRequest),
-    ...reqs.failed.map(() => ({ ttftMs: null, tpotMs: null, e2eMs: null, outTokens: 0 })),
-  ];
+  const ok = reqs.ok.map(toRequest);
+  const impossible = ok.filter((r) => r.ttftMs === null || r.e2eMs === null).length;
+  if (impossible > 0)
+    notes.push(
+      `${impossible} request(s) at ${load.kind} ${load.value} had timings no request can have: left out of the latencies`,
+    );
+  const requests = [...ok, ...reqs.failed.map(() => ({ ttftMs: null, tpotMs: null, e2eMs: null, outTokens: 0 }))];
   const blocks = [{ windowMs, requests }];
   return { load, figures: figuresFromBlocks(blocks), blocks };
 }
@@ -190,7 +200,7 @@ export function readGuidellm(doc: unknown, file: string, text = ''): CompareSeri
         `${incomplete} request(s) still running when guidellm stopped its ${load.kind} ${load.value} benchmark are left out`,
       );
     const reqs = perRequest[i];
-    if (exact && reqs) levels.push(requestLevel(load, reqs));
+    if (exact && reqs) levels.push(requestLevel(load, reqs, notes));
     else
       levels.push(summaryLevel(load, b, 'guidellm kept only some requests (sample_size) or none: its summaries only'));
   });

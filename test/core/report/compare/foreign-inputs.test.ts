@@ -304,6 +304,43 @@ describe('telling formats apart, and refusing', () => {
   });
 });
 
+describe('numbers no measurement gives', () => {
+  it('a negative figure, a p95 below its p50 and a load of zero are named and left out, never compared', async () => {
+    const raw = await json<AiperfDoc>(AIPERF_JSON);
+    raw.time_to_first_token.p50 = -3;
+    raw.request_latency.p95 = raw.request_latency.p50 / 2;
+    const file = join(tmp, 'impossible', 'profile_export_aiperf.json');
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, JSON.stringify(raw));
+    const s = only(await readCompareInput(file));
+    const f = s.levels[0]!.figures;
+    expect([f.ttftP50, f.e2eP50, f.e2eP95]).toEqual([null, null, null]);
+    expect(f.ttftP95).toBe(raw.time_to_first_token.p95);
+    expect(s.notes).toContain('TTFT p50 at concurrency 4 was -3, which no measurement gives: left out');
+    expect(s.notes).toContain('E2E p95 at concurrency 4 was below its p50: both left out');
+    raw.input_config.loadgen = { concurrency: 0 };
+    await writeFile(file, JSON.stringify(raw));
+    await expect(readCompareInput(file)).rejects.toThrow(/holds no level at a load above zero/);
+  });
+
+  it('a guidellm request whose first token came before its send gives no TTFT or TPOT, and is named', async () => {
+    const raw = await json<
+      GuidellmDoc & {
+        benchmarks: Array<{ requests: { successful: Array<{ info: { timings: Record<string, number> } }> } }>;
+      }
+    >(GUIDELLM);
+    const t = raw.benchmarks[1]!.requests.successful[0]!.info.timings;
+    t.first_token_iteration = t.request_start! - 1;
+    const file = join(tmp, 'early-token.json');
+    await writeFile(file, JSON.stringify(raw));
+    const s = only(await readCompareInput(file));
+    expect(s.notes).toContain(
+      '1 request(s) at concurrency 4 had timings no request can have: left out of the latencies',
+    );
+    expect(s.levels[1]!.blocks![0]!.requests.filter((r) => r.ttftMs === null)).toHaveLength(1);
+  });
+});
+
 describe('compare against each tool: the figures side by side, with how each was read', () => {
   const inputs: Array<[string, string]> = [
     ['AIPerf', AIPERF_JSON],
