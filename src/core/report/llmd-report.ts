@@ -187,7 +187,11 @@ export function llmdLevelReport(
     version: '0.2',
     run: {
       uid: `${record.id}-${index}`,
-      eid: record.id,
+      // One experiment per server configuration: llm-d groups a run's stages by eid, not a sweep's treatments.
+      eid:
+        new Set(record.levels.map((l) => l.serverConfigIndex)).size > 1
+          ? `${record.id}-config${level.serverConfigIndex}`
+          : record.id,
       time: compact({ start: iso(level.startMs), end: iso(level.endMs), duration: `PT${Number(seconds.toFixed(3))}S` }),
       description: `${record.simulated ? 'SIMULATED: ' : ''}${record.label} [${loadText(level)}]`,
     },

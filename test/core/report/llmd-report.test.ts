@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -193,7 +193,7 @@ describe('report --format llmd-benchmark-report', () => {
   it("compare reads the reports back as servebench's own figures: the same numbers, like for like", async () => {
     const folder = await loadRunFolder(fixtureDir('closed'));
     const out = join(tmp, 'closed-llmd');
-    await import('node:fs/promises').then((fs) => fs.mkdir(out, { recursive: true }));
+    await mkdir(out, { recursive: true });
     for (const f of (await renderExportFiles(llmdReportExporter, folder))!) await writeFile(join(out, f.name), f.text);
     const back = await readCompareInput(out);
     expect(back).toHaveLength(1);
@@ -207,6 +207,18 @@ describe('report --format llmd-benchmark-report', () => {
         expect(f.label).not.toMatch(/Benchmark Report/);
         expect(f.ratio, `${l.load.value} ${f.key}`).toBeCloseTo(1, 9);
       }
+  });
+
+  it("a server sweep's configurations are experiments of their own: read back, one series each", async () => {
+    const folder = await loadRunFolder(fixtureDir('sweep'));
+    const out = join(tmp, 'sweep-llmd');
+    await mkdir(out, { recursive: true });
+    for (const f of (await renderExportFiles(llmdReportExporter, folder))!) await writeFile(join(out, f.name), f.text);
+    const back = await readCompareInput(out);
+    const own = await readCompareInput(fixtureDir('sweep'));
+    expect(back.map((s) => s.levels.map((l) => l.load.value))).toEqual(
+      own.map((s) => s.levels.map((l) => l.load.value)),
+    );
   });
 
   it('the inference-perf report fixture (as llm-d converts one) is valid against the schema too', async () => {

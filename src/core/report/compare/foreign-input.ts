@@ -1,7 +1,6 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import type { ZodError } from 'zod';
 import { zodProblem } from '../../../shared/run-record-schema.js';
 import { UserError } from '../../errors.js';
@@ -38,19 +37,12 @@ export async function readSiblingText(path: string): Promise<string | null> {
 /** A file's text as one JSON document (Python's bare Infinity and NaN read), or undefined. */
 export function jsonDocument(text: string): unknown {
   try {
-    return parsePythonJson(text.trim());
+    return JSON.parse(text);
   } catch {
-    return undefined;
+    // Only text JSON refuses gets the slower pass that reads Python's bare Infinity and NaN.
   }
-}
-
-/** A YAML mapping (llm-d writes its Benchmark Reports as YAML), or undefined for anything else. */
-export function yamlMapping(text: string): Record<string, unknown> | undefined {
-  // Only text that starts like a YAML mapping: JSON lines and CSV never get here as YAML.
-  if (!/^(?:\s*(?:#.*)?\n)*(?:---\s*\n)?[A-Za-z_][\w-]*\s*:/.test(text)) return undefined;
   try {
-    const value: unknown = parseYaml(text, { maxAliasCount: 100 });
-    return isRecord(value) ? value : undefined;
+    return parsePythonJson(text.trim());
   } catch {
     return undefined;
   }
