@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
+import { z } from 'zod';
 import type { ZodError } from 'zod';
 import { zodProblem } from '../../../shared/run-record-schema.js';
 import { UserError } from '../../errors.js';
@@ -77,9 +78,20 @@ export function badContent(file: string, expected: string, error: ZodError): Use
   return new UserError(`${file} is ${expected} that compare cannot read (${zodProblem(error)})`);
 }
 
+/**
+ * A number in another tool's file: any JSON or YAML number, Infinity (1e400, YAML's .inf) and NaN included, so one
+ * impossible figure is named and left out (withoutImpossible) instead of refusing the whole file.
+ */
+export const num = z.custom<number>((v) => typeof v === 'number', { message: 'expected a number' }).nullish();
+
+/** A figure as the file gives it (a number, possibly one no measurement gives), or null. */
+export function figure(v: unknown): number | null {
+  return typeof v === 'number' ? v : null;
+}
+
 /** Milliseconds from a duration in the unit a tool names ('ms', 's', 'sec', 'ns', 'us'); null for another unit. */
 export function toMs(value: number | null | undefined, unit: string): number | null {
-  if (value === null || value === undefined || !Number.isFinite(value)) return null;
+  if (value === null || value === undefined) return null;
   const factor: Record<string, number> = { ns: 1e-6, us: 1e-3, ms: 1, s: 1000, sec: 1000 };
   const f = factor[unit.replace(/\/tokens?$/, '')];
   return f === undefined ? null : value * f;

@@ -4,12 +4,14 @@ import { UserError } from '../../errors.js';
 import { AIPERF_SOURCES, figureSources } from './definitions.js';
 import {
   badContent,
+  figure,
   finite,
   foundText,
   isRecord,
   jsonDocument,
   labelOf,
   notFormat,
+  num,
   readSiblingText,
   toMs,
 } from './foreign-input.js';
@@ -26,7 +28,6 @@ const CSV_NAME = 'profile_export_aiperf.csv';
 const EXPECTED =
   'an AIPerf profile export (profile_export_aiperf.json or .csv, metrics such as time_to_first_token with a unit)';
 
-const num = z.number().nullish();
 const MetricSchema = z.looseObject({
   unit: z.string(),
   avg: num,
@@ -129,7 +130,7 @@ function csvToExport(text: string, file: string): Record<string, unknown> {
 /** A metric's p50/p95 in ms (or its avg for a rate), null where the export lacks it. */
 function stat(m: Metric | undefined, key: 'p50' | 'p95' | 'avg', asTime: boolean): number | null {
   if (!m) return null;
-  const v = finite(m[key]);
+  const v = figure(m[key]);
   return asTime ? toMs(v, m.unit) : v;
 }
 

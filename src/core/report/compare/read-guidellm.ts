@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { UserError } from '../../errors.js';
 import { GUIDELLM_REQUEST_SOURCES, GUIDELLM_SUMMARY_SOURCES, figureSources } from './definitions.js';
-import { badContent, finite, foundText, isRecord, labelOf, notFormat } from './foreign-input.js';
+import { badContent, figure, finite, foundText, isRecord, labelOf, notFormat, num } from './foreign-input.js';
 import { figuresFromBlocks } from './statistics.js';
 import { noFigures } from './types.js';
 import type { CompareLevel, CompareRequest, CompareSeries, FigureKey, LevelFigures, LevelLoad } from './types.js';
@@ -13,7 +13,6 @@ import type { CompareLevel, CompareRequest, CompareSeries, FigureKey, LevelFigur
 // Times are Unix seconds (time.time()); *_ms figures are milliseconds, request_latency seconds.
 
 const EXPECTED = 'a guidellm benchmarks.json (metadata.guidellm_version and a benchmarks list)';
-const num = z.number().nullish();
 
 const DistSchema = z.looseObject({
   mean: num,
@@ -156,7 +155,7 @@ function requestLevel(
 }
 
 const pick = (d: z.infer<typeof StatusDistSchema>, p: 'p50' | 'p95', scale = 1): number | null => {
-  const v = finite(d?.successful?.percentiles?.[p]);
+  const v = figure(d?.successful?.percentiles?.[p]);
   return v === null ? null : v * scale;
 };
 
@@ -164,7 +163,7 @@ function summaryLevel(load: LevelLoad, b: Benchmark, why: string): CompareLevel 
   const m = b.metrics;
   const figures: LevelFigures = {
     ...noFigures(),
-    throughput: finite(m.output_tokens_per_second?.successful?.mean),
+    throughput: figure(m.output_tokens_per_second?.successful?.mean),
     ttftP50: pick(m.time_to_first_token_ms, 'p50'),
     ttftP95: pick(m.time_to_first_token_ms, 'p95'),
     tpotP50: pick(m.inter_token_latency_ms, 'p50'),

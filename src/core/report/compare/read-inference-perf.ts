@@ -4,7 +4,17 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { UserError } from '../../errors.js';
 import { INFERENCE_PERF_RATE_SOURCE, INFERENCE_PERF_SOURCES, figureSources } from './definitions.js';
-import { badContent, finite, foundText, isRecord, jsonDocument, notFormat, readSiblingText } from './foreign-input.js';
+import {
+  badContent,
+  figure,
+  finite,
+  foundText,
+  isRecord,
+  jsonDocument,
+  notFormat,
+  num,
+  readSiblingText,
+} from './foreign-input.js';
 import { noFigures } from './types.js';
 import type { CompareLevel, CompareSeries, FigureKey, LevelFigures, LevelLoad } from './types.js';
 
@@ -16,7 +26,6 @@ import type { CompareLevel, CompareSeries, FigureKey, LevelFigures, LevelLoad } 
 
 const EXPECTED = 'an inference-perf lifecycle report (load_summary, successes and failures)';
 const STAGE_FILE = /^stage_(\d+)_lifecycle_metrics\.json$/;
-const num = z.number().nullish();
 
 const SummarySchema = z.looseObject({ median: num, p95: num, mean: num }).nullish();
 const ReportSchema = z.looseObject({
@@ -45,7 +54,7 @@ export function looksLikeInferencePerf(doc: unknown): boolean {
 }
 
 const secondsToMs = (s: z.infer<typeof SummarySchema>, key: 'median' | 'p95'): number | null => {
-  const v = finite(s?.[key]);
+  const v = figure(s?.[key]);
   return v === null ? null : v * 1000;
 };
 
@@ -63,7 +72,7 @@ function figuresOf(r: Report, serverCounts: boolean): LevelFigures {
       ? total !== null && seconds !== null && seconds > 0
         ? total / seconds
         : null
-      : finite(r.successes.throughput?.output_tokens_per_sec),
+      : figure(r.successes.throughput?.output_tokens_per_sec),
     ttftP50: secondsToMs(lat?.time_to_first_token, 'median'),
     ttftP95: secondsToMs(lat?.time_to_first_token, 'p95'),
     tpotP50: secondsToMs(lat?.time_per_output_token, 'median'),

@@ -17,11 +17,13 @@ import {
 import type { Metric, MetricSources } from './definitions.js';
 import {
   badContent,
+  figure,
   finite,
   foundText,
   isRecord,
   jsonDocument,
   notFormat,
+  num,
   readSiblingText,
   toMs,
 } from './foreign-input.js';
@@ -35,7 +37,6 @@ import type { CompareLevel, CompareSeries, Conditions, FigureKey, LevelFigures, 
 // a sweep (one stage); llm-d writes each as its own YAML file (benchmark_report_v0.2,_<name>.yaml).
 
 const EXPECTED = 'an llm-d Benchmark Report v0.2 (version, run, scenario and results)';
-const num = z.number().nullish();
 const StatSchema = z.looseObject({ units: z.string(), mean: num, p50: num, p95: num }).nullish();
 
 const ReportSchema = z.looseObject({
@@ -141,7 +142,12 @@ function documents(text: string, file: string): unknown[] {
   const list = Array.isArray(docs) ? docs : [docs];
   const bad = list.find((d) => d.errors.length > 0);
   if (bad) throw new UserError(`${file} is not valid YAML: ${(bad.errors[0]?.message ?? '').split('\n')[0]}`);
-  return list.map((d) => d.toJS({ maxAliasCount: 100 }) as unknown).filter((d) => d !== null && d !== undefined);
+  try {
+    return list.map((d) => d.toJS({ maxAliasCount: 100 }) as unknown).filter((d) => d !== null && d !== undefined);
+  } catch (error) {
+    // The YAML library refuses aliases that would expand a small file into an enormous one.
+    throw new UserError(`${file} is not YAML compare reads: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 function parseReport(doc: unknown, text: string, file: string): Report {
@@ -165,7 +171,7 @@ function reading(tool: string): ToolReading {
 /** A latency statistic's p50 or p95 in ms (its units: s, ms, s/token, ms/token). */
 function latencyMs(latency: Latency | null | undefined, field: LatencyField, p: 'p50' | 'p95'): number | null {
   const s: Stat = latency?.[field];
-  return s ? toMs(finite(s[p]), s.units) : null;
+  return s ? toMs(figure(s[p]), s.units) : null;
 }
 
 function figuresOf(r: Report, read: ToolReading): LevelFigures {
@@ -174,7 +180,7 @@ function figuresOf(r: Report, read: ToolReading): LevelFigures {
   const rate = agg?.throughput?.output_token_rate;
   return {
     ...noFigures(),
-    throughput: rate && rate.units === 'tokens/s' ? finite(rate.mean) : null,
+    throughput: rate && rate.units === 'tokens/s' ? figure(rate.mean) : null,
     ttftP50: latencyMs(lat, 'time_to_first_token', 'p50'),
     ttftP95: latencyMs(lat, 'time_to_first_token', 'p95'),
     tpotP50: latencyMs(lat, read.tpot, 'p50'),

@@ -249,6 +249,17 @@ describe('llm-d Benchmark Reports', () => {
     expect(new Set(Object.values(matches(only(await readCompareInput(other)))))).toEqual(new Set(['differs']));
   });
 
+  it("reads llm-d's open-loop form: rate_qps with concurrency .inf (no cap)", async () => {
+    const file = join(tmp, 'benchmark_report_rate.yaml');
+    await writeFile(
+      file,
+      (await readFile(LLMD, 'utf8')).replace(/ {6}concurrency: 4\n/, '      rate_qps: 10\n      concurrency: .inf\n'),
+    );
+    const s = only(await readCompareInput(file));
+    expect(s.levels[0]!.load).toEqual({ kind: 'rate', value: 10 });
+    expect(s.notes.join(' ')).not.toContain('capped');
+  });
+
   it('refuses v0.1 and a report with no load in one line each', async () => {
     const v01 = join(tmp, 'v01.yaml');
     await writeFile(v01, 'version: "0.1"\nrun:\n  uid: x\nresults: {}\nscenario: {}\n');
