@@ -60,7 +60,7 @@ describe('results from other tools', () => {
     const md = compareMarkdown(c);
     expect(md).not.toMatch(/\| <img src=x onerror=alert\(1\)>\|/);
     const text = compareText(c);
-    expect(text).not.toMatch(/[\u001b\u0007\u202e]/);
+    for (const control of ['\u001b', '\u0007', '\u202e']) expect(text).not.toContain(control);
   });
 
   it('YAML whose aliases would expand a small file into an enormous one is refused in one line', async () => {
