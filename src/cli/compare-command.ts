@@ -29,7 +29,7 @@ definition, never compared with servebench's (docs/formats.md).
 Options:
   --format FORMAT  html (default; one offline file with overlaid charts) | md | table (the terminal's, to stdout)
   --out FILE       where to write it (default compare.html / compare.md here, stdout for table); '-' writes to stdout
-  --format-in NAME read every input that is not a servebench run as NAME instead of telling it by its content:
+  --format-in FMT  read every input that is not a servebench run with FMT's reader, not by its content:
 ${INPUT_FORMATS.map((f) => `                     ${f.id.padEnd(15)} ${f.what}`).join('\n')}
   --seed N         bootstrap seed (default ${BOOTSTRAP_SEED}); the same inputs and seed give the same report
   -h, --help       this help`;

@@ -10,6 +10,12 @@ import { EXPORTERS, REPORT_FORMATS, findExporter, renderExport, renderExportFile
 import type { ExportFile } from '../core/report/exporter.js';
 import { wrapHelp } from './help-text.js';
 
+/** A format's line of the help: its description beside it, or under it where the name is longer than the column. */
+const formatLine = (format: string, description: string): string =>
+  format.length <= 10
+    ? `                     ${format.padEnd(10)} ${description}`
+    : `                     ${format}\n${' '.repeat(32)}${description}`;
+
 const HELP = `Usage: servebench report RUN_DIR [--format FORMAT] [--out FILE]
 
 Renders a report from a run folder alone (run.json, requests.jsonl, telemetry.jsonl). Secrets given to
@@ -17,9 +23,8 @@ the run (API key, HF token, --env values) appear in no report.
 
 Options:
   --format FORMAT  ${REPORT_FORMATS.join(' | ')} (default html)
-${EXPORTERS.map((e) => `                     ${e.format.padEnd(10)} ${e.description}`).join('\n')}
-  --out FILE       where to write it (default RUN_DIR/report<ext>); '-' writes text formats to stdout; for a
-                   format written a file per level (llmd-benchmark-report), the folder they go to (default RUN_DIR)
+${EXPORTERS.map((e) => formatLine(e.format, e.description)).join('\n')}
+  --out FILE       where to write it (default RUN_DIR/report<ext>); '-' writes text formats to stdout; for a format written a file per level (llmd-benchmark-report), the folder they go to (default RUN_DIR)
   -h, --help       this help`;
 
 /** `servebench report RUN_DIR`: one export of a run folder; exit 2 with one line for a bad folder or format. */
