@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { isUserError } from '../../src/core/errors.js';
 import { compareSeries } from '../../src/core/report/compare/compare.js';
+import { readSiblingText } from '../../src/core/report/compare/foreign-input.js';
 import { compareHtml } from '../../src/core/report/compare/html.js';
 import { compareMarkdown } from '../../src/core/report/compare/markdown.js';
 import { readCompareInput, readCompareInputs } from '../../src/core/report/compare/read-input.js';
@@ -83,6 +84,13 @@ describe('results from other tools', () => {
     await mkdir(dir);
     await symlink('/dev/zero', join(dir, 'stage_0_lifecycle_metrics.json'));
     expect(await refusal(dir)).toMatch(/stage_0_lifecycle_metrics\.json cannot be read: check the reports folder/);
+  });
+
+  it("a folder's files share one byte budget: the file that would pass it is refused in one line", async () => {
+    const budget = { bytesLeft: 10_000 };
+    expect(await readSiblingText(IP_STAGE, budget)).toContain('load_summary');
+    expect(budget.bytesLeft).toBeLessThan(10_000);
+    await expect(readSiblingText(IP_STAGE, budget)).rejects.toThrow(/takes its folder past 256 MiB.*give fewer files/);
   });
 
   it('JSON nested 200,000 deep is no format compare knows: one line', async () => {

@@ -15,8 +15,21 @@ import type { CompareSeries, FigureKey } from './types.js';
  */
 export const FOREIGN_FILE_MAX_BYTES = 256 * 2 ** 20;
 
-/** A file beside the one named (an AIPerf JSON beside its CSV, a reports folder's stage files), read bounded. */
-export async function readSiblingText(path: string): Promise<string | null> {
+/** What a folder's files may hold together: a folder of a million small reports costs no more than one big one. */
+export interface ReadBudget {
+  bytesLeft: number;
+}
+
+/** A budget of FOREIGN_FILE_MAX_BYTES for the files of one folder. */
+export function folderBudget(): ReadBudget {
+  return { bytesLeft: FOREIGN_FILE_MAX_BYTES };
+}
+
+/**
+ * A file beside the one named (an AIPerf JSON beside its CSV, a reports folder's stage files), or null when it is
+ * not a readable regular file; past the cap (or the folder's budget) refused in one line.
+ */
+export async function readSiblingText(path: string, budget?: ReadBudget): Promise<string | null> {
   let handle;
   try {
     // Non-blocking open: a FIFO in the folder answers at once (and is refused as not a regular file).
@@ -27,9 +40,14 @@ export async function readSiblingText(path: string): Promise<string | null> {
   try {
     const info = await handle.stat();
     if (!info.isFile()) return null;
-    if (info.size > FOREIGN_FILE_MAX_BYTES)
-      throw new UserError(`${path} is larger than ${FOREIGN_FILE_MAX_BYTES / 2 ** 20} MiB, the most compare reads`);
-    return await handle.readFile('utf8');
+    const cap = Math.min(FOREIGN_FILE_MAX_BYTES, budget?.bytesLeft ?? Infinity);
+    if (info.size > cap)
+      throw new UserError(
+        `${path} takes its folder past ${FOREIGN_FILE_MAX_BYTES / 2 ** 20} MiB, the most compare reads of one input: give fewer files`,
+      );
+    const text = await handle.readFile('utf8');
+    if (budget) budget.bytesLeft -= Buffer.byteLength(text);
+    return text;
   } finally {
     await handle.close();
   }

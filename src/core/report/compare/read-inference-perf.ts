@@ -13,6 +13,7 @@ import {
   jsonDocument,
   notFormat,
   num,
+  folderBudget,
   readSiblingText,
 } from './foreign-input.js';
 import { noFigures } from './types.js';
@@ -202,8 +203,9 @@ export async function readInferencePerfFolder(dir: string): Promise<CompareSerie
   if (!files)
     throw notFormat(dir, 'an inference-perf reports folder (stage_N_lifecycle_metrics.json)', 'no stage report');
   const reports: Array<{ report: Report; file: string }> = [];
+  const budget = folderBudget();
   for (const file of files) {
-    const text = await readSiblingText(file);
+    const text = await readSiblingText(file, budget);
     if (text === null) throw new UserError(`${file} cannot be read: check the reports folder`);
     reports.push({ report: parseReport(text, file), file });
   }

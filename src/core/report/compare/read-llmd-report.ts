@@ -24,6 +24,7 @@ import {
   jsonDocument,
   notFormat,
   num,
+  folderBudget,
   readSiblingText,
   toMs,
 } from './foreign-input.js';
@@ -291,8 +292,9 @@ export async function isLlmdReportFolder(dir: string): Promise<boolean> {
 export async function readLlmdReportFolder(dir: string): Promise<CompareSeries[]> {
   const files = (await reportFiles(dir)) ?? [];
   const reports: Array<{ report: Report; file: string }> = [];
+  const budget = folderBudget();
   for (const file of files) {
-    const text = await readSiblingText(file);
+    const text = await readSiblingText(file, budget);
     if (text === null) throw new UserError(`${file} cannot be read: check the folder`);
     for (const d of documents(text, file)) reports.push({ report: parseReport(d, text, file), file });
   }
