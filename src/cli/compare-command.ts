@@ -5,13 +5,14 @@ import { UserError } from '../core/errors.js';
 import { DiskError, nodeRunFs, replaceFile } from '../core/runs/run-fs.js';
 import { plainNumber } from '../shared/field-values.js';
 import { argsErrorLine, helpAsked } from './args-error.js';
-import { COMPARE_FORMATS, renderComparison } from '../core/report/compare/index.js';
-import type { CompareFormat } from '../core/report/compare/index.js';
+import { COMPARE_CLI_FORMATS, renderComparison } from '../core/report/compare/index.js';
+import type { CompareCliFormat } from '../core/report/compare/index.js';
+import { INPUT_FORMATS, parseFormatIn } from '../core/report/compare/input-formats.js';
 import { BOOTSTRAP_SEED } from '../core/report/compare/statistics.js';
 import { wrapHelp } from './help-text.js';
 import { writeData } from './terminal-output.js';
 
-const HELP = `Usage: servebench compare RUN_OR_FILE RUN_OR_FILE [...] [--format html|md] [--out FILE]
+const HELP = `Usage: servebench compare RUN_OR_FILE RUN_OR_FILE [...] [--format html|md|table] [--out FILE]
 
 Puts runs side by side: first what differs in their conditions (engine, model, quantization, GPU, lengths,
 diffusion parameters, servebench version, simulated), then per load both measured the ratio of output
@@ -21,13 +22,17 @@ no difference the data can show.
 
 Inputs, told apart by their content: servebench run folders (a server sweep gives one series per
 configuration), files of 'servebench report --format json' (the run's summaries: ratios, no intervals),
-result files of 'vllm bench serve --save-result' (per-request intervals need --save-detailed) and SGLang
-bench_serving .jsonl files (per-request TTFT needs --output-details). Figures a file lacks are named, never
-made up.
+result files of 'vllm bench serve --save-result' (per-request intervals need --save-detailed), SGLang
+bench_serving .jsonl files (per-request TTFT needs --output-details), AIPerf profile exports, guidellm
+benchmarks.json, inference-perf lifecycle reports and llm-d Benchmark Reports. Figures a file lacks are named,
+never made up; a figure another tool defines otherwise than servebench is shown under that tool's name with its
+definition, never compared with servebench's (docs/formats.md).
 
 Options:
-  --format FORMAT  html (default; one offline file with overlaid charts) | md
-  --out FILE       where to write it (default compare.html / compare.md here); '-' writes to stdout
+  --format FORMAT  html (default; one offline file with overlaid charts) | md | table (the terminal's, to stdout)
+  --out FILE       where to write it (default compare.html / compare.md here, stdout for table); '-' writes to stdout
+  --format-in FMT  read every input that is not a servebench run with FMT's reader, not by its content:
+${INPUT_FORMATS.map((f) => `                     ${f.id.padEnd(15)} ${f.what}`).join('\n')}
   --seed N         bootstrap seed (default ${BOOTSTRAP_SEED}); the same inputs and seed give the same report
   -h, --help       this help`;
 
@@ -51,7 +56,7 @@ async function refuseRepeats(paths: readonly string[]): Promise<void> {
 
 /** `servebench compare A B [...]`: one comparison report; exit 2 with one line for a bad input or option. */
 export async function compareCommand(argv: string[]): Promise<number> {
-  let values: { format?: string; out?: string; seed?: string; help?: boolean };
+  let values: { format?: string; out?: string; seed?: string; 'format-in'?: string; help?: boolean };
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
@@ -61,6 +66,7 @@ export async function compareCommand(argv: string[]): Promise<number> {
         format: { type: 'string', short: 'f' },
         out: { type: 'string', short: 'o' },
         seed: { type: 'string' },
+        'format-in': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -76,8 +82,9 @@ export async function compareCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const format = values.format ?? 'html';
-  if (!(COMPARE_FORMATS as readonly string[]).includes(format))
-    throw new UserError(`--format must be one of ${COMPARE_FORMATS.join(', ')} (got '${format}')`);
+  if (!(COMPARE_CLI_FORMATS as readonly string[]).includes(format))
+    throw new UserError(`--format must be one of ${COMPARE_CLI_FORMATS.join(', ')} (got '${format}')`);
+  const formatIn = values['format-in'] === undefined ? undefined : parseFormatIn(values['format-in']);
   const seed = values.seed === undefined ? undefined : plainNumber(values.seed, true);
   if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0))
     throw new UserError(`--seed must be a whole number of 0 or more (got '${values.seed}')`);
@@ -86,12 +93,12 @@ export async function compareCommand(argv: string[]): Promise<number> {
       'give two or more run folders or result files, e.g. servebench compare runs/a runs/b (see --help)',
     );
   await refuseRepeats(positionals);
-  const result = await renderComparison(positionals, format as CompareFormat, { seed });
+  const result = await renderComparison(positionals, format as CompareCliFormat, { seed, formatIn });
   if (result.series < 2)
     throw new UserError(
       'give two or more run folders or result files (one run folder is enough only for a server sweep)',
     );
-  if (values.out === '-') {
+  if (values.out === '-' || (format === 'table' && values.out === undefined)) {
     writeData(result.text);
     return 0;
   }

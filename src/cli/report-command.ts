@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { UserError } from '../core/errors.js';
@@ -6,9 +7,16 @@ import { argsErrorLine, helpAsked } from './args-error.js';
 import type { ExportContext } from '../core/report/exporter.js';
 import { loadRunFolder } from '../core/report/load-run-folder.js';
 import { findChromium, printPdfWithChromium } from '../core/report/pdf.js';
-import { EXPORTERS, REPORT_FORMATS, findExporter, renderExport } from '../core/report/registry.js';
+import { EXPORTERS, REPORT_FORMATS, findExporter, renderExport, renderExportFiles } from '../core/report/registry.js';
+import type { ExportFile } from '../core/report/exporter.js';
 import { wrapHelp } from './help-text.js';
 import { writeData } from './terminal-output.js';
+
+/** A format's line of the help: its description beside it, or under it where the name is longer than the column. */
+const formatLine = (format: string, description: string): string =>
+  format.length <= 10
+    ? `                     ${format.padEnd(10)} ${description}`
+    : `                     ${format}\n${' '.repeat(32)}${description}`;
 
 const HELP = `Usage: servebench report RUN_DIR [--format FORMAT] [--out FILE]
 
@@ -17,8 +25,8 @@ the run (API key, HF token, --env values) appear in no report.
 
 Options:
   --format FORMAT  ${REPORT_FORMATS.join(' | ')} (default html)
-${EXPORTERS.map((e) => `                     ${e.format.padEnd(10)} ${e.description}`).join('\n')}
-  --out FILE       where to write it (default RUN_DIR/report<ext>); '-' writes text formats to stdout
+${EXPORTERS.map((e) => formatLine(e.format, e.description)).join('\n')}
+  --out FILE       where to write it (default RUN_DIR/report<ext>); '-' writes text formats to stdout; for a format written a file per level (llmd-benchmark-report), the folder they go to (default RUN_DIR)
   -h, --help       this help`;
 
 /** `servebench report RUN_DIR`: one export of a run folder; exit 2 with one line for a bad folder or format. */
@@ -63,6 +71,8 @@ export async function reportCommand(argv: string[]): Promise<number> {
     const chromium = findChromium();
     if (chromium) context.printPdf = (html) => printPdfWithChromium(html, chromium);
   }
+  const files = values.out === '-' ? null : await renderExportFiles(exporter, folder, context);
+  if (files) return writeExportFiles(files, resolve(values.out ?? folder.dir), format, folder.notes);
   const output = await renderExport(exporter, folder, context);
   if (values.out === '-') {
     writeData(output as string);
@@ -77,5 +87,19 @@ export async function reportCommand(argv: string[]): Promise<number> {
   }
   for (const note of folder.notes) console.error(`note: ${note}`);
   console.log(`${format} report written to ${file}`);
+  return 0;
+}
+
+/** A format written a file per level: every file into one folder (made when missing), one line each refused. */
+async function writeExportFiles(files: ExportFile[], dir: string, format: string, notes: string[]): Promise<number> {
+  const fail = (error: unknown, what: string): never => {
+    throw new DiskError(what, error);
+  };
+  await mkdir(dir, { recursive: true }).catch((error: unknown) => fail(error, dir));
+  // Each replaced whole: a full disk leaves the report that was there, never half a new one.
+  for (const f of files)
+    await replaceFile(nodeRunFs, join(dir, f.name), f.text).catch((error: unknown) => fail(error, join(dir, f.name)));
+  for (const note of notes) console.error(`note: ${note}`);
+  console.log(`${format}: ${files.length} file(s) written to ${dir}`);
   return 0;
 }

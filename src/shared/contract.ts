@@ -38,7 +38,7 @@ export interface RunTelemetry {
 }
 
 /** What a finished run exports as (`servebench report --format` takes the same names). */
-export type ExportFormat = 'html' | 'pdf' | 'md' | 'csv' | 'json' | 'vllm-json';
+export type ExportFormat = 'html' | 'pdf' | 'md' | 'csv' | 'json' | 'vllm-json' | 'llmd-benchmark-report';
 /** The formats the contract renders as text; pdf is the host printing the html (Electron's printToPDF, the browser's print). */
 export type TextExportFormat = Exclude<ExportFormat, 'pdf'>;
 

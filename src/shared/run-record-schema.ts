@@ -286,7 +286,8 @@ export const RunRecordSchema = z.looseObject({
 /** The newest run.json layout this servebench reads. */
 export const RUN_SCHEMA_VERSION = 1;
 
-function zodProblem(error: ZodError): string {
+/** zod's first problem as "path: message", for a one-line refusal. */
+export function zodProblem(error: ZodError): string {
   const first = error.issues[0];
   if (!first) return 'does not match the run record';
   const where = first.path

@@ -40,7 +40,7 @@ describe('servebench report', { timeout: 600_000 }, () => {
     const bad = report([dir, '--format', 'docx']);
     expect(bad.status).toBe(2);
     expect(bad.stderr.trim()).toBe(
-      "servebench report: --format must be one of html, pdf, md, csv, json, vllm-json (got 'docx')",
+      "servebench report: --format must be one of html, pdf, md, csv, json, vllm-json, llmd-benchmark-report (got 'docx')",
     );
     const missing = report(['/nonexistent/run']);
     expect(missing.status).toBe(2);

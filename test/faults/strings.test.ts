@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { marked } from 'marked';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { loadRunFolder } from '../../src/core/report/load-run-folder.js';
 import { EXPORTERS, renderExport } from '../../src/core/report/registry.js';
 import { renderComparison } from '../../src/core/report/compare/index.js';
@@ -138,6 +139,12 @@ describe('a run folder whose every string is hostile, through every exporter', (
           if (!/^-?\d+(\.\d+)?(e[+-]?\d+)?$/i.test(c)) expect(c, c).not.toMatch(/^[=+\-@\t\r]/);
         }
         expect(out).toContain("'=HYPERLINK");
+      } else if (exporter.mediaType === 'application/yaml') {
+        // YAML exports are data, as JSON's are: every document parses, the hostile strings kept as strings.
+        const docs = parseAllDocuments(out);
+        expect(docs.length).toBeGreaterThan(0);
+        for (const d of docs) expect(d.errors).toEqual([]);
+        expect(JSON.stringify(docs.map((d) => d.toJS() as unknown))).toContain('=HYPERLINK');
       } else {
         // JSON exports are data: they parse, and carry the strings as they were (escaped by JSON itself).
         for (const line of exporter.format === 'vllm-json' ? out.trim().split('\n') : [out])

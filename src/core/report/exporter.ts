@@ -12,6 +12,12 @@ export interface ExportContext {
   now?: () => Date;
 }
 
+/** One file of an export that writes a file per level. */
+export interface ExportFile {
+  name: string;
+  text: string;
+}
+
 /** One export format: rendered from the run folder alone. */
 export interface Exporter {
   format: ReportFormat;
@@ -23,4 +29,6 @@ export interface Exporter {
   /** One line for help texts. */
   description: string;
   render(folder: RunFolder, context: ExportContext): Promise<string | Uint8Array>;
+  /** Formats whose readers take one level per file (llm-d's Benchmark Report): the files a folder gets. */
+  renderFiles?(folder: RunFolder, context: ExportContext): Promise<ExportFile[]>;
 }

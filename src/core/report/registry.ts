@@ -1,9 +1,10 @@
 import type { RunRecord } from '../../shared/run-record.js';
 import { scrubSecrets } from '../servers/redact.js';
 import { csvExporter } from './csv.js';
-import type { ExportContext, Exporter, ReportFormat } from './exporter.js';
+import type { ExportContext, ExportFile, Exporter, ReportFormat } from './exporter.js';
 import { htmlExporter } from './html.js';
 import { jsonExporter } from './json.js';
+import { llmdReportExporter } from './llmd-report.js';
 import type { RunFolder } from './load-run-folder.js';
 import { markdownExporter } from './markdown.js';
 import { pdfExporter } from './pdf.js';
@@ -17,6 +18,7 @@ export const EXPORTERS: readonly Exporter[] = [
   csvExporter,
   jsonExporter,
   vllmJsonExporter,
+  llmdReportExporter,
 ];
 
 /** The format names, in registry order. */
@@ -35,6 +37,17 @@ export async function renderExport(
 ): Promise<string | Uint8Array> {
   const out = await exporter.render(folder, context);
   return typeof out === 'string' ? scrubSecrets(out, folder.secrets) : out;
+}
+
+/** The files of a format that writes one per level, each passing the same scrub; null for other formats. */
+export async function renderExportFiles(
+  exporter: Exporter,
+  folder: RunFolder,
+  context: ExportContext = {},
+): Promise<ExportFile[] | null> {
+  if (!exporter.renderFiles) return null;
+  const files = await exporter.renderFiles(folder, context);
+  return files.map((f) => ({ name: f.name, text: scrubSecrets(f.text, folder.secrets) }));
 }
 
 /** summary.csv of a run as it ends: the registry's csv exporter, which needs the record alone. */

@@ -12,7 +12,7 @@ const TEXT_FORMATS = EXPORTERS.filter((e) => !e.binary).map((e) => e.format);
 
 describe('the exporter registry', () => {
   it('lists each format once, in the order the CLI shows them', () => {
-    expect(REPORT_FORMATS).toEqual(['html', 'pdf', 'md', 'csv', 'json', 'vllm-json']);
+    expect(REPORT_FORMATS).toEqual(['html', 'pdf', 'md', 'csv', 'json', 'vllm-json', 'llmd-benchmark-report']);
     expect(findExporter('nope')).toBeUndefined();
   });
 

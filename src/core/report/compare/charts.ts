@@ -26,6 +26,8 @@ function overlay(
   const out: XySeries[] = [];
   series.forEach((s, i) => {
     for (const k of keys) {
+      // Another tool's own quantity is no point on servebench's axis (the tables show it under its own name).
+      if (s.definitions?.[k.key]?.match === 'differs') continue;
       out.push({
         name: keys.length > 1 ? `${s.label} ${k.name}` : s.label,
         color: i,

@@ -1,7 +1,7 @@
 import { BOOTSTRAP_REPLICATES, BOOTSTRAP_SEED, bootstrapDifference } from './statistics.js';
 import type { FigureInterval } from './statistics.js';
 import { FIGURES } from './types.js';
-import type { CompareLevel, CompareSeries, Conditions, FigureKey, LevelLoad } from './types.js';
+import type { CompareLevel, CompareSeries, Conditions, FigureKey, FigureSource, LevelLoad } from './types.js';
 
 /** One row of the conditions table: a value per series, and whether they differ. */
 export interface ConditionRow {
@@ -175,20 +175,26 @@ function compareLevels(
       : {};
   const aName = sa.label;
   const bName = sb.label;
-  return FIGURES.map((f) => {
+  return FIGURES.flatMap((f): FigureComparison[] => {
     const x = a.figures[f.key];
     const y = b.figures[f.key];
+    const unlike = unlikeRows(f, x, y, sa, sb);
+    if (unlike) return unlike;
     const ratio = x !== null && y !== null && x > 0 ? y / x : null;
-    const base = { key: f.key, label: f.label, unit: f.unit, baseline: x, value: y, ratio };
+    // Both sides the same tool's own figure (not servebench's): compared under that tool's name.
+    const label = foreignSource(sa, f.key)?.name ?? f.label;
+    const base = { key: f.key, label, unit: f.unit, baseline: x, value: y, ratio };
     if (x === null || y === null) {
       const lacking = [x === null ? sa : null, y === null ? sb : null].filter((s): s is CompareSeries => s !== null);
       const who = lacking.map((s) => s.label).join(' and ');
       const hints = [...new Set(lacking.map((s) => s.figureHint).filter(Boolean))];
-      return {
-        ...base,
-        verdict: 'no verdict' as const,
-        why: `${who} recorded no ${f.label}${hints.length ? ` (${hints.join('; ')})` : ''}`,
-      };
+      return [
+        {
+          ...base,
+          verdict: 'no verdict' as const,
+          why: `${who} recorded no ${label}${hints.length ? ` (${hints.join('; ')})` : ''}`,
+        },
+      ];
     }
     const missing = a.missingRequests?.[f.key] ?? b.missingRequests?.[f.key];
     const interval = boot[f.key];
@@ -196,10 +202,61 @@ function compareLevels(
       const why = missing
         ? `ratio of the summaries only: ${missing === a.missingRequests?.[f.key] ? aName : bName}: ${missing}`
         : 'too few requests for a confidence interval';
-      return { ...base, verdict: 'no verdict' as const, why };
+      return [{ ...base, verdict: 'no verdict' as const, why }];
     }
-    return { ...base, interval, verdict: verdictOf(interval.diff, f.higherIsBetter) };
+    return [{ ...base, interval, verdict: verdictOf(interval.diff, f.higherIsBetter) }];
   });
+}
+
+/** A series' own figure where its tool defines it otherwise than servebench (absent: servebench's definition). */
+function foreignSource(s: CompareSeries, key: FigureKey): FigureSource | undefined {
+  const d = s.definitions?.[key];
+  return d?.match === 'differs' ? d : undefined;
+}
+
+/**
+ * Unlike figures are never compared: where one side's figure is its tool's own quantity (and the other side's is
+ * not the same one), servebench's row keeps only the side that has servebench's figure, and each tool's own figure
+ * gets its own row under its own name with its definition as the note. Null when the two are alike.
+ */
+function unlikeRows(
+  f: (typeof FIGURES)[number],
+  x: number | null,
+  y: number | null,
+  sa: CompareSeries,
+  sb: CompareSeries,
+): FigureComparison[] | null {
+  const fa = foreignSource(sa, f.key);
+  const fb = foreignSource(sb, f.key);
+  if ((!fa && !fb) || (fa && fb && fa.name === fb.name)) return null;
+  const row = (label: string, baseline: number | null, value: number | null, why: string): FigureComparison => ({
+    key: f.key,
+    label,
+    unit: f.unit,
+    baseline,
+    value,
+    ratio: null,
+    verdict: 'no verdict',
+    why,
+  });
+  const rows: FigureComparison[] = [];
+  // The notes name the metric, not the percentile: p50 and p95 of one definition share a footnote.
+  const metric = f.label.replace(/ p\d+$/, '');
+  const own = (d: FigureSource): string => d.name.replace(/ p\d+$/, '');
+  // servebench's figure, where one side has it: the other side's tool wrote its own quantity instead.
+  const servebenchValue = fa ? y : x;
+  if (!(fa && fb) && servebenchValue !== null)
+    rows.push(
+      row(
+        f.label,
+        fa ? null : x,
+        fb ? null : y,
+        `${(fa ? sa : sb).label} wrote no ${metric} as servebench defines it (its own figure is the next row)`,
+      ),
+    );
+  if (fa) rows.push(row(fa.name, x, null, `${sa.label}: ${own(fa)} is not servebench's ${metric}: ${fa.note}`));
+  if (fb) rows.push(row(fb.name, null, y, `${sb.label}: ${own(fb)} is not servebench's ${metric}: ${fb.note}`));
+  return rows;
 }
 
 /**

@@ -3,6 +3,7 @@ import { REPORT_CSS } from '../html/styles.js';
 import { renderXyChart } from '../html/xy-chart.js';
 import { compareCharts } from './charts.js';
 import type { Comparison, Verdict } from './compare.js';
+import { definitionNotes } from './definition-notes.js';
 import {
   Footnotes,
   baselineText,
@@ -52,6 +53,12 @@ export function compareHtml(c: Comparison, now: Date = new Date()): string {
     })
     .join('');
   const seriesNotes = c.series.flatMap((s) => s.notes.map((n) => `<li>${esc(s.label)}: ${esc(n)}</li>`));
+  const definitions = definitionNotes(c)
+    .map(
+      (d) =>
+        `<h3>${esc(d.label)}: how its figures were read</h3><ul class="note">${d.lines.map((l) => `<li>${esc(l)}</li>`).join('')}</ul>`,
+    )
+    .join('');
   const levels = c.levels
     .map((level) => {
       const s = c.series[level.series];
@@ -79,7 +86,7 @@ export function compareHtml(c: Comparison, now: Date = new Date()): string {
       ? '<div class="sim-banner">SIMULATED: at least one series comes from the built-in simulator, not a GPU.</div>'
       : '',
     '</header>',
-    `<section id="conditions"><h2>Conditions</h2>${conditions}${l4l}${seriesNotes.length ? `<ul class="note">${seriesNotes.join('')}</ul>` : ''}</section>`,
+    `<section id="conditions"><h2>Conditions</h2>${conditions}${l4l}${seriesNotes.length ? `<ul class="note">${seriesNotes.join('')}</ul>` : ''}${definitions}</section>`,
     `<section id="figures"><h2>Figures per load</h2>${levels || '<p class="empty">No load was measured by both the baseline and another series.</p>'}`,
     c.unmatched.length
       ? `<h3>Loads not compared</h3><ul>${c.unmatched.map((u) => `<li>${esc(u)}</li>`).join('')}</ul>`

@@ -1,4 +1,5 @@
 import type { Comparison } from './compare.js';
+import { definitionNotes } from './definition-notes.js';
 import {
   Footnotes,
   baselineText,
@@ -31,6 +32,8 @@ export function compareMarkdown(c: Comparison): string {
     if (i > 0 && base && l) out.push(`- ${cell(likeForLikeText(l, s, base))}`);
   });
   for (const s of c.series) for (const n of s.notes) out.push(`- ${cell(s.label)}: ${cell(n)}`);
+  for (const d of definitionNotes(c))
+    out.push('', `**${cell(d.label)}: how its figures were read**`, '', ...d.lines.map((l) => `- ${cell(l)}`));
   const notes = new Footnotes();
   for (const level of c.levels) {
     const s = c.series[level.series];

@@ -7,6 +7,8 @@ import { readTextFile } from '../../bounded-file.js';
 import { RUN_FILES } from '../../runs/run-store.js';
 import { loadRunFolder, recordSecrets, sanitizeRecord } from '../load-run-folder.js';
 import type { RunFolder } from '../load-run-folder.js';
+import { readForeignFile, readForeignFolder } from './input-formats.js';
+import type { FormatIn } from './input-formats.js';
 import { ACCEPTED_INPUTS, parseResultObjects, seriesFromResultObjects } from './read-result-file.js';
 import { seriesFromRunFolder } from './read-servebench.js';
 import type { CompareSeries } from './types.js';
@@ -54,15 +56,22 @@ async function seriesFromRecordFile(text: string, full: string): Promise<Compare
   return seriesFromRunFolder(recordOnlyFolder(decoded.record, full), full, { why: REPORT_JSON_WHY, measuredBy });
 }
 
+/** How compare reads its inputs: `formatIn` names the reader of every input that is not a servebench run. */
+export interface CompareInputOptions {
+  formatIn?: FormatIn;
+}
+
 /**
  * One compare input, told apart by its content: a run folder, a run record (its run.json or the file
- * `servebench report --format json` writes), a vLLM --save-result file or an SGLang bench_serving .jsonl.
+ * `servebench report --format json` writes), a vLLM --save-result file, an SGLang bench_serving .jsonl, or
+ * another tool's results (input-formats.ts: AIPerf, guidellm, inference-perf, llm-d Benchmark Reports).
  */
-export async function readCompareInput(path: string): Promise<CompareSeries[]> {
+export async function readCompareInput(path: string, options: CompareInputOptions = {}): Promise<CompareSeries[]> {
   const full = resolve(path);
   const info = await stat(full).catch(() => null);
   if (!info) throw new UserError(`nothing at ${full}: ${ACCEPTED_INPUTS}`);
-  if (info.isDirectory()) return seriesFromRunFolder(await loadRunFolder(full), full);
+  if (info.isDirectory())
+    return (await readForeignFolder(full, options.formatIn)) ?? seriesFromRunFolder(await loadRunFolder(full), full);
   const text = await readTextFile(full, {
     what: full,
     maxBytes: COMPARE_INPUT_MAX_BYTES,
@@ -72,13 +81,18 @@ export async function readCompareInput(path: string): Promise<CompareSeries[]> {
   // A folder's own run.json that is damaged: the folder's reader says so and how to restore it.
   if (basename(full) === RUN_FILES.record) return seriesFromRunFolder(await loadRunFolder(dirname(full)), full);
   const label = basename(full).replace(/\.(jsonl?|json)$/i, '');
+  const foreign = await readForeignFile(text, full, label, options.formatIn);
+  if (foreign) return foreign;
   return [seriesFromResultObjects(parseResultObjects(text, full), full, label)];
 }
 
 /** Every input's series, with labels made unique (two copies of one run keep apart in tables and charts). */
-export async function readCompareInputs(paths: readonly string[]): Promise<CompareSeries[]> {
+export async function readCompareInputs(
+  paths: readonly string[],
+  options: CompareInputOptions = {},
+): Promise<CompareSeries[]> {
   const all: CompareSeries[] = [];
-  for (const p of paths) all.push(...(await readCompareInput(p)));
+  for (const p of paths) all.push(...(await readCompareInput(p, options)));
   const seen = new Map<string, number>();
   for (const s of all) {
     const n = (seen.get(s.label) ?? 0) + 1;

@@ -19,14 +19,15 @@ type Json = Record<string, unknown>;
 
 /** What compare reads, for the one line that refuses anything else. */
 export const ACCEPTED_INPUTS =
-  'give a run folder, a servebench report --format json file, a vllm bench serve --save-result file or an sglang bench_serving .jsonl';
+  'give a run folder, a servebench report --format json file, a vllm bench serve --save-result file, an sglang bench_serving .jsonl, ' +
+  'an AIPerf profile export, a guidellm benchmarks.json, an inference-perf report or an llm-d Benchmark Report (see --format-in)';
 
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const numList = (v: unknown): number[] | null =>
   Array.isArray(v) && v.every((x) => typeof x === 'number') ? (v as number[]) : null;
 
 /** Python's json.dumps writes Infinity and NaN bare (SGLang's request_rate=inf): turn them into strings first. */
-function parsePythonJson(text: string): unknown {
+export function parsePythonJson(text: string): unknown {
   return JSON.parse(text.replace(/([:[,]\s*)(-?Infinity|NaN)(?=\s*[,\]}])/g, '$1"$2"'));
 }
 

@@ -1,5 +1,18 @@
 /** Where a compared series came from. */
-export type SourceKind = 'servebench' | 'vllm' | 'sglang';
+export type SourceKind = 'servebench' | 'vllm' | 'sglang' | 'aiperf' | 'guidellm' | 'inference-perf' | 'llmd-report';
+
+/**
+ * How a figure another tool wrote stands to servebench's definition of it: 'same' (the tool defines it as servebench
+ * does), 'converted' (computed here, exactly, from what the tool wrote) or 'differs' (another quantity: shown under the
+ * tool's own name, never compared with servebench's figure).
+ */
+export interface FigureSource {
+  match: 'same' | 'converted' | 'differs';
+  /** The tool's own name for the figure, e.g. "AIPerf inter_token_latency p50". */
+  name: string;
+  /** Its definition in the tool's source and where it differs from servebench's, in a sentence. */
+  note: string;
+}
 
 /** One request as compare needs it (ms; null where the request cannot define the figure). */
 export interface CompareRequest {
@@ -72,6 +85,8 @@ export interface CompareSeries {
   notes: string[];
   /** Why a figure may be absent from this tool's files (named where one is). */
   figureHint?: string;
+  /** Per figure, how the tool that wrote the file defines it (absent: servebench's own definition). */
+  definitions?: Partial<Record<FigureKey, FigureSource>>;
 }
 
 export const FIGURES: ReadonlyArray<{ key: FigureKey; label: string; unit: string; higherIsBetter: boolean }> = [
