@@ -265,6 +265,10 @@ const quoteWord = (w: string): string => (/[\s"'\\]/.test(w) ? `'${w.replace(/'/
 export function fieldText(f: FieldDescriptor, v: unknown): string {
   if (v === undefined || v === null) return '';
   if (f.type === 'args' || f.type === 'command') return (v as string[]).map(quoteWord).join(' ');
+  if (f.type === 'env')
+    return Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${k}=${quoteWord(String(x))}`)
+      .join(' ');
   if (Array.isArray(v)) return v.join(',');
   if (typeof v === 'boolean') return v ? 'on' : 'off';
   if (f.ui === 'percent') return String(Math.round((v as number) * 10_000) / 100);

@@ -36,6 +36,7 @@ export const MODEL_SETTINGS = {
       group: 'server',
       syntax: 'duration',
       advanced: true,
+      condition: false,
     },
   ),
 };
@@ -49,6 +50,7 @@ export const LAUNCH_SETTINGS = {
     help: 'bind address',
     group: 'server',
     advanced: true,
+    condition: false,
   }),
   port: setting(z.number().int().min(0).max(65535).default(0), {
     label: 'Port',
@@ -56,6 +58,7 @@ export const LAUNCH_SETTINGS = {
     help: 'port (default: a free one)',
     group: 'server',
     advanced: true,
+    condition: false,
     placeholder: 'a free one',
   }),
   extraArgs: setting(z.array(z.string()).default([]), {
@@ -83,6 +86,8 @@ export const PYTHON = setting(z.string().default('python3'), {
   metavar: 'PATH',
   help: 'interpreter of the venv/conda env with the engine',
   group: 'server',
+  // Which engine it runs is recorded as the engine and its version; the path itself changes nothing measured.
+  condition: false,
 });
 
 /** Settings several GPU engines share (each maps them to its own flag). */

@@ -42,6 +42,13 @@ export interface SettingMeta {
   readonly prefill?: boolean;
   /** Belongs to the engine it was given for: a run re-run on another engine does not inherit it. */
   readonly engineBound?: boolean;
+  /**
+   * Part of the conditions a measurement was taken under: compare names it where two runs differ, and calls them
+   * like for like only when none does. Default: server and diffusion settings are, the others are not; a server
+   * setting that only says how servebench reaches the server (host, port, a binary's path, a time-out) is declared
+   * false, a load setting that shapes the requests (endpoint, temperature, prompt file) true.
+   */
+  readonly condition?: boolean;
 }
 
 /** The declarations: schema -> what it declares. */

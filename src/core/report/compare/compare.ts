@@ -17,8 +17,10 @@ export interface LikeForLike {
   differs: string[];
   /** Conditions one side did not record. */
   unknown: string[];
-  /** False when the series differs from the baseline in more than one condition. */
+  /** True only when every condition recorded on both sides is the same and at least one load was measured by both. */
   likeForLike: boolean;
+  /** No load was measured by both: nothing of the two is compared. */
+  noCommonLevel?: boolean;
 }
 
 export type Verdict = 'faster' | 'slower' | 'no difference the data can show' | 'no verdict';
@@ -105,7 +107,8 @@ const CONDITIONS: ConditionDef[] = [
     label: 'simulated',
     text: (c) => (c.simulated === undefined ? undefined : c.simulated ? 'SIMULATED' : 'no'),
   },
-  { key: 'serverConfig', label: 'server configuration', text: (c) => c.serverConfig },
+  { key: 'serverSettings', label: 'server settings', text: (c) => c.serverSettings },
+  { key: 'workload', label: 'workload', text: (c) => c.workload },
 ];
 
 function conditionRows(series: readonly CompareSeries[]): ConditionRow[] {
@@ -133,7 +136,7 @@ function likeForLike(base: CompareSeries, s: CompareSeries): LikeForLike {
     if (a === undefined || b === undefined) unknown.push(d.label);
     else if (d.same ? !d.same(base.conditions, s.conditions) : a !== b) differs.push(d.label);
   }
-  return { differs, unknown, likeForLike: differs.length <= 1 };
+  return { differs, unknown, likeForLike: differs.length === 0 };
 }
 
 /** Each kind of load in words: a level's load, one such level, and such levels. */
@@ -313,7 +316,12 @@ export function compareSeries(
   return {
     series,
     conditions: conditionRows(series),
-    likeForLike: series.map((s) => (base ? likeForLike(base, s) : { differs: [], unknown: [], likeForLike: true })),
+    likeForLike: series.map((s, si) => {
+      if (!base) return { differs: [], unknown: [], likeForLike: true };
+      const l = likeForLike(base, s);
+      // Conditions alike, yet no load in common: nothing is compared like for like.
+      return si > 0 && !levels.some((x) => x.series === si) ? { ...l, likeForLike: false, noCommonLevel: true } : l;
+    }),
     levels: levels.sort((p, q) => p.load.value - q.load.value || p.series - q.series),
     unmatched,
     replicates,

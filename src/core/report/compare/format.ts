@@ -33,10 +33,15 @@ export function fmtRatioCi(f: FigureComparison): string {
 /** One sentence on how a series' conditions stand against the baseline's. */
 export function likeForLikeText(l: LikeForLike, s: CompareSeries, base: CompareSeries): string {
   const unknown = l.unknown.length ? ` Not recorded on one side: ${l.unknown.join(', ')}.` : '';
-  if (l.differs.length === 0) return `${s.label} against ${base.label}: the same recorded conditions.${unknown}`;
-  if (l.likeForLike)
-    return `${s.label} against ${base.label}: like for like, differs only in ${l.differs[0]}.${unknown}`;
-  return `${s.label} against ${base.label}: NOT LIKE FOR LIKE, differs in ${l.differs.length} conditions (${l.differs.join(', ')}): a difference below may come from any of them.${unknown}`;
+  const pair = `${s.label} against ${base.label}`;
+  const none = l.noCommonLevel ? ' No load was measured by both, so nothing is compared.' : '';
+  if (l.differs.length === 0)
+    return l.noCommonLevel
+      ? `${pair}: the same recorded conditions, but not like for like:${none}${unknown}`
+      : `${pair}: like for like, every condition recorded on both sides the same.${unknown}`;
+  if (l.differs.length === 1)
+    return `${pair}: differs in one condition, ${l.differs[0]}: a difference below is its, if nothing unrecorded differs.${none}${unknown}`;
+  return `${pair}: NOT LIKE FOR LIKE, differs in ${l.differs.length} conditions (${l.differs.join(', ')}): a difference below may come from any of them.${none}${unknown}`;
 }
 
 /** The one line under the title: what is compared with what. */

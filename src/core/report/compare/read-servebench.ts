@@ -4,6 +4,7 @@ import { isCancelled, isMeasured, requestMetrics } from '../../metrics/request-m
 import { loadKind, loadValue } from '../../../shared/level-load.js';
 import { offeredText, variantLabel } from '../../../shared/report-columns.js';
 import { diffusionText } from '../facts.js';
+import { conditionSettings } from './condition-settings.js';
 import { requestsByLevel } from '../load-run-folder.js';
 import type { RunFolder } from '../load-run-folder.js';
 import { figuresFromBlocks } from './statistics.js';
@@ -94,16 +95,8 @@ function conditionsOf(
     diffusion: diffusionOf(folder, level) ?? 'none',
     servebenchVersion: record.environment.servebenchVersion,
     simulated: record.simulated,
-    serverConfig: many ? otherVariantText(level) : undefined,
+    ...conditionSettings(record.config, level?.serverConfigIndex ?? 0),
   };
-}
-
-/** The sweep's parameters not already shown as diffusion or quantization (a variant is counted once). */
-function otherVariantText(level: LevelResult | undefined): string | undefined {
-  const rest = Object.entries(level?.serverVariant ?? {}).filter(
-    ([k]) => !/diffusion|threshold|block|quantization/i.test(k),
-  );
-  return rest.length ? rest.map(([k, v]) => `${k}=${String(v)}`).join(' ') : undefined;
 }
 
 /** Diffusion parameters of one server configuration: the base ones with the variant's overrides. */

@@ -71,8 +71,10 @@ export interface Conditions {
   diffusion?: string;
   servebenchVersion?: string;
   simulated?: boolean;
-  /** Server configuration of a server sweep. */
-  serverConfig?: string;
+  /** Every other server setting that is a condition of the measurement, as `flag=value` (see condition-settings.ts). */
+  serverSettings?: string;
+  /** The load settings that shape the requests (endpoint, temperature, prompt file ...), as `flag=value`. */
+  workload?: string;
 }
 
 /** One series: a run folder (one per server configuration of a sweep) or one result file. */

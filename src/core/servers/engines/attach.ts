@@ -12,6 +12,8 @@ const URL_SETTING = setting(
     help: 'benchmark a server that is already running (no launch); without it servebench launches --engine',
     group: 'server',
     placeholder: 'http://127.0.0.1:8000',
+    // Two addresses may reach one server, one address two: the engine, its version and the model say which.
+    condition: false,
     engineBound: true,
   },
 );

@@ -24,6 +24,7 @@ const COMMAND = {
     metavar: 'PATH',
     help: 'readiness path answering 200 when ready',
     group: 'server',
+    condition: false,
   }),
 };
 

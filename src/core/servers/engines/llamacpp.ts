@@ -89,6 +89,7 @@ const LLAMA = {
     metavar: 'PATH',
     help: 'the llama-server binary: a path, or a name looked up on PATH',
     group: 'server',
+    condition: false,
     engineBound: true,
   }),
   gpuLayers: setting(z.number().int().min(0).optional(), {

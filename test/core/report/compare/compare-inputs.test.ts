@@ -21,7 +21,7 @@ const verdicts = (c: ReturnType<typeof compareSeries>, load: number) =>
   );
 
 describe('compare: servebench run folders', () => {
-  it('a copy of the closed run twice as slow on a newer engine: like for like, slower on every figure at c=4', async () => {
+  it('a copy of the closed run twice as slow on a newer engine: differs in that one condition, slower on every figure at c=4', async () => {
     const slow = await slowedCopy(2, (r) => {
       r.environment.engine.version = '0.12.0';
       r.label = 'closed-slow';
@@ -30,7 +30,8 @@ describe('compare: servebench run folders', () => {
     const c = compareSeries(await readCompareInputs([fixtureDir('closed'), slow]));
     expect(c.series.map((s) => s.label)).toEqual(['closed', 'closed-slow']);
     expect(c.conditions.filter((r) => r.differs).map((r) => r.label)).toEqual(['engine and version']);
-    expect(c.likeForLike[1]).toMatchObject({ differs: ['engine and version'], likeForLike: true });
+    // One condition differs: the comparison is about it, but it is not like for like.
+    expect(c.likeForLike[1]).toMatchObject({ differs: ['engine and version'], likeForLike: false });
     expect(c.levels.map((l) => l.load.value)).toEqual([1, 4]);
     expect(verdicts(c, 4)).toEqual({
       throughput: 'slower',
@@ -61,6 +62,35 @@ describe('compare: servebench run folders', () => {
     expect(c.levels.find((l) => l.load.value === 1)!.offered).toEqual(['not recorded', 'not recorded']);
   });
 
+  it('is like for like only when every recorded condition matches and a load was measured by both', async () => {
+    const same = await slowedCopy(1, (r) => {
+      r.label = 'same';
+    });
+    const profile = await slowedCopy(1, (r) => {
+      r.label = 'hot profile';
+      (r.config.server as unknown as Record<string, unknown>).simProfile = 'instant';
+    });
+    const workload = await slowedCopy(1, (r) => {
+      r.label = 'warm';
+      r.config.temperature = 0.7;
+    });
+    const elsewhere = await slowedCopy(1, (r) => {
+      r.label = 'elsewhere';
+      for (const l of r.levels) l.concurrency *= 64;
+    });
+    made.push(same, profile, workload, elsewhere);
+    const c = compareSeries(await readCompareInputs([fixtureDir('closed'), same, profile, workload, elsewhere]));
+    expect(c.likeForLike[1]).toMatchObject({ differs: [], likeForLike: true });
+    // The simulator's profile is a server setting: a throttling scenario against a cool one is no like-for-like.
+    expect(c.likeForLike[2]).toMatchObject({ differs: ['server settings'], likeForLike: false });
+    expect(c.conditions.find((r) => r.key === 'serverSettings')?.values[2]).toContain('sim-profile=instant');
+    expect(c.likeForLike[3]).toMatchObject({ differs: ['workload'], likeForLike: false });
+    expect(c.likeForLike[4]).toMatchObject({ differs: [], likeForLike: false, noCommonLevel: true });
+    expect(compareMarkdown(c)).toContain(
+      'elsewhere against closed: the same recorded conditions, but not like for like',
+    );
+  });
+
   it('marks a copy that also runs another model "not like for like"', async () => {
     const other = await slowedCopy(1, (r) => {
       r.environment.engine.version = '0.12.0';
@@ -80,7 +110,7 @@ describe('compare: servebench run folders', () => {
     expect(series.map((s) => s.label)).toEqual(['sweep [threshold=0.95]', 'sweep [threshold=0.9]']);
     const c = compareSeries(series);
     expect(c.conditions.filter((r) => r.differs).map((r) => r.label)).toEqual(['diffusion parameters']);
-    expect(c.likeForLike[1]!.likeForLike).toBe(true);
+    expect(c.likeForLike[1]).toMatchObject({ differs: ['diffusion parameters'], likeForLike: false });
     expect(c.levels.map((l) => l.load.value)).toEqual([1, 2]);
     expect(verdicts(c, 1).throughput).toBe('faster');
     expect(verdicts(c, 2).throughput).toBe('faster');
