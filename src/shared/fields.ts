@@ -184,7 +184,8 @@ export const fieldByFlag = (flag: string): FieldDescriptor | undefined => BY_FLA
 export const isServerField = (f: FieldDescriptor): boolean => f.path.startsWith('server.');
 
 /** Whether a field is a condition of the measurement (see SettingMeta.condition). */
-export const isCondition = (f: FieldDescriptor): boolean => f.condition ?? (f.group === 'server' || f.group === 'diffusion');
+export const isCondition = (f: FieldDescriptor): boolean =>
+  f.condition ?? (f.group === 'server' || f.group === 'diffusion');
 
 /** The fields `--vary` can sweep; their flags are the --vary keys. */
 export const SWEEPABLE_FIELDS: readonly FieldDescriptor[] = FIELDS.filter((f) => f.sweep === true);
