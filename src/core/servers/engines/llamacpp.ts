@@ -63,10 +63,11 @@ export const llamacppEngine: EngineModule = {
     type: 'binary',
     binary: llamaServerBinary,
     versionArgs: ['--version'],
-    // common/arg.cpp: fprintf(stderr, "version: %d (%s)\n", LLAMA_BUILD_NUMBER, LLAMA_COMMIT)
+    // common/arg.cpp: fprintf(stderr, "version: %d (%s)\n", LLAMA_BUILD_NUMBER, LLAMA_COMMIT). Built from a tarball or
+    // `git archive` (no git metadata), cmake/build-info.cmake leaves "0 (unknown)": still llama.cpp, version unknown.
     version: (out) => {
-      const m = out.match(/version: (\d+) \(([0-9a-f]+)\)/);
-      return m ? `b${m[1]} (${m[2]})` : undefined;
+      const m = out.match(/version: (\d{1,9}) \(([\w.+-]{1,40})\)/);
+      return m && m[1] !== '0' ? `b${m[1]} (${m[2]})` : 'unknown';
     },
     flag: '--llama-server PATH',
   },
