@@ -262,7 +262,8 @@ export class RunSession {
     const failure = this.failure;
     record.status = failure ? 'failed' : this.signal.aborted ? 'cancelled' : 'completed';
     if (failure) record.error = failure;
-    else if (this.signal.aborted) record.error = `${cancelWords(this.signal.reason)}; levels measured so far are kept`;
+    else if (this.signal.aborted)
+      record.error = `${cancelWords(this.signal.reason)}; ${record.levels.length > 0 ? 'levels measured so far are kept' : 'before any level was measured'}`;
     record.finishedAt = this.options.now().toISOString();
     record.checks = combineChecks(
       record.levels.map((l) => l.checks),
