@@ -28,6 +28,7 @@ import {
   type PooledLatencies,
 } from './request-metrics.js';
 import { offeredLoadOf } from './offered-load.js';
+import { openLoopRounds } from './open-loop-spread.js';
 import { responseCacheOf } from './response-cache.js';
 import { requestEndBound, roundCv, roundResults } from './throughput.js';
 import { impossibleUsage } from './usage-checks.js';
@@ -185,6 +186,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
       complete.map((r) => r.outputTokPerSec),
       partialRounds,
       uncounted,
+      openLoop ? openLoopRounds(measured, complete) : null,
     ),
     sampleSizeCheck(ttftMs),
     errorsCheck(measured, input.skippedTurns ?? 0),
