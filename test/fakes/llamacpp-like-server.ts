@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { bytePairPieces } from './byte-pair-vocab.js';
 
 /**
  * A stand-in for llama.cpp's llama-server, written from its tools/server source (server.cpp / server-context.cpp /
@@ -18,7 +19,9 @@ import type { AddressInfo, Socket } from 'node:net';
  * - /metrics: HTTP 501 not_supported_error unless started with --metrics (`metrics`), then its llamacpp:* page, which
  *   has no prefix-cache counter (the slot's reused prompt shows only per response, in timings.cache_n);
  * - announces `Connection: keep-alive` yet closes the socket just after each streamed response.
- * Its tokenizer is one token per whitespace-separated word (BOS with add_special), so counts are exact.
+ * Its tokenizer is one token per whitespace-separated word (BOS with add_special), so counts are exact; with
+ * `vocab: 'byte-pairs'` it is a small byte-level BPE vocabulary instead (byte-pair-vocab.ts), where every filler word
+ * is several tokens.
  */
 export interface LlamaCppLikeOptions {
   slots?: number;
@@ -35,6 +38,8 @@ export interface LlamaCppLikeOptions {
   metrics?: boolean;
   /** A fault on one control endpoint (a gateway in front of the server, a stuck handler), for the fault matrix. */
   controlFault?: ControlFault;
+  /** 'words' (default): one token per word; 'byte-pairs': a small byte-level BPE vocabulary (byte-pair-vocab.ts). */
+  vocab?: 'words' | 'byte-pairs';
 }
 
 /**
@@ -186,8 +191,9 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
   let stepTimer: NodeJS.Timeout | null = null;
   let nextId = 0;
 
+  const pieces = options.vocab === 'byte-pairs' ? bytePairPieces : words;
   const tokenize = (text: string, addSpecial: boolean): number[] => {
-    const ids = words(text).map((w) => {
+    const ids = pieces(text).map((w) => {
       const id = wordId(w);
       vocab.set(id, w);
       return id;
@@ -539,7 +545,8 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
     }
     if (req.method === 'POST' && path === '/detokenize') {
       const body = JSON.parse((await readBody(req)) || '{}') as { tokens?: number[] };
-      const content = (body.tokens ?? []).map((id) => (id === BOS ? '' : (vocab.get(id) ?? ''))).join(' ');
+      const joiner = options.vocab === 'byte-pairs' ? '' : ' ';
+      const content = (body.tokens ?? []).map((id) => (id === BOS ? '' : (vocab.get(id) ?? ''))).join(joiner);
       send(res, 200, JSON.stringify({ content }));
       return;
     }

@@ -116,8 +116,11 @@ function fmtLengths(values: readonly number[]): string {
   return d.length <= 4 ? d.join('/') : fmtRange(d);
 }
 
-/** input-length: every ok request's prompt had the requested tokens, by the server's usage.prompt_tokens. */
-export function inputLengthCheck(records: readonly RequestRecord[]): Check {
+/**
+ * input-length: every ok request's prompt had the requested tokens, by the server's usage.prompt_tokens.
+ * `calibration`: why prompt calibration could not make them exact, when it said so (named in the failure).
+ */
+export function inputLengthCheck(records: readonly RequestRecord[], calibration?: string): Check {
   const ok = okMeasured(records);
   if (ok.length === 0)
     return check('input-length', 'warn', 'no completed requests: input length could not be verified');
@@ -130,11 +133,14 @@ export function inputLengthCheck(records: readonly RequestRecord[]): Check {
   );
   if (impossible) return check('input-length', 'fail', impossible.detail, impossible.code, impossible.facts);
   if (wrong.length > 0) {
+    const facts = { wrongRequests: wrong.length, requests: ok.length, calibration: calibration ?? null };
     return check(
       'input-length',
       'fail',
       `${wrong.length}/${ok.length} prompts had ${fmtRange(wrong.map((r) => r.nIn ?? 0))} tokens instead of ` +
-        `${fmtLengths(wrong.map((r) => r.expectedIn))} (server count)`,
+        `${fmtLengths(wrong.map((r) => r.expectedIn))} (server count)${calibration ? `: ${calibration}` : ''}`,
+      calibration ? 'calibration-inexact' : 'prompt-length-off',
+      facts,
     );
   }
   // Multi-turn without a tokenizer (or its count failed): a later turn's history was not counted, nothing to verify.

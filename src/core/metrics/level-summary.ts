@@ -73,6 +73,8 @@ export interface LevelSummaryInput {
   extraChecks?: Check[];
   /** Multi-turn: measured turns not sent because an earlier turn of their conversation failed. */
   skippedTurns?: number;
+  /** Why prompt calibration could not make the prompts the asked length, when it could not (see prompts.ts fit). */
+  calibration?: string;
   /** Set when the level was cut short (server died, user cancelled): marks it partial and adds the cut-short check. */
   cutShort?: CutShort;
 }
@@ -179,7 +181,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   const responseCache = responseCacheOf(ok, input.openingTokens ?? null);
   const checks: Check[] = [
     outputLengthCheck(measured),
-    inputLengthCheck(measured),
+    inputLengthCheck(measured, input.calibration),
     streamingCheck(measured, input.loopLagP99Ms ?? null, input.engineDecode ?? null),
     warmupCheck(all),
     roundSpreadCheck(

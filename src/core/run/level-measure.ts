@@ -124,6 +124,9 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     signal,
   });
   if (signal.aborted) return null;
+  // Said once, before the level runs: its input-length check will fail, and this is why.
+  const calibration = prompts.find((p) => p?.inexact !== undefined)?.inexact;
+  if (calibration) emit({ type: 'message', severity: 'warn', text: calibration });
   if (config.coolDownToC !== undefined && input.telemetry?.waitCool) {
     if (input.telemetry.gpuStatus.available) {
       emit({ type: 'phase', levelIndex, phase: 'cooldown' });
@@ -218,6 +221,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     extraChecks,
     cutShort,
     skippedTurns: run.skippedTurns,
+    ...(calibration ? { calibration } : {}),
   });
   const explanation =
     level.roundCv !== null
