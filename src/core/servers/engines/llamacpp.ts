@@ -76,6 +76,10 @@ export const llamacppEngine: EngineModule = {
   metricsPath: '/metrics',
   metricNames: LLAMACPP_METRICS,
   memoryHint: '--gpu-layers (llama.cpp -ngl) or --ctx-size',
+  // server-context.cpp: each of the --parallel slots gets --ctx-size / n_parallel (n_ctx per slot in /props).
+  contextFix:
+    'give each llama.cpp slot more context: a larger --ctx-size (shared by its --parallel slots; --max-seqs when servebench launches it) or fewer slots',
+  runningLimit: (n) => `llama-server has ${n} parallel slots (--parallel; --max-seqs when servebench launches it)`,
   spawnFix: 'install llama.cpp so llama-server is on PATH, or pass --llama-server PATH',
   failures: [
     {

@@ -15,6 +15,7 @@ export const simEngine: EngineModule = {
   metricNames: VLLM_METRICS,
   failures: [],
   spawnFix: 'check the Node installation',
+  contextFix: 'serve the model with a longer context (--max-model-len)',
   plan(config, ctx) {
     if (!ctx.cliScript) throw new Error('the simulator needs the servebench CLI script');
     const gpuStateFile = join(ctx.runDir, 'gpu-state.json');
