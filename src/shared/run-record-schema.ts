@@ -133,6 +133,8 @@ const LevelSchema = z.looseObject({
   itlPerTokenMs: LatencySchema,
   e2eMs: LatencySchema,
   tokensPerChunk: LatencySchema,
+  itlCoalescedShare: z.number().min(0).max(1).optional(),
+  serverItlMs: LatencySchema.optional(),
   scheduleLagMs: SummarySchema.optional(),
   offered: z
     .looseObject({

@@ -231,6 +231,10 @@ export interface LevelResult {
   e2eMs: Summary;
   /** Tokens per token-bearing chunk, pooled. */
   tokensPerChunk: Summary;
+  /** Share of the chunk gaps (ITL samples) whose event arrived with the one before, in one read (see streaming). */
+  itlCoalescedShare?: number;
+  /** The server's own time per output token after the first, per request (llama.cpp timings), where it gives one. */
+  serverItlMs?: Summary;
   /** Reasoning streams only: time to the first answer token (TTFO), beside ttftMs (first token of any kind). */
   ttfoMs?: Summary;
   /** Reasoning streams only: output tokens spent reasoning and on the answer, per request. */

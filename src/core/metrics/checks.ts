@@ -14,6 +14,7 @@ import { commonestError, serverSaid } from './error-summary.js';
 import { fmtCounts, fmtNum, fmtPct, fmtRange } from './format.js';
 import { DEFAULT_CONFIDENCE, minSamplesForCi, percentile } from './percentiles.js';
 import { isCancelled, isMeasured } from './request-metrics.js';
+import type { CoalescedItlFinding } from './coalesced-itl.js';
 import { judgeOpenLoopSpread, type OpenLoopRound } from './open-loop-spread.js';
 import { judgeStreaming } from './streaming-check.js';
 import type { ServerDecodeFigure } from './streaming-check.js';
@@ -174,17 +175,24 @@ export function inputLengthCheck(records: readonly RequestRecord[], calibration?
 /**
  * streaming: tokens arrived over time, judged by time against the decode time they must have taken (judgeStreaming
  * in streaming-check.ts); a burst no longer than the loop lag this check's client limits let pass may be the client's.
- * serverDecode: the engine's own per-level decode figure, where it reports one.
+ * serverDecode: the engine's own per-level decode figure, where it reports one. A stream that passed whose ITL is
+ * dominated by events read together (`coalescedItl`, see coalesced-itl.ts) warns: its ITL is not the server's.
  */
 export function streamingCheck(
   records: readonly RequestRecord[],
   clientLoopLagP99Ms: number | null = null,
   serverDecode: ServerDecodeFigure | null = null,
+  coalescedItl: CoalescedItlFinding | null = null,
 ): Check {
-  return judgeStreaming(records, {
+  const judged = judgeStreaming(records, {
     loopLagP99Ms: clientLoopLagP99Ms,
     loopLagLimitMs: CLIENT_LIMITS.loopLagWarnMs,
     serverDecode,
+  });
+  if (judged.status !== 'pass' || !coalescedItl) return judged;
+  return check('streaming', 'warn', `${judged.detail}; ${coalescedItl.text}`, 'itl-coalesced', {
+    ...judged.facts,
+    ...coalescedItl.facts,
   });
 }
 

@@ -28,6 +28,7 @@ import {
   type PooledLatencies,
 } from './request-metrics.js';
 import { offeredLoadOf } from './offered-load.js';
+import { coalescedItl, coalescedItlFinding } from './coalesced-itl.js';
 import { openLoopRounds } from './open-loop-spread.js';
 import { responseCacheOf } from './response-cache.js';
 import { requestEndBound, roundCv, roundResults } from './throughput.js';
@@ -177,12 +178,17 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   }
 
   const ttftMs = summarize(pooled.ttftMs);
+  const itlMs = summarize(pooled.itlMs);
+  const tpotMs = summarize(pooled.tpotMs);
+  const coalesced = coalescedItl(measured);
+  const serverItlMs = coalesced.serverItlMs.length > 0 ? summarize(coalesced.serverItlMs) : null;
+  const itlFinding = coalescedItlFinding(coalesced, itlMs.p50, serverItlMs?.p50 ?? null, tpotMs.p50);
   const turns = turnResults(measured);
   const responseCache = responseCacheOf(ok, input.openingTokens ?? null);
   const checks: Check[] = [
     outputLengthCheck(measured),
     inputLengthCheck(measured, input.calibration),
-    streamingCheck(measured, input.loopLagP99Ms ?? null, input.engineDecode ?? null),
+    streamingCheck(measured, input.loopLagP99Ms ?? null, input.engineDecode ?? null, itlFinding),
     warmupCheck(all),
     roundSpreadCheck(
       complete.map((r) => r.outputTokPerSec),
@@ -233,8 +239,8 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     warmupRequests: input.warmupRequests,
     rounds,
     ttftMs,
-    tpotMs: summarize(pooled.tpotMs),
-    itlMs: summarize(pooled.itlMs),
+    tpotMs,
+    itlMs,
     itlPerTokenMs: summarize(pooled.itlPerTokenMs),
     e2eMs: summarize(pooled.e2eMs),
     tokensPerChunk: summarize(pooled.tokensPerChunk),
@@ -251,6 +257,8 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   };
   // Optional fields are set only when they apply, so run.json carries no misleading nulls or zeros.
   if (pooled.reasoningTokens.length > 0) Object.assign(result, reasoningSummary(pooled));
+  if (coalesced.share !== null) result.itlCoalescedShare = coalesced.share;
+  if (serverItlMs) result.serverItlMs = serverItlMs;
   if (turns !== null) result.byTurn = turns;
   if (responseCache !== null) result.responseCache = responseCache;
   if (input.serverVariant !== undefined) result.serverVariant = input.serverVariant;
