@@ -166,6 +166,7 @@ const LevelSchema = z.looseObject({
   outputTokensSource: z.enum(['server', 'estimated', 'mixed']),
   errorsByReason: z.record(z.string(), count),
   telemetry: LevelTelemetrySchema.optional(),
+  hostPressure: z.looseObject({ windowMs: nonneg, cpuSomeShare: shareOrNull, selfWaitShare: shareOrNull }).optional(),
   responseCache: z
     .looseObject({
       requests: count,

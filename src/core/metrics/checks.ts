@@ -4,12 +4,14 @@ import type {
   CheckFact,
   CheckId,
   CheckStatus,
+  HostPressure,
   OfferedLoad,
   ResponseCache,
   RoundResult,
   Summary,
 } from '../../shared/run-record.js';
 import { OFFERED_MIN_SHARE } from '../../shared/offered-load.js';
+import { hostBusy, hostPressureText } from '../telemetry/host-pressure.js';
 import { commonestError, serverSaid } from './error-summary.js';
 import { fmtCounts, fmtNum, fmtPct, fmtRange } from './format.js';
 import { DEFAULT_CONFIDENCE, minSamplesForCi, percentile } from './percentiles.js';
@@ -177,17 +179,20 @@ export function inputLengthCheck(records: readonly RequestRecord[], calibration?
  * in streaming-check.ts); a burst no longer than the loop lag this check's client limits let pass may be the client's.
  * serverDecode: the engine's own per-level decode figure, where it reports one. A stream that passed whose ITL is
  * dominated by events read together (`coalescedItl`, see coalesced-itl.ts) warns: its ITL is not the server's.
+ * `host`: the host's CPU pressure over the level; a stall while it was busy is said to be the host's.
  */
 export function streamingCheck(
   records: readonly RequestRecord[],
   clientLoopLagP99Ms: number | null = null,
   serverDecode: ServerDecodeFigure | null = null,
   coalescedItl: CoalescedItlFinding | null = null,
+  host: HostPressure | null = null,
 ): Check {
   const judged = judgeStreaming(records, {
     loopLagP99Ms: clientLoopLagP99Ms,
     loopLagLimitMs: CLIENT_LIMITS.loopLagWarnMs,
     serverDecode,
+    host,
   });
   if (judged.status !== 'pass' || !coalescedItl) return judged;
   return check('streaming', 'warn', `${judged.detail}; ${coalescedItl.text}`, 'itl-coalesced', {
@@ -514,6 +519,8 @@ export interface ClientInput {
   rateRounds?: number;
   /** Open loop: the --max-concurrency cap, if any. */
   cap?: number;
+  /** The host's CPU pressure over the level (null: not readable): a lag while it was busy is the host's. */
+  host?: HostPressure | null;
 }
 
 /** One reason behind the client check's verdict. */
@@ -586,8 +593,23 @@ function offeredRateFinding(input: ClientInput, facts: Record<string, CheckFact>
   };
 }
 
-/** Event-loop lag and schedule lag against CLIENT_LIMITS. */
+/** Event-loop lag and schedule lag against CLIENT_LIMITS; a lag while the host was busy is named as the host's. */
 function lagFinding(input: ClientInput): ClientFinding {
+  const found = ownLagFinding(input);
+  if (found.code !== 'client-lag') return found;
+  const busy = hostBusy(input.host);
+  const pressure = hostPressureText(input.host);
+  if (busy === true) {
+    return {
+      status: found.status,
+      code: 'host-busy',
+      text: `${found.figures}: the host was busy (${pressure}): other processes kept this client from the CPU, so its timings are not the server's`,
+    };
+  }
+  return { ...found, text: `${found.text} (${busy === false ? `the host was not busy: ${pressure}` : pressure})` };
+}
+
+function ownLagFinding(input: ClientInput): ClientFinding & { figures: string } {
   const { loopLagP99Ms: loop, scheduleLagP99Ms: sched } = input;
   const parts: string[] = [];
   if (loop !== null) parts.push(`event-loop lag p99 ${fmtNum(loop)} ms`);
@@ -595,6 +617,7 @@ function lagFinding(input: ClientInput): ClientFinding {
   const figures = parts.join(', ');
   if ((loop !== null && loop > CLIENT_LIMITS.failMs) || (sched !== null && sched > CLIENT_LIMITS.failMs)) {
     return {
+      figures,
       status: 'fail',
       code: 'client-lag',
       text: `${figures} (over ${CLIENT_LIMITS.failMs} ms): the client is the bottleneck; its timings are not the server's`,
@@ -605,6 +628,7 @@ function lagFinding(input: ClientInput): ClientFinding {
     (sched !== null && sched > CLIENT_LIMITS.scheduleLagWarnMs)
   ) {
     return {
+      figures,
       status: 'warn',
       code: 'client-lag',
       text: `${figures} (limits ${CLIENT_LIMITS.loopLagWarnMs} / ${CLIENT_LIMITS.scheduleLagWarnMs} ms): the client may be the bottleneck`,
@@ -612,12 +636,13 @@ function lagFinding(input: ClientInput): ClientFinding {
   }
   if (loop === null) {
     return {
+      figures,
       status: 'warn',
       code: 'loop-lag-unknown',
       text: `event-loop lag was not measured${figures ? ` (${figures})` : ''}: the client's own delay is unknown`,
     };
   }
-  return { status: 'pass', code: 'kept-up', text: figures };
+  return { figures, status: 'pass', code: 'kept-up', text: figures };
 }
 
 /**
@@ -630,12 +655,19 @@ export function clientCheck(input: ClientInput): Check {
   const facts: Record<string, CheckFact> = {
     loopLagP99Ms: input.loopLagP99Ms,
     scheduleLagP99Ms: input.scheduleLagP99Ms,
+    hostBusy: hostBusy(input.host),
+    hostCpuSomeShare: input.host?.cpuSomeShare ?? null,
+    hostSelfWaitShare: input.host?.selfWaitShare ?? null,
   };
-  const findings = [
-    offeredConcurrencyFinding(input, facts),
-    offeredRateFinding(input, facts),
-    lagFinding(input),
-  ].filter((f): f is ClientFinding => f !== null);
+  const busy = hostBusy(input.host) === true;
+  const findings = [offeredConcurrencyFinding(input, facts), offeredRateFinding(input, facts), lagFinding(input)]
+    .filter((f): f is ClientFinding => f !== null)
+    // A client that fell short while other processes held the CPU was held back by the host, not by its own work.
+    .map((f) =>
+      busy && f.code === 'offered-below-asked'
+        ? { ...f, text: `${f.text}; the host was busy (${hostPressureText(input.host)}): other processes held it back` }
+        : f,
+    );
   const status = worstStatus(findings.map((f) => f.status));
   const worst = findings.find((f) => f.status === status) as ClientFinding;
   // The failing reason first, then the figures that passed.

@@ -1,6 +1,6 @@
 import type { Slo } from '../../shared/config.js';
 import type { RequestRecord } from '../../shared/request-record.js';
-import type { Check, LevelResult, ServerVariant, TurnResult } from '../../shared/run-record.js';
+import type { Check, HostPressure, LevelResult, ServerVariant, TurnResult } from '../../shared/run-record.js';
 import {
   clientCheck,
   cutShortCheck,
@@ -66,6 +66,8 @@ export interface LevelSummaryInput {
   /** Tokens of the opening every unique prompt shares (chat template, first words); null when not counted. */
   openingTokens?: number | null;
   loopLagP99Ms?: number | null;
+  /** The host's CPU pressure over the level, where readable (the client and streaming checks name a busy host). */
+  hostPressure?: HostPressure | null;
   /** The engine's own mean decode time per request over the level (vLLM's /metrics histogram), when scraped. */
   engineDecode?: ServerDecodeFigure | null;
   /** Open loop: the --max-concurrency cap (absent: none); sends it held back are not the client's lag. */
@@ -188,7 +190,13 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   const checks: Check[] = [
     outputLengthCheck(measured),
     inputLengthCheck(measured, input.calibration),
-    streamingCheck(measured, input.loopLagP99Ms ?? null, input.engineDecode ?? null, itlFinding),
+    streamingCheck(
+      measured,
+      input.loopLagP99Ms ?? null,
+      input.engineDecode ?? null,
+      itlFinding,
+      input.hostPressure ?? null,
+    ),
     warmupCheck(all),
     roundSpreadCheck(
       complete.map((r) => r.outputTokPerSec),
@@ -219,6 +227,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
       rateLateMs: offered.rate?.lateMs,
       rateRounds: offered.rate?.rounds,
       cap: input.maxInFlight,
+      host: input.hostPressure ?? null,
     }),
     tokenAgreementCheck(measured),
     ...(input.cutShort ? [cutShortCheck(input.cutShort, rounds)] : []),
@@ -258,6 +267,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   // Optional fields are set only when they apply, so run.json carries no misleading nulls or zeros.
   if (pooled.reasoningTokens.length > 0) Object.assign(result, reasoningSummary(pooled));
   if (coalesced.share !== null) result.itlCoalescedShare = coalesced.share;
+  if (input.hostPressure) result.hostPressure = input.hostPressure;
   if (serverItlMs) result.serverItlMs = serverItlMs;
   if (turns !== null) result.byTurn = turns;
   if (responseCache !== null) result.responseCache = responseCache;

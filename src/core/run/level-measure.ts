@@ -17,6 +17,7 @@ import type { ServerDecodeFigure } from '../metrics/checks.js';
 import { clientErrorFix, commonestError } from '../metrics/error-summary.js';
 import { outputCounted } from '../metrics/request-metrics.js';
 import type { RunWriter } from '../runs/run-store.js';
+import { hostPressureBetween, readProcFile, sampleHostPressure, type ProcReader } from '../telemetry/host-pressure.js';
 import { levelEnergyFromRecorder } from '../telemetry/level-energy.js';
 import type { TelemetryChecks, TelemetryRecorder } from '../telemetry/types.js';
 
@@ -89,6 +90,8 @@ export interface LevelMeasureInput {
   simulated: boolean;
   /** Ends the run as failed with this reason (the level's warm-up showed no request can succeed). */
   stopRun: (reason: string) => void;
+  /** Reads the host's CPU pressure files (default: the real /proc); tests pass their own. */
+  readProc?: ProcReader;
 }
 
 /** Measures one level: prompts, optional cool-down, warm-up and rounds, then its metrics, checks and energy; null when nothing was measured. */
@@ -146,6 +149,8 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     }
   }
   const startMs = input.clock.nowMs();
+  const readProc = input.readProc ?? readProcFile;
+  const pressureAtStart = sampleHostPressure(readProc, startMs);
   input.executor.startLagWindow();
   const run = await runLevel({
     plan,
@@ -175,6 +180,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
   });
   const loopLagP99Ms = await input.executor.endLagWindow();
   const endMs = input.clock.nowMs();
+  const hostPressure = hostPressureBetween(pressureAtStart, sampleHostPressure(readProc, endMs));
   if (run.measured.length === 0) return null;
   const measuredOk = run.measured.filter((r) => r.ok);
   // An impossible server count leaves J per output token out (0 tokens: the summary gives no ratio).
@@ -216,6 +222,7 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
     prefixCacheHitsDelta: telemetry?.prefixCacheHits ?? null,
     openingTokens: input.openingTokens ?? null,
     loopLagP99Ms,
+    hostPressure,
     engineDecode: engineDecodeFigure(telemetry),
     maxInFlight: plan.maxInFlight,
     extraChecks,

@@ -18,6 +18,7 @@ import { SERVEBENCH_VERSION } from '../version.js';
 import type { ActiveRun, ActiveRuns } from './active-runs.js';
 import { cancelWords } from './cancel-words.js';
 import { RunMessageLog } from './run-messages.js';
+import type { ProcReader } from '../telemetry/host-pressure.js';
 
 /** What a run session needs from the host: its clock, events, signal, folder operations and host facts. */
 export interface RunSessionOptions {
@@ -34,6 +35,8 @@ export interface RunSessionOptions {
   totalLevels: number;
   /** Capacity searches the run plans: with one, run.json keeps the single `capacity` of older versions. */
   capacitySearches: number;
+  /** Reads the host's CPU pressure files (/proc/pressure/cpu, /proc/self/schedstat); default the real ones. */
+  readProc?: ProcReader;
 }
 
 /** Where a level's requests and prompts start, and its index in the run's level events. */
@@ -185,6 +188,11 @@ export class RunSession {
     });
     this.record.messages ??= this.messages.messages;
     if (this.messages.leftOut > 0) this.record.messagesLeftOut = this.messages.leftOut;
+  }
+
+  /** How the host's CPU pressure is read (the real /proc unless a test passes its own). */
+  get readProc(): ProcReader | undefined {
+    return this.options.readProc;
   }
 
   get clock(): Clock {

@@ -320,6 +320,7 @@ export class ServerSession {
       telemetry: this.telemetry,
       telemetryChecks: this.options.telemetryChecks,
       simulated: ready.server.info.simulated,
+      readProc: run.readProc,
       // The server refuses every request as sent: stop now, keep the folder, exit 2 with its words and the fix.
       stopRun: (reason: string) => {
         run.fail(reason, 2);
