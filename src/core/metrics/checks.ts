@@ -171,6 +171,8 @@ export function inputLengthCheck(records: readonly RequestRecord[], calibration?
     'input-length',
     'pass',
     `${ok.length}/${ok.length} prompts had exactly ${fmtLengths(ok.map((r) => r.expectedIn))} tokens (server count)`,
+    'exact',
+    { requests: ok.length },
   );
 }
 
@@ -371,7 +373,8 @@ export function errorsCheck(records: readonly RequestRecord[], skippedTurns = 0)
   const measured = all.filter((r) => !isCancelled(r));
   const failed = measured.filter((r) => !r.ok);
   const aside =
-    (cancelled > 0 ? `; ${cancelled} cancelled by the user, not counted` : '') +
+    // Cancelled by a stop (Ctrl-C, the app's Cancel, SIGTERM): not failures, whoever stopped the run.
+    (cancelled > 0 ? `; ${cancelled} cancelled when the run was stopped, not counted` : '') +
     (skippedTurns > 0
       ? `; ${plural(skippedTurns, 'later turn')} not sent because an earlier turn of the conversation failed`
       : '');

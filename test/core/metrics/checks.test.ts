@@ -259,14 +259,14 @@ describe('errors', () => {
     expect(c).toEqual({
       id: 'errors',
       status: 'pass',
-      detail: '0/8 requests failed; 4 cancelled by the user, not counted',
+      detail: '0/8 requests failed; 4 cancelled when the run was stopped, not counted',
     });
   });
 
   it('counts a dying server as a failure', () => {
     const c = errorsCheck([...times(8, () => ok256()), failed(0, 5, 'server-died'), failed(0, 5, 'cancelled')]);
     expect(c.status).toBe('fail');
-    expect(c.detail).toBe('1/9 requests failed (11.1 %): server-died 1; 1 cancelled by the user, not counted');
+    expect(c.detail).toBe('1/9 requests failed (11.1 %): server-died 1; 1 cancelled when the run was stopped, not counted');
   });
 });
 
