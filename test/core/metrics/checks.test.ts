@@ -266,7 +266,9 @@ describe('errors', () => {
   it('counts a dying server as a failure', () => {
     const c = errorsCheck([...times(8, () => ok256()), failed(0, 5, 'server-died'), failed(0, 5, 'cancelled')]);
     expect(c.status).toBe('fail');
-    expect(c.detail).toBe('1/9 requests failed (11.1 %): server-died 1; 1 cancelled when the run was stopped, not counted');
+    expect(c.detail).toBe(
+      '1/9 requests failed (11.1 %): server-died 1; 1 cancelled when the run was stopped, not counted',
+    );
   });
 });
 
