@@ -143,7 +143,11 @@ export async function runCommand(argv: string[]): Promise<number> {
       return result.exitCode ?? 1;
     }
     if (record.status === 'cancelled') {
-      console.log('run cancelled: the levels above were measured before the cancel (* = cut short)');
+      console.log(
+        record.levels.length > 0
+          ? 'run cancelled: the levels above were measured before the cancel (* = cut short)'
+          : `run cancelled: ${record.error ?? 'before any level was measured'}`,
+      );
       return 130;
     }
     return record.checks.some((c) => c.status === 'fail') ? 1 : 0;

@@ -8,6 +8,7 @@ import { planLevels } from './load/level-plan.js';
 import type { RunFs } from './runs/run-fs.js';
 import type { StartServer } from './servers/types.js';
 import { applyVariant } from './servers/variants.js';
+import type { ProcReader } from './telemetry/host-pressure.js';
 import type { TelemetryChecks, TelemetryRecorder } from './telemetry/types.js';
 import { capacityPlan, type CapacityPlan } from './capacity/plan.js';
 import { maxCapacityProbes, searchCapacity } from './capacity/search.js';
@@ -44,6 +45,8 @@ export interface BenchmarkDeps {
   activeRuns?: ActiveRuns;
   /** Rank 0 of a distributed run: the workers join, run their shares of every level, and are merged here. */
   distributed?: DistributedHooks;
+  /** Reads the host's CPU pressure files (tests drive a busy host with their own); default the real /proc. */
+  readProc?: ProcReader;
 }
 
 /** The outcome of runBenchmark: the record as written and its folder. */
@@ -124,6 +127,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     hostInfo: deps.hostInfo,
     fromRun: deps.fromRun,
     activeRuns: deps.activeRuns,
+    readProc: deps.readProc,
     totalLevels: capacity ? searches * maxCapacityProbes(capacity.start, capacity.max) : plans.length * variants.length,
     capacitySearches: searches,
   });

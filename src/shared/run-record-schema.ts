@@ -135,6 +135,8 @@ const LevelSchema = z.looseObject({
   itlPerTokenMs: LatencySchema,
   e2eMs: LatencySchema,
   tokensPerChunk: LatencySchema,
+  itlCoalescedShare: z.number().min(0).max(1).optional(),
+  serverItlMs: LatencySchema.optional(),
   scheduleLagMs: SummarySchema.optional(),
   offered: z
     .looseObject({
@@ -166,6 +168,7 @@ const LevelSchema = z.looseObject({
   outputTokensSource: z.enum(['server', 'estimated', 'mixed']),
   errorsByReason: z.record(z.string(), count),
   telemetry: LevelTelemetrySchema.optional(),
+  hostPressure: z.looseObject({ windowMs: nonneg, cpuSomeShare: shareOrNull, selfWaitShare: shareOrNull }).optional(),
   responseCache: z
     .looseObject({
       requests: count,

@@ -30,6 +30,15 @@ export type CheckId =
 /** A figure a check's verdict rests on, machine-readable (tests and tools read these, never the prose). */
 export type CheckFact = number | string | boolean | null;
 
+/** The host's CPU pressure over a level: shares of its window, null where the host does not say (no Linux PSI). */
+export interface HostPressure {
+  windowMs: number;
+  /** Some runnable task waited for a CPU (PSI /proc/pressure/cpu "some"). */
+  cpuSomeShare: number | null;
+  /** This process's main thread waited on a run queue, runnable but not running (/proc/self/schedstat). */
+  selfWaitShare: number | null;
+}
+
 export interface Check {
   id: CheckId;
   status: CheckStatus;
@@ -236,6 +245,10 @@ export interface LevelResult {
   e2eMs: Summary;
   /** Tokens per token-bearing chunk, pooled. */
   tokensPerChunk: Summary;
+  /** Share of the chunk gaps (ITL samples) whose event arrived with the one before, in one read (see streaming). */
+  itlCoalescedShare?: number;
+  /** The server's own time per output token after the first, per request (llama.cpp timings), where it gives one. */
+  serverItlMs?: Summary;
   /** Reasoning streams only: time to the first answer token (TTFO), beside ttftMs (first token of any kind). */
   ttfoMs?: Summary;
   /** Reasoning streams only: output tokens spent reasoning and on the answer, per request. */
@@ -247,6 +260,8 @@ export interface LevelResult {
   byTurn?: TurnResult[];
   /** GPU energy attributed to this level's requests (docs/telemetry.md), when power was sampled. */
   energy?: LevelEnergy;
+  /** The host's CPU pressure while the level ran (Linux PSI, this process's run-queue wait), where readable. */
+  hostPressure?: HostPressure;
   scheduleLagMs?: Summary;
   /** The load really offered (in flight, or sent per second) beside the asked one; absent in runs before it. */
   offered?: OfferedLoad;

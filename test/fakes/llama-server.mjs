@@ -6,7 +6,8 @@
 // OpenAI stream has a role-only first chunk, usage in a `choices: []` chunk with `timings` (only with
 // include_usage), and the connection is closed after every stream; a prompt past the per-slot context gets
 // HTTP 400 exceed_context_size_error; /metrics (with --metrics) uses llamacpp:* names.
-// FAKE_ENGINE_MODE: ok | oom | hang; FAKE_ENGINE_RECORD: see engine-core.mjs. GET /fake/crash: dies mid-run.
+// FAKE_ENGINE_MODE: ok | oom | hang; FAKE_ENGINE_RECORD: see engine-core.mjs; FAKE_LLAMA_BUILD: no-git (below).
+// GET /fake/crash: dies mid-run.
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { basename } from 'node:path';
@@ -22,9 +23,13 @@ const flag = (...names) => {
 };
 const log = (line) => process.stderr.write(`${line}\n`);
 
+// FAKE_LLAMA_BUILD=no-git: built from a source tarball or `git archive`, where cmake/build-info.cmake finds no git
+// and keeps BUILD_NUMBER 0, BUILD_COMMIT "unknown", the compiler as "${CMAKE_C_COMPILER_ID} ${VERSION}".
+const noGit = process.env.FAKE_LLAMA_BUILD === 'no-git';
+const build = noGit ? { number: 0, commit: 'unknown', compiler: 'GNU 12.2.0', target: 'Linux x86_64' } : null;
 if (argv.includes('--version')) {
-  log('version: 6500 (6c7a4415)');
-  log('built with cc (GCC) 13.3.0 for x86_64-linux-gnu');
+  log(build ? `version: ${build.number} (${build.commit})` : 'version: 6500 (6c7a4415)');
+  log(build ? `built with ${build.compiler} for ${build.target}` : 'built with cc (GCC) 13.3.0 for x86_64-linux-gnu');
   process.exit(0);
 }
 
@@ -40,7 +45,11 @@ const nCtxSlot = Math.floor(nCtx / nSlots);
 const metricsOn = argv.includes('--metrics');
 const alias = flag('-a', '--alias') ?? (modelPath ? basename(modelPath) : (hfRepo ?? 'model'));
 
-log('build: 6500 (6c7a4415) with cc (GCC) 13.3.0 for x86_64-linux-gnu');
+log(
+  build
+    ? `build: ${build.number} (${build.commit}) with ${build.compiler} for ${build.target}`
+    : 'build: 6500 (6c7a4415) with cc (GCC) 13.3.0 for x86_64-linux-gnu',
+);
 log('system info: n_threads = 8, n_threads_batch = 8, total_threads = 16');
 
 let loaded = false;

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { bytePairPieces } from './byte-pair-vocab.js';
 
 /**
  * A stand-in for llama.cpp's llama-server, written from its tools/server source (server.cpp / server-context.cpp /
@@ -18,7 +19,9 @@ import type { AddressInfo, Socket } from 'node:net';
  * - /metrics: HTTP 501 not_supported_error unless started with --metrics (`metrics`), then its llamacpp:* page, which
  *   has no prefix-cache counter (the slot's reused prompt shows only per response, in timings.cache_n);
  * - announces `Connection: keep-alive` yet closes the socket just after each streamed response.
- * Its tokenizer is one token per whitespace-separated word (BOS with add_special), so counts are exact.
+ * Its tokenizer is one token per whitespace-separated word (BOS with add_special), so counts are exact; with
+ * `vocab: 'byte-pairs'` it is a small byte-level BPE vocabulary instead (byte-pair-vocab.ts), where every filler word
+ * is several tokens.
  */
 export interface LlamaCppLikeOptions {
   slots?: number;
@@ -35,6 +38,23 @@ export interface LlamaCppLikeOptions {
   metrics?: boolean;
   /** A fault on one control endpoint (a gateway in front of the server, a stuck handler), for the fault matrix. */
   controlFault?: ControlFault;
+  /** 'words' (default): one token per word; 'byte-pairs': a small byte-level BPE vocabulary (byte-pair-vocab.ts). */
+  vocab?: 'words' | 'byte-pairs';
+  /**
+   * Tokens each slot makes per step however late the step runs, as llama.cpp's decode loop does (one per slot per
+   * llama_decode); default: as many as the clock says are due, so a late timer catches up.
+   */
+  stepTokens?: number;
+  /**
+   * Events a client finds in each network read: a slot's token events are written this many at a time, as a socket
+   * read late at capacity delivers them (default 1: each step's events in one write).
+   */
+  eventsPerWrite?: number;
+  /**
+   * Built from a source tarball or `git archive`: cmake/build-info.cmake keeps build 0 and commit "unknown", so
+   * build_info in /props and every chunk's system_fingerprint read "b0-unknown" (common.cpp llama_build_info).
+   */
+  noGitBuild?: boolean;
 }
 
 /**
@@ -60,6 +80,8 @@ export interface LlamaCppLikeServer {
   lostOnClosingSocket: number;
   /** Control calls that met the configured fault. */
   faulted: number;
+  /** Resolves when the first control call meets the configured fault. */
+  firstFault: Promise<void>;
   /** Sockets open now (0 after every client went away). */
   openSockets(): number;
   close(): Promise<void>;
@@ -82,6 +104,10 @@ interface Job {
   emitted: number;
   budget: number;
   startedAt: number;
+  /** When its first token was made: llama.cpp's predicted_ms runs from there (t_start_generation). */
+  firstAt: number;
+  /** Token events made but not yet written (eventsPerWrite). */
+  pending: string[];
   gone: boolean;
 }
 
@@ -148,7 +174,7 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
   const interval = options.tokenIntervalMs ?? 0.3;
   const closeDelay = options.closeDelayMs ?? 20;
   const model = options.model ?? 'llama-like.gguf';
-  const fingerprint = 'b6000-fake';
+  const fingerprint = options.noGitBuild ? 'b0-unknown' : 'b6000-fake';
   const vocab = new Map<number, string>();
   const queue: Job[] = [];
   const active: Job[] = [];
@@ -179,6 +205,8 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
   };
   const requestTags: string[] = [];
   const state = { started: 0, closedAfterStream: 0, lostOnClosingSocket: 0, faulted: 0 };
+  let faultSeen: () => void = () => undefined;
+  const firstFault = new Promise<void>((resolve) => (faultSeen = resolve));
   const totals = { prompt: 0, predicted: 0, decodes: 0 };
   const sockets = new Set<Socket>();
   const closing = new WeakSet<object>();
@@ -186,8 +214,9 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
   let stepTimer: NodeJS.Timeout | null = null;
   let nextId = 0;
 
+  const pieces = options.vocab === 'byte-pairs' ? bytePairPieces : words;
   const tokenize = (text: string, addSpecial: boolean): number[] => {
-    const ids = words(text).map((w) => {
+    const ids = pieces(text).map((w) => {
       const id = wordId(w);
       vocab.set(id, w);
       return id;
@@ -224,7 +253,7 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
   });
 
   const timings = (job: Job): Record<string, unknown> => {
-    const ms = Math.max(0.001, performance.now() - job.startedAt);
+    const ms = Math.max(0.001, performance.now() - (job.firstAt || job.startedAt));
     return {
       cache_n: job.cacheN,
       prompt_n: job.nPrompt - job.cacheN,
@@ -357,7 +386,7 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
   const step = (last: number): void => {
     stepTimer = null;
     const now = performance.now();
-    const perSlot = Math.max(1, Math.floor((now - last) / interval));
+    const perSlot = options.stepTokens ?? Math.max(1, Math.floor((now - last) / interval));
     totals.decodes++;
     for (let i = active.length - 1; i >= 0; i--) {
       const job = active[i] as Job;
@@ -366,10 +395,11 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
         leaveSlot(job);
         continue;
       }
-      const parts: string[] = [];
+      const parts = job.pending;
       const n = Math.min(perSlot, job.budget - job.emitted);
       for (let k = 0; k < n; k++) {
         if (job.emitted === 0 && job.stream) startStream(job);
+        if (job.emitted === 0) job.firstAt = performance.now();
         job.emitted++;
         totals.predicted++;
         if (!job.stream) continue;
@@ -379,7 +409,11 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
             : chunk(job, { choices: [{ text: tokenText(job), index: 0, logprobs: null, finish_reason: null }] }),
         );
       }
-      if (parts.length > 0) job.res.write(parts.join(''));
+      const done = job.emitted >= job.budget;
+      if (parts.length > 0 && (done || parts.length >= (options.eventsPerWrite ?? 1))) {
+        job.res.write(parts.join(''));
+        job.pending = [];
+      }
       if (job.emitted >= job.budget) {
         active.splice(i, 1);
         leaveSlot(job);
@@ -423,6 +457,8 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
       emitted: 0,
       budget: 0,
       startedAt: 0,
+      firstAt: 0,
+      pending: [],
       gone: false,
     };
     res.on('close', () => {
@@ -519,6 +555,7 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
       const history = /"role"\s*:\s*"assistant"/.test(text);
       if (!fault.onlyHistory || history) {
         state.faulted++;
+        faultSeen();
         misbehave(fault, res);
         return;
       }
@@ -539,7 +576,8 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
     }
     if (req.method === 'POST' && path === '/detokenize') {
       const body = JSON.parse((await readBody(req)) || '{}') as { tokens?: number[] };
-      const content = (body.tokens ?? []).map((id) => (id === BOS ? '' : (vocab.get(id) ?? ''))).join(' ');
+      const joiner = options.vocab === 'byte-pairs' ? '' : ' ';
+      const content = (body.tokens ?? []).map((id) => (id === BOS ? '' : (vocab.get(id) ?? ''))).join(joiner);
       send(res, 200, JSON.stringify({ content }));
       return;
     }
@@ -583,6 +621,7 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
     get faulted() {
       return state.faulted;
     },
+    firstFault,
     openSockets: () => sockets.size,
     get started() {
       return state.started;

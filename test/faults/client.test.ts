@@ -173,6 +173,8 @@ describe('client against a llama.cpp context limit', () => {
     expect(await readContextLimit({ baseUrl: server.url, model: MODEL })).toEqual({
       tokens: 4096,
       source: 'n_ctx per slot in /props',
+      engine: 'llamacpp',
+      slots: 4,
     });
   });
 });

@@ -494,6 +494,8 @@ describe('limits on what a user can ask', () => {
       expect(await readContextLimit({ baseUrl: llama.url, model: 'm' })).toEqual({
         tokens: 4096,
         source: 'n_ctx per slot in /props',
+        engine: 'llamacpp',
+        slots: 4,
       });
       expect(await readContextLimit({ baseUrl: plain.url, model: 'm' })).toBeUndefined();
     } finally {

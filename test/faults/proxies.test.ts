@@ -116,9 +116,10 @@ function expectVerdict(level: LevelResult, code: string, timesItself: boolean): 
   const why = `c=${level.concurrency}: ${c.status} ${c.code}: ${c.detail}`;
   const lag = (c.facts?.clientLoopLagP99Ms as number | null) ?? 0;
   if (code === 'streamed') {
-    // A real stream never fails; a starved machine may warn of a stall or of clumps it made itself.
+    // A real stream never fails; a starved machine may warn of a stall or of clumps it made itself, or that its reads
+    // took several events at once (ITL then is the reads').
     expect(c.status, why).not.toBe('fail');
-    expect(['streamed', 'stalled', 'clumped'], why).toContain(c.code);
+    expect(['streamed', 'stalled', 'clumped', 'itl-coalesced'], why).toContain(c.code);
     return;
   }
   const proven =

@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { headerText } from '../http-answers.js';
 import { bodyDecoderFor } from './body-decoder.js';
+import type { EngineKind } from '../../shared/config.js';
 import type { ContextLimit } from './plan-limits.js';
 
 /** Options of readContextLimit. */
@@ -16,6 +17,8 @@ export interface ContextLimitOptions {
 
 // A model list or /props is a few KB; anything far larger is not one, and is not read whole.
 const MAX_BODY = 1024 * 1024;
+// More slots than any server runs is no slot count (llama.cpp allocates a context per slot).
+const MAX_SLOTS = 65_536;
 
 async function getJson(url: string, options: ContextLimitOptions): Promise<unknown> {
   const timeoutMs = options.timeoutMs ?? 5_000;
@@ -64,10 +67,16 @@ async function getJson(url: string, options: ContextLimitOptions): Promise<unkno
 const positiveInt = (v: unknown): number | undefined =>
   typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : undefined;
 
+/** The engine of a limit from /v1/models: vLLM and SGLang name themselves in `owned_by`. */
+function engineOfOwner(owner: unknown): EngineKind | undefined {
+  return owner === 'vllm' || owner === 'sglang' ? owner : undefined;
+}
+
 /**
  * The longest request (prompt plus output tokens) the server accepts, where it says so: vLLM and SGLang list
  * `max_model_len` per model in /v1/models; llama.cpp gives the per-slot context `n_ctx` in /props
- * (`default_generation_settings.n_ctx`). Undefined when the server says nothing.
+ * (`default_generation_settings.n_ctx`) and its slot count (`total_slots`). `engine`: which engine answered, where
+ * it says so. Undefined when the server says nothing.
  */
 export async function readContextLimit(options: ContextLimitOptions): Promise<ContextLimit | undefined> {
   const base = options.baseUrl.replace(/\/+$/, '');
@@ -75,10 +84,20 @@ export async function readContextLimit(options: ContextLimitOptions): Promise<Co
   const list = Array.isArray(models?.data) ? (models.data as Array<Record<string, unknown>>) : [];
   const entry = list.find((m) => m?.id === options.model) ?? (list.length === 1 ? list[0] : undefined);
   const fromModels = positiveInt(entry?.max_model_len);
-  if (fromModels !== undefined) return { tokens: fromModels, source: 'max_model_len in /v1/models' };
+  if (fromModels !== undefined) {
+    const engine = engineOfOwner(entry?.owned_by);
+    return { tokens: fromModels, source: 'max_model_len in /v1/models', ...(engine ? { engine } : {}) };
+  }
   const props = (await getJson(`${base}/props`, options)) as Record<string, unknown> | undefined;
   const settings = props?.default_generation_settings as Record<string, unknown> | undefined;
   const nCtx = positiveInt(settings?.n_ctx) ?? positiveInt(props?.n_ctx);
-  if (nCtx !== undefined) return { tokens: nCtx, source: 'n_ctx per slot in /props' };
-  return undefined;
+  if (nCtx === undefined) return undefined;
+  // Only llama.cpp's server answers /props with a per-slot n_ctx.
+  const slots = positiveInt(props?.total_slots);
+  return {
+    tokens: nCtx,
+    source: 'n_ctx per slot in /props',
+    engine: 'llamacpp',
+    ...(slots !== undefined && slots <= MAX_SLOTS ? { slots } : {}),
+  };
 }

@@ -1,9 +1,10 @@
 import { describeEngine } from '../../shared/engines.js';
 import { LIMITS } from '../../shared/config.js';
-import type { BenchConfig } from '../../shared/config.js';
+import type { BenchConfig, EngineKind } from '../../shared/config.js';
 import { UserError } from '../errors.js';
 import type { LevelPlan } from './level-plan.js';
 import { loadText } from '../../shared/level-load.js';
+import { engineFor } from '../servers/engines/index.js';
 
 const n = (v: number): string => v.toLocaleString('en-US');
 
@@ -36,7 +37,8 @@ export function checkPlanLimits(config: BenchConfig, plans: LevelPlan[]): void {
   const known = maxLens.filter((v): v is number => typeof v === 'number' && v > 0);
   if (launched && known.length > 0) {
     const ownLengths = config.prompts !== undefined && fileLengths(config);
-    const problem = contextProblem(plans, { tokens: Math.min(...known), source: '--max-model-len' }, ownLengths);
+    const limit = { tokens: Math.min(...known), source: '--max-model-len', engine: config.server.engine };
+    const problem = contextProblem(plans, limit, ownLengths);
     if (problem) throw new UserError(problem);
   }
 }
@@ -50,7 +52,14 @@ export function fileLengths(lengths: { promptLengths?: 'fixed' | 'file'; outputL
 export interface ContextLimit {
   tokens: number;
   source: string;
+  /** The engine that set the limit, when known: the refusal's fix is in its words (its module's contextFix). */
+  engine?: EngineKind;
+  /** llama.cpp: its parallel slots (total_slots in /props), each with `tokens` of context. */
+  slots?: number;
 }
+
+/** The refusal's closing clause when the engine is not known. */
+const CONTEXT_FIX = 'serve the model with a longer context';
 
 /** Prompt plus output tokens of a level's longest request: a multi-turn conversation's last turn carries it all. */
 export function longestRequestTokens(plan: LevelPlan): number {
@@ -72,9 +81,10 @@ export function contextProblem(plans: LevelPlan[], limit: ContextLimit | undefin
       undefined,
     );
   if (!worst || longestRequestTokens(worst) <= limit.tokens) return null;
+  const fix = (limit.engine && engineFor(limit.engine).contextFix) ?? CONTEXT_FIX;
   const turns = worst.turns ?? 1;
   if (turns > 1) {
-    return `--turns ${turns} x (--input-len ${worst.inputLen} + --output-len ${worst.outputLen}) = ${n(longestRequestTokens(worst))} tokens in a conversation's last turn, more than the server's context of ${n(limit.tokens)} (${limit.source}): those turns would fail; lower --turns, --input-len or --output-len, or serve the model with a longer context (--max-model-len)`;
+    return `--turns ${turns} x (--input-len ${worst.inputLen} + --output-len ${worst.outputLen}) = ${n(longestRequestTokens(worst))} tokens in a conversation's last turn, more than the server's context of ${n(limit.tokens)} (${limit.source}): those turns would fail; lower --turns, --input-len or --output-len, or ${fix}`;
   }
-  return `--input-len ${worst.inputLen} + --output-len ${worst.outputLen} = ${n(worst.inputLen + worst.outputLen)} tokens per request, more than the server's context of ${n(limit.tokens)} (${limit.source}): every request would fail; lower --input-len/--output-len, or serve the model with a longer context (--max-model-len)`;
+  return `--input-len ${worst.inputLen} + --output-len ${worst.outputLen} = ${n(worst.inputLen + worst.outputLen)} tokens per request, more than the server's context of ${n(limit.tokens)} (${limit.source}): every request would fail; lower --input-len/--output-len, or ${fix}`;
 }

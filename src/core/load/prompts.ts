@@ -33,6 +33,8 @@ export interface Prompt {
   /** Output tokens this request asks for; the level's output length when absent. */
   outputLen?: number;
   meta?: PromptMeta;
+  /** Calibration could not make `tokens` the length asked for: why, for the user (see fit). */
+  inexact?: string;
 }
 
 /** Counts the prompt tokens the server will see for a text (null when the server cannot say); `signal` gives up. */
@@ -95,28 +97,132 @@ export const PREFIX_DIGITS = 3;
 export function sharedOpeningText(runNonce: number): string {
   return `Request ${[...prefixWords(runNonce, 2), ...prefixWords(0, PREFIX_DIGITS - 1)].join(' ')}`;
 }
-const MAX_STEPS = 8;
+/** Counts asked of the server while fitting one text. */
+const MAX_STEPS = 16;
 
-/** Finds the filler count whose text the counter puts at `target` tokens (or the nearest in 8 steps). */
+/**
+ * Pieces of one token each in common vocabularies, tried in order when no whole number of filler words makes the
+ * target (the words cost several tokens each in a small or byte-level vocabulary): ' a' is one token wherever BPE
+ * or SentencePiece merged a space with a letter, '.' in a byte-level vocabulary without merges. Each is measured
+ * before it is trusted.
+ */
+export const PADS: readonly string[] = [' a', '.', ' I', ',', ' x'];
+
+/** A text fitted to a token count: the filler words it took, a pad after them, and why it is not exact, if not. */
+export interface FittedPrompt {
+  text: string;
+  tokens: number | null;
+  filler: number;
+  /** One-token pieces appended after the filler words (empty when the words alone hit the target). */
+  padding: string;
+  /** Set when the count is not the target: why, in words for the user. */
+  inexact?: string;
+}
+
+/** The filler counts measured so far, with the nearest below and above the target. */
+interface Bracket {
+  seen: Map<number, number>;
+  below?: number;
+  above?: number;
+}
+
+function bracketOf(seen: Map<number, number>, target: number): Bracket {
+  const b: Bracket = { seen };
+  for (const [f, t] of seen) {
+    if (t < target && (b.below === undefined || f > b.below)) b.below = f;
+    if (t > target && (b.above === undefined || f < b.above)) b.above = f;
+  }
+  return b;
+}
+
+/** Tokens per filler word, from the two measured counts nearest the target (1 until two are known). */
+function wordCost(seen: Map<number, number>, filler: number): number {
+  const others = [...seen.keys()]
+    .filter((f) => f !== filler)
+    .sort((a, b) => Math.abs(a - filler) - Math.abs(b - filler));
+  const other = others[0];
+  if (other === undefined) return 1;
+  const slope = ((seen.get(filler) as number) - (seen.get(other) as number)) / (filler - other);
+  return slope > 0 ? slope : 1;
+}
+
+/** The next filler count to try: a step at the measured cost per word, kept inside the bracket; null when stuck. */
+function nextFiller(b: Bracket, target: number, filler: number): number | null {
+  const { below, above } = b;
+  if (below !== undefined && above !== undefined && above - below <= 1) return null;
+  const tokens = b.seen.get(filler) as number;
+  let next = Math.max(0, filler + Math.round((target - tokens) / wordCost(b.seen, filler)));
+  if (next === filler) next = filler + Math.sign(target - tokens);
+  const inside = (below === undefined || next > below) && (above === undefined || next < above);
+  if (!inside) {
+    if (below !== undefined && above !== undefined) next = Math.floor((below + above) / 2);
+    else if (below !== undefined) next = below + 1;
+    else if (above !== undefined) next = above - 1;
+  }
+  return next < 0 || b.seen.has(next) ? null : next;
+}
+
+/**
+ * Finds the filler count whose text the counter puts at `target` tokens. Each step moves by the measured cost of a
+ * filler word (one token each in common vocabularies, several in small ones), inside the counts already seen to be
+ * below and above; when no whole number of words hits the target, the count just below it is topped up with
+ * one-token pads (PADS, measured). Returns the nearest it found, with why, when it cannot be exact.
+ */
 export async function fit(
   make: (filler: number) => string,
   target: number,
   guess: number,
   counter: TokenCounter,
-): Promise<{ text: string; tokens: number | null; filler: number }> {
-  let filler = Math.max(0, guess);
-  let best: { text: string; tokens: number | null; filler: number } | null = null;
-  for (let step = 0; step < MAX_STEPS; step++) {
+): Promise<FittedPrompt> {
+  const seen = new Map<number, number>();
+  let best: FittedPrompt | null = null;
+  let asked = 0;
+  const consider = (text: string, tokens: number, filler: number, padding: string): FittedPrompt | null => {
+    if (!best || Math.abs(tokens - target) < Math.abs((best.tokens ?? 0) - target))
+      best = { text, tokens, filler, padding };
+    return tokens === target ? best : null;
+  };
+  let filler: number | null = Math.max(0, guess);
+  while (filler !== null && asked < MAX_STEPS) {
     const text = make(filler);
     const tokens = await counter(text);
-    if (tokens === null) return { text, tokens: null, filler };
-    if (!best || Math.abs(tokens - target) < Math.abs((best.tokens ?? 0) - target)) best = { text, tokens, filler };
-    if (tokens === target) return best;
-    const next = Math.max(0, filler + (target - tokens));
-    if (next === filler) break;
-    filler = next;
+    asked++;
+    if (tokens === null) return { text, tokens: null, filler, padding: '' };
+    seen.set(filler, tokens);
+    const exact = consider(text, tokens, filler, '');
+    if (exact) return exact;
+    filler = nextFiller(bracketOf(seen, target), target, filler);
   }
-  return best as { text: string; tokens: number | null; filler: number };
+  const { below } = bracketOf(seen, target);
+  const short = below === undefined ? 0 : target - (seen.get(below) as number);
+  if (below !== undefined) {
+    for (const pad of PADS) {
+      if (asked >= MAX_STEPS) break;
+      const padding = pad.repeat(short);
+      const text = make(below) + padding;
+      const tokens = await counter(text);
+      asked++;
+      if (tokens === null) break;
+      const exact = consider(text, tokens, below, padding);
+      if (exact) return exact;
+    }
+  }
+  const found = best as unknown as FittedPrompt;
+  return { ...found, inexact: inexactWhy(seen, target, found, below) };
+}
+
+/** Why fit stopped short of the target, in one clause. */
+function inexactWhy(seen: Map<number, number>, target: number, best: FittedPrompt, below: number | undefined): string {
+  const base = seen.get(0);
+  if (below === undefined && base !== undefined && base > target)
+    return `the prompt's fixed part (template and opening words) alone is ${base} tokens, more than ${target}`;
+  const fillers = [...seen.keys()].filter((f) => f > 0);
+  const cost = fillers.length > 0 ? Math.max(...fillers.map((f) => wordCost(seen, f))) : 1;
+  return (
+    `prompt calibration reached ${best.tokens} tokens, not ${target}: the filler words cost about ` +
+    `${Number(cost.toFixed(1))} tokens each in this model's vocabulary and no one-token pad ` +
+    `(${PADS.map((p) => `'${p}'`).join(', ')}) made up the rest`
+  );
 }
 
 /**
@@ -140,10 +246,21 @@ export async function buildPrompts(options: PromptSetOptions): Promise<Prompt[]>
     counter,
   );
   const prompts: Prompt[] = new Array<Prompt>(count);
-  prompts[0] = { text: first.text, tokens: first.tokens };
+  prompts[0] = { text: first.text, tokens: first.tokens, ...(first.inexact ? { inexact: first.inexact } : {}) };
   if (!verifyEach && uniquePrefix) {
+    // Counted only by sending them, the other prompts keep the calibrated filler; their own prefix words may cost
+    // other token counts where the vocabulary splits words (the calibration needed pads to say so).
+    const inexact =
+      first.inexact ??
+      (first.padding
+        ? "the filler words cost several tokens each in this model's vocabulary, and this server counts a prompt only by sending it: each prompt's own unique prefix may move its length by a few tokens"
+        : undefined);
     for (let i = 0; i < count; i++)
-      prompts[i] = { text: composePrompt(prefixFor(i), first.filler, seedFor(i)), tokens: null };
+      prompts[i] = {
+        text: composePrompt(prefixFor(i), first.filler, seedFor(i)) + first.padding,
+        tokens: null,
+        ...(inexact ? { inexact } : {}),
+      };
     return prompts;
   }
   if (!uniquePrefix) {
@@ -161,7 +278,7 @@ export async function buildPrompts(options: PromptSetOptions): Promise<Prompt[]>
         continue;
       }
       const fitted = await fit(make, targetTokens, first.filler, counter);
-      prompts[i] = { text: fitted.text, tokens: fitted.tokens };
+      prompts[i] = { text: fitted.text, tokens: fitted.tokens, ...(fitted.inexact ? { inexact: fitted.inexact } : {}) };
     }
   };
   await Promise.all(Array.from({ length: Math.min(parallel, count) }, worker));

@@ -4,16 +4,20 @@ import type {
   CheckFact,
   CheckId,
   CheckStatus,
+  HostPressure,
   OfferedLoad,
   ResponseCache,
   RoundResult,
   Summary,
 } from '../../shared/run-record.js';
 import { OFFERED_MIN_SHARE } from '../../shared/offered-load.js';
+import { hostBusy, hostPressureText } from '../telemetry/host-pressure.js';
 import { commonestError, serverSaid } from './error-summary.js';
 import { fmtCounts, fmtNum, fmtPct, fmtRange } from './format.js';
 import { DEFAULT_CONFIDENCE, minSamplesForCi, percentile } from './percentiles.js';
 import { isCancelled, isMeasured } from './request-metrics.js';
+import type { CoalescedItlFinding } from './coalesced-itl.js';
+import { judgeOpenLoopSpread, type OpenLoopRound } from './open-loop-spread.js';
 import { judgeStreaming } from './streaming-check.js';
 import type { ServerDecodeFigure } from './streaming-check.js';
 import { clientDecodeMs } from './stream-timing.js';
@@ -115,8 +119,11 @@ function fmtLengths(values: readonly number[]): string {
   return d.length <= 4 ? d.join('/') : fmtRange(d);
 }
 
-/** input-length: every ok request's prompt had the requested tokens, by the server's usage.prompt_tokens. */
-export function inputLengthCheck(records: readonly RequestRecord[]): Check {
+/**
+ * input-length: every ok request's prompt had the requested tokens, by the server's usage.prompt_tokens.
+ * `calibration`: why prompt calibration could not make them exact, when it said so (named in the failure).
+ */
+export function inputLengthCheck(records: readonly RequestRecord[], calibration?: string): Check {
   const ok = okMeasured(records);
   if (ok.length === 0)
     return check('input-length', 'warn', 'no completed requests: input length could not be verified');
@@ -129,11 +136,14 @@ export function inputLengthCheck(records: readonly RequestRecord[]): Check {
   );
   if (impossible) return check('input-length', 'fail', impossible.detail, impossible.code, impossible.facts);
   if (wrong.length > 0) {
+    const facts = { wrongRequests: wrong.length, requests: ok.length, calibration: calibration ?? null };
     return check(
       'input-length',
       'fail',
       `${wrong.length}/${ok.length} prompts had ${fmtRange(wrong.map((r) => r.nIn ?? 0))} tokens instead of ` +
-        `${fmtLengths(wrong.map((r) => r.expectedIn))} (server count)`,
+        `${fmtLengths(wrong.map((r) => r.expectedIn))} (server count)${calibration ? `: ${calibration}` : ''}`,
+      calibration ? 'calibration-inexact' : 'prompt-length-off',
+      facts,
     );
   }
   // Multi-turn without a tokenizer (or its count failed): a later turn's history was not counted, nothing to verify.
@@ -161,23 +171,35 @@ export function inputLengthCheck(records: readonly RequestRecord[]): Check {
     'input-length',
     'pass',
     `${ok.length}/${ok.length} prompts had exactly ${fmtLengths(ok.map((r) => r.expectedIn))} tokens (server count)`,
+    'exact',
+    { requests: ok.length },
   );
 }
 
 /**
  * streaming: tokens arrived over time, judged by time against the decode time they must have taken (judgeStreaming
  * in streaming-check.ts); a burst no longer than the loop lag this check's client limits let pass may be the client's.
- * serverDecode: the engine's own per-level decode figure, where it reports one.
+ * serverDecode: the engine's own per-level decode figure, where it reports one. A stream that passed whose ITL is
+ * dominated by events read together (`coalescedItl`, see coalesced-itl.ts) warns: its ITL is not the server's.
+ * `host`: the host's CPU pressure over the level; a stall while it was busy is said to be the host's.
  */
 export function streamingCheck(
   records: readonly RequestRecord[],
   clientLoopLagP99Ms: number | null = null,
   serverDecode: ServerDecodeFigure | null = null,
+  coalescedItl: CoalescedItlFinding | null = null,
+  host: HostPressure | null = null,
 ): Check {
-  return judgeStreaming(records, {
+  const judged = judgeStreaming(records, {
     loopLagP99Ms: clientLoopLagP99Ms,
     loopLagLimitMs: CLIENT_LIMITS.loopLagWarnMs,
     serverDecode,
+    host,
+  });
+  if (judged.status !== 'pass' || !coalescedItl) return judged;
+  return check('streaming', 'warn', `${judged.detail}; ${coalescedItl.text}`, 'itl-coalesced', {
+    ...judged.facts,
+    ...coalescedItl.facts,
   });
 }
 
@@ -216,12 +238,15 @@ export function warmupCheck(records: readonly RequestRecord[]): Check {
 /**
  * round-spread: CV of per-round output tok/s of the COMPLETE rounds at most 15 %; fewer than 2 complete rounds cannot
  * show a spread. partialRounds (rounds cut short by a cancel or a dying server) are left out and named; with no
- * complete round at all the level has no throughput, which the check warns about.
+ * complete round at all the level has no throughput, which the check warns about. In open loop (`openLoop`: the
+ * complete rounds' arrivals) a round's throughput follows its own random arrivals: the rounds are judged against
+ * what their arrivals offered instead (open-loop-spread.ts), so the 15 % stays about the server's speed.
  */
 export function roundSpreadCheck(
   perRoundOutputTokPerSec: readonly number[],
   partialRounds: number = 0,
   uncountedRequests: number = 0,
+  openLoop: readonly OpenLoopRound[] | null = null,
 ): Check {
   const rounds = perRoundOutputTokPerSec.length;
   if (uncountedRequests > 0) {
@@ -236,12 +261,15 @@ export function roundSpreadCheck(
   }
   const list = `${perRoundOutputTokPerSec.map(fmtNum).join(', ')} tok/s`;
   const leftOut = partialRounds > 0 ? `; ${plural(partialRounds, 'partial round')} left out` : '';
+  const facts = { rounds, partialRounds, limit: ROUND_CV_LIMIT };
   if (rounds === 0 && partialRounds > 0) {
     return check(
       'round-spread',
       'warn',
       `no round completed: ${partialRounds === 1 ? 'the partial round' : `${partialRounds} partial rounds`} ` +
         '(cut short by a cancel or a server failure) give no throughput, cost or spread',
+      'no-complete-round',
+      facts,
     );
   }
   if (rounds < 2) {
@@ -249,17 +277,31 @@ export function roundSpreadCheck(
       'round-spread',
       'warn',
       `${plural(rounds, partialRounds > 0 ? 'complete round' : 'round')} (${list})${leftOut}: run at least 2 rounds to see the spread`,
+      'too-few-rounds',
+      facts,
     );
   }
   const cv = coefficientOfVariation(perRoundOutputTokPerSec);
-  if (cv === null) return check('round-spread', 'warn', `no output in ${rounds} rounds${leftOut}: spread undefined`);
-  if (cv <= ROUND_CV_LIMIT) {
-    return check('round-spread', 'pass', `CV ${fmtPct(cv)} over ${rounds} rounds (${list})${leftOut}`);
+  if (cv === null)
+    return check(
+      'round-spread',
+      'warn',
+      `no output in ${rounds} rounds${leftOut}: spread undefined`,
+      'no-output',
+      facts,
+    );
+  const head = `CV ${fmtPct(cv)} over ${rounds} rounds (${list})${leftOut}`;
+  if (openLoop && openLoop.length === rounds) {
+    const judged = judgeOpenLoopSpread(cv, ROUND_CV_LIMIT, openLoop);
+    return check('round-spread', judged.status, head + judged.text, judged.code, { ...facts, ...judged.facts });
   }
+  if (cv <= ROUND_CV_LIMIT) return check('round-spread', 'pass', head, 'steady', { ...facts, cv });
   return check(
     'round-spread',
     'fail',
-    `CV ${fmtPct(cv)} over ${rounds} rounds (${list})${leftOut} exceeds ${fmtPct(ROUND_CV_LIMIT)}: look for throttling or other load on the GPU`,
+    `${head} exceeds ${fmtPct(ROUND_CV_LIMIT)}: look for throttling or other load on the GPU`,
+    'spread-over-limit',
+    { ...facts, cv },
   );
 }
 
@@ -331,7 +373,8 @@ export function errorsCheck(records: readonly RequestRecord[], skippedTurns = 0)
   const measured = all.filter((r) => !isCancelled(r));
   const failed = measured.filter((r) => !r.ok);
   const aside =
-    (cancelled > 0 ? `; ${cancelled} cancelled by the user, not counted` : '') +
+    // Cancelled by a stop (Ctrl-C, the app's Cancel, SIGTERM): not failures, whoever stopped the run.
+    (cancelled > 0 ? `; ${cancelled} cancelled when the run was stopped, not counted` : '') +
     (skippedTurns > 0
       ? `; ${plural(skippedTurns, 'later turn')} not sent because an earlier turn of the conversation failed`
       : '');
@@ -479,6 +522,8 @@ export interface ClientInput {
   rateRounds?: number;
   /** Open loop: the --max-concurrency cap, if any. */
   cap?: number;
+  /** The host's CPU pressure over the level (null: not readable): a lag while it was busy is the host's. */
+  host?: HostPressure | null;
 }
 
 /** One reason behind the client check's verdict. */
@@ -551,8 +596,23 @@ function offeredRateFinding(input: ClientInput, facts: Record<string, CheckFact>
   };
 }
 
-/** Event-loop lag and schedule lag against CLIENT_LIMITS. */
+/** Event-loop lag and schedule lag against CLIENT_LIMITS; a lag while the host was busy is named as the host's. */
 function lagFinding(input: ClientInput): ClientFinding {
+  const found = ownLagFinding(input);
+  if (found.code !== 'client-lag') return found;
+  const busy = hostBusy(input.host);
+  const pressure = hostPressureText(input.host);
+  if (busy === true) {
+    return {
+      status: found.status,
+      code: 'host-busy',
+      text: `${found.figures}: the host was busy (${pressure}): other processes kept this client from the CPU, so its timings are not the server's`,
+    };
+  }
+  return { ...found, text: `${found.text} (${busy === false ? `the host was not busy: ${pressure}` : pressure})` };
+}
+
+function ownLagFinding(input: ClientInput): ClientFinding & { figures: string } {
   const { loopLagP99Ms: loop, scheduleLagP99Ms: sched } = input;
   const parts: string[] = [];
   if (loop !== null) parts.push(`event-loop lag p99 ${fmtNum(loop)} ms`);
@@ -560,6 +620,7 @@ function lagFinding(input: ClientInput): ClientFinding {
   const figures = parts.join(', ');
   if ((loop !== null && loop > CLIENT_LIMITS.failMs) || (sched !== null && sched > CLIENT_LIMITS.failMs)) {
     return {
+      figures,
       status: 'fail',
       code: 'client-lag',
       text: `${figures} (over ${CLIENT_LIMITS.failMs} ms): the client is the bottleneck; its timings are not the server's`,
@@ -570,6 +631,7 @@ function lagFinding(input: ClientInput): ClientFinding {
     (sched !== null && sched > CLIENT_LIMITS.scheduleLagWarnMs)
   ) {
     return {
+      figures,
       status: 'warn',
       code: 'client-lag',
       text: `${figures} (limits ${CLIENT_LIMITS.loopLagWarnMs} / ${CLIENT_LIMITS.scheduleLagWarnMs} ms): the client may be the bottleneck`,
@@ -577,12 +639,13 @@ function lagFinding(input: ClientInput): ClientFinding {
   }
   if (loop === null) {
     return {
+      figures,
       status: 'warn',
       code: 'loop-lag-unknown',
       text: `event-loop lag was not measured${figures ? ` (${figures})` : ''}: the client's own delay is unknown`,
     };
   }
-  return { status: 'pass', code: 'kept-up', text: figures };
+  return { figures, status: 'pass', code: 'kept-up', text: figures };
 }
 
 /**
@@ -595,12 +658,19 @@ export function clientCheck(input: ClientInput): Check {
   const facts: Record<string, CheckFact> = {
     loopLagP99Ms: input.loopLagP99Ms,
     scheduleLagP99Ms: input.scheduleLagP99Ms,
+    hostBusy: hostBusy(input.host),
+    hostCpuSomeShare: input.host?.cpuSomeShare ?? null,
+    hostSelfWaitShare: input.host?.selfWaitShare ?? null,
   };
-  const findings = [
-    offeredConcurrencyFinding(input, facts),
-    offeredRateFinding(input, facts),
-    lagFinding(input),
-  ].filter((f): f is ClientFinding => f !== null);
+  const busy = hostBusy(input.host) === true;
+  const findings = [offeredConcurrencyFinding(input, facts), offeredRateFinding(input, facts), lagFinding(input)]
+    .filter((f): f is ClientFinding => f !== null)
+    // A client that fell short while other processes held the CPU was held back by the host, not by its own work.
+    .map((f) =>
+      busy && f.code === 'offered-below-asked'
+        ? { ...f, text: `${f.text}; the host was busy (${hostPressureText(input.host)}): other processes held it back` }
+        : f,
+    );
   const status = worstStatus(findings.map((f) => f.status));
   const worst = findings.find((f) => f.status === status) as ClientFinding;
   // The failing reason first, then the figures that passed.

@@ -1,6 +1,6 @@
 import type { Slo } from '../../shared/config.js';
 import type { RequestRecord } from '../../shared/request-record.js';
-import type { Check, LevelResult, ServerVariant, TurnResult } from '../../shared/run-record.js';
+import type { Check, HostPressure, LevelResult, ServerVariant, TurnResult } from '../../shared/run-record.js';
 import {
   clientCheck,
   cutShortCheck,
@@ -28,6 +28,8 @@ import {
   type PooledLatencies,
 } from './request-metrics.js';
 import { offeredLoadOf } from './offered-load.js';
+import { coalescedItl, coalescedItlFinding } from './coalesced-itl.js';
+import { openLoopRounds } from './open-loop-spread.js';
 import { responseCacheOf } from './response-cache.js';
 import { requestEndBound, roundCv, roundResults } from './throughput.js';
 import { impossibleUsage } from './usage-checks.js';
@@ -64,6 +66,8 @@ export interface LevelSummaryInput {
   /** Tokens of the opening every unique prompt shares (chat template, first words); null when not counted. */
   openingTokens?: number | null;
   loopLagP99Ms?: number | null;
+  /** The host's CPU pressure over the level, where readable (the client and streaming checks name a busy host). */
+  hostPressure?: HostPressure | null;
   /** The engine's own mean decode time per request over the level (vLLM's /metrics histogram), when scraped. */
   engineDecode?: ServerDecodeFigure | null;
   /** Open loop: the --max-concurrency cap (absent: none); sends it held back are not the client's lag. */
@@ -72,6 +76,8 @@ export interface LevelSummaryInput {
   extraChecks?: Check[];
   /** Multi-turn: measured turns not sent because an earlier turn of their conversation failed. */
   skippedTurns?: number;
+  /** Why prompt calibration could not make the prompts the asked length, when it could not (see prompts.ts fit). */
+  calibration?: string;
   /** Set when the level was cut short (server died, user cancelled): marks it partial and adds the cut-short check. */
   cutShort?: CutShort;
 }
@@ -174,17 +180,29 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   }
 
   const ttftMs = summarize(pooled.ttftMs);
+  const itlMs = summarize(pooled.itlMs);
+  const tpotMs = summarize(pooled.tpotMs);
+  const coalesced = coalescedItl(measured);
+  const serverItlMs = coalesced.serverItlMs.length > 0 ? summarize(coalesced.serverItlMs) : null;
+  const itlFinding = coalescedItlFinding(coalesced, itlMs.p50, serverItlMs?.p50 ?? null, tpotMs.p50);
   const turns = turnResults(measured);
   const responseCache = responseCacheOf(ok, input.openingTokens ?? null);
   const checks: Check[] = [
     outputLengthCheck(measured),
-    inputLengthCheck(measured),
-    streamingCheck(measured, input.loopLagP99Ms ?? null, input.engineDecode ?? null),
+    inputLengthCheck(measured, input.calibration),
+    streamingCheck(
+      measured,
+      input.loopLagP99Ms ?? null,
+      input.engineDecode ?? null,
+      itlFinding,
+      input.hostPressure ?? null,
+    ),
     warmupCheck(all),
     roundSpreadCheck(
       complete.map((r) => r.outputTokPerSec),
       partialRounds,
       uncounted,
+      openLoop ? openLoopRounds(measured, complete) : null,
     ),
     sampleSizeCheck(ttftMs),
     errorsCheck(measured, input.skippedTurns ?? 0),
@@ -209,6 +227,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
       rateLateMs: offered.rate?.lateMs,
       rateRounds: offered.rate?.rounds,
       cap: input.maxInFlight,
+      host: input.hostPressure ?? null,
     }),
     tokenAgreementCheck(measured),
     ...(input.cutShort ? [cutShortCheck(input.cutShort, rounds)] : []),
@@ -229,8 +248,8 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     warmupRequests: input.warmupRequests,
     rounds,
     ttftMs,
-    tpotMs: summarize(pooled.tpotMs),
-    itlMs: summarize(pooled.itlMs),
+    tpotMs,
+    itlMs,
     itlPerTokenMs: summarize(pooled.itlPerTokenMs),
     e2eMs: summarize(pooled.e2eMs),
     tokensPerChunk: summarize(pooled.tokensPerChunk),
@@ -247,6 +266,9 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   };
   // Optional fields are set only when they apply, so run.json carries no misleading nulls or zeros.
   if (pooled.reasoningTokens.length > 0) Object.assign(result, reasoningSummary(pooled));
+  if (coalesced.share !== null) result.itlCoalescedShare = coalesced.share;
+  if (input.hostPressure) result.hostPressure = input.hostPressure;
+  if (serverItlMs) result.serverItlMs = serverItlMs;
   if (turns !== null) result.byTurn = turns;
   if (responseCache !== null) result.responseCache = responseCache;
   if (input.serverVariant !== undefined) result.serverVariant = input.serverVariant;

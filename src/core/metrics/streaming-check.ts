@@ -1,5 +1,6 @@
 import type { RequestRecord } from '../../shared/request-record.js';
-import type { Check, CheckFact, CheckStatus } from '../../shared/run-record.js';
+import { hostBusy, hostPressureText } from '../telemetry/host-pressure.js';
+import type { Check, CheckFact, CheckStatus, HostPressure } from '../../shared/run-record.js';
 import { fmtNum, fmtPct } from './format.js';
 import { percentile } from './percentiles.js';
 import { isMeasured } from './request-metrics.js';
@@ -30,6 +31,8 @@ export interface StreamingInput {
   loopLagLimitMs: number;
   /** The engine's per-level decode figure (vLLM's histogram), when scraped. */
   serverDecode?: ServerDecodeFigure | null;
+  /** The host's CPU pressure over the level (null: not readable): a stall while it was busy is the host's. */
+  host?: HostPressure | null;
 }
 
 /** A gap 20x the median chunk gap and over 250 ms is a stall, not decoding (a batched prefill stays under it). */
@@ -248,16 +251,25 @@ function streamedVerdict(
   const stalls = stalledRequests(multi);
   if (stalls.count > 0) {
     const lag = input.loopLagP99Ms;
+    const busy = hostBusy(input.host);
     return streamingResult(
       'warn',
       'stalled',
       `${stalls.count}/${multi.length} requests paused mid-stream for up to ${fmtNum(stalls.maxGapMs)} ms ` +
         `(median chunk gap ${fmtNum(stalls.medianGapMs)} ms): ` +
-        (lag !== null && lag > input.loopLagLimitMs
-          ? `the server, the network or this client stalled (its event loop lagged ${fmtNum(lag)} ms at p99)`
-          : 'the server stalled (a long prefill of other requests, a preemption) or the network did') +
+        (busy === true
+          ? `the host was busy (${hostPressureText(input.host)}): this client, and a server on this machine, got the CPU late`
+          : lag !== null && lag > input.loopLagLimitMs
+            ? `the server, the network or this client stalled (its event loop lagged ${fmtNum(lag)} ms at p99)`
+            : 'the server stalled (a long prefill of other requests, a preemption) or the network did') +
         '; it inflates E2E and TPOT',
-      { ...facts, stalledRequests: stalls.count, maxGapMs: stalls.maxGapMs, medianGapMs: stalls.medianGapMs },
+      {
+        ...facts,
+        stalledRequests: stalls.count,
+        maxGapMs: stalls.maxGapMs,
+        medianGapMs: stalls.medianGapMs,
+        hostBusy: busy,
+      },
     );
   }
   const heldText =

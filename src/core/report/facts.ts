@@ -25,6 +25,12 @@ export function verdict(record: RunRecord): Verdict {
   if (failed.length > 0)
     return { status: 'fail', text: `FAIL: ${failed.join(', ')}${warned.length ? `; warn: ${warned.join(', ')}` : ''}` };
   if (warned.length > 0) return { status: 'warn', text: `passed with warnings: ${warned.join(', ')}` };
+  // No level measured (stopped or failed before the first): the server's check alone passes no measurement.
+  if (record.levels.length === 0)
+    return {
+      status: record.status === 'failed' ? 'fail' : 'warn',
+      text: `no verdict: nothing was measured (${statusText(record)})`,
+    };
   return { status: 'pass', text: `all ${record.checks.length} checks passed` };
 }
 

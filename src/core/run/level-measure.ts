@@ -18,8 +18,10 @@ import type { ServerDecodeFigure } from '../metrics/checks.js';
 import { clientErrorFix, commonestError } from '../metrics/error-summary.js';
 import { outputCounted } from '../metrics/request-metrics.js';
 import type { RunWriter } from '../runs/run-store.js';
+import { hostPressureBetween, readProcFile, sampleHostPressure, type ProcReader } from '../telemetry/host-pressure.js';
 import { levelEnergyFromRecorder } from '../telemetry/level-energy.js';
 import type { TelemetryChecks, TelemetryRecorder } from '../telemetry/types.js';
+import type { HostPressure } from '../../shared/run-record.js';
 
 /**
  * When every request of a server configuration's first level's first batch (its warm-up, or its first round when
@@ -90,6 +92,8 @@ export interface LevelMeasureInput {
   simulated: boolean;
   /** Ends the run as failed with this reason (the level's warm-up showed no request can succeed); exit code 2 unless given. */
   stopRun: (reason: string, exitCode?: number) => void;
+  /** Reads the host's CPU pressure files (default: the real /proc); tests pass their own. */
+  readProc?: ProcReader;
 }
 
 /** Announces a level to the host (its load and lengths as given in `plan`). */
@@ -160,6 +164,10 @@ export interface LevelRun {
   loopLagP99Ms: number | null;
   /** Why it was cut short, when it was (the level's abort reason). */
   abortReason?: Partial<AbortReason>;
+  /** The host's CPU pressure over the level (a busy host is named as such), where the system tells it. */
+  hostPressure?: HostPressure | null;
+  /** Why prompt calibration could not reach the asked length, when it could not. */
+  calibration?: string;
 }
 
 /** Hooks of a level run that is one worker's share of a distributed level. */
@@ -177,7 +185,12 @@ export async function runLevelRequests(
   hooks: LevelRunHooks = {},
 ): Promise<LevelRun> {
   const { plan, config, signal } = input;
+  // Said once, before the level runs: its input-length check will fail, and this is why.
+  const calibration = prompts.find((p) => p?.inexact !== undefined)?.inexact;
+  if (calibration) input.emit({ type: 'message', severity: 'warn', text: calibration });
   const startMs = input.clock.nowMs();
+  const readProc = input.readProc ?? readProcFile;
+  const pressureAtStart = sampleHostPressure(readProc, startMs);
   input.executor.startLagWindow();
   const output = await runLevel({
     plan,
@@ -209,8 +222,17 @@ export async function runLevelRequests(
   });
   const loopLagP99Ms = await input.executor.endLagWindow();
   const endMs = input.clock.nowMs();
+  const hostPressure = hostPressureBetween(pressureAtStart, sampleHostPressure(readProc, endMs));
   const abortReason = output.aborted ? (signal.reason as Partial<AbortReason> | undefined) : undefined;
-  return { output, startMs, endMs, loopLagP99Ms, ...(abortReason ? { abortReason } : {}) };
+  return {
+    output,
+    startMs,
+    endMs,
+    loopLagP99Ms,
+    hostPressure,
+    ...(abortReason ? { abortReason } : {}),
+    ...(calibration ? { calibration } : {}),
+  };
 }
 
 /** Measures one level: prompts, optional cool-down, warm-up and rounds, then its metrics, checks and energy; null when nothing was measured. */
@@ -268,11 +290,13 @@ export function summarizeLevelRun(input: LevelMeasureInput, levelRun: LevelRun):
     prefixCacheHitsDelta: telemetry?.prefixCacheHits ?? null,
     openingTokens: input.openingTokens ?? null,
     loopLagP99Ms: levelRun.loopLagP99Ms,
+    hostPressure: levelRun.hostPressure ?? null,
     engineDecode: engineDecodeFigure(telemetry),
     maxInFlight: plan.maxInFlight,
     extraChecks,
     cutShort,
     skippedTurns: run.skippedTurns,
+    ...(levelRun.calibration ? { calibration: levelRun.calibration } : {}),
   });
   const explanation =
     level.roundCv !== null

@@ -19,6 +19,7 @@ import { SERVEBENCH_VERSION } from '../version.js';
 import type { ActiveRun, ActiveRuns } from './active-runs.js';
 import { cancelWords } from './cancel-words.js';
 import { RunMessageLog } from './run-messages.js';
+import type { ProcReader } from '../telemetry/host-pressure.js';
 
 /** What a run session needs from the host: its clock, events, signal, folder operations and host facts. */
 export interface RunSessionOptions {
@@ -39,6 +40,8 @@ export interface RunSessionOptions {
   dir?: string;
   /** Tags and prompt nonce shared with other processes of the same run (a distributed worker takes rank 0's). */
   runNonce?: number;
+  /** Reads the host's CPU pressure files (/proc/pressure/cpu, /proc/self/schedstat); default the real ones. */
+  readProc?: ProcReader;
 }
 
 /** Where a level's requests and prompts start, and its index in the run's level events. */
@@ -194,6 +197,11 @@ export class RunSession {
     if (this.messages.leftOut > 0) this.record.messagesLeftOut = this.messages.leftOut;
   }
 
+  /** How the host's CPU pressure is read (the real /proc unless a test passes its own). */
+  get readProc(): ProcReader | undefined {
+    return this.options.readProc;
+  }
+
   get clock(): Clock {
     return this.options.clock;
   }
@@ -269,7 +277,8 @@ export class RunSession {
     const failure = this.failure;
     record.status = failure ? 'failed' : this.signal.aborted ? 'cancelled' : 'completed';
     if (failure) record.error = failure;
-    else if (this.signal.aborted) record.error = `${cancelWords(this.signal.reason)}; levels measured so far are kept`;
+    else if (this.signal.aborted)
+      record.error = `${cancelWords(this.signal.reason)}; ${record.levels.length > 0 ? 'levels measured so far are kept' : 'before any level was measured'}`;
     record.finishedAt = this.options.now().toISOString();
     record.checks = combineChecks(
       record.levels.map((l) => l.checks),

@@ -16,6 +16,7 @@ import { ServerApi, type PromptCounting } from '../load/server-api.js';
 import type { AbortReason } from '../load/stream-client.js';
 import { createWorkerExecutor } from '../load/worker-executor.js';
 import type { RunningServer, ServerFailure, StartServer } from '../servers/types.js';
+import { engineFor } from '../servers/engines/index.js';
 import { concurrencyWarning } from '../servers/variants.js';
 import type { TelemetryChecks, TelemetryRecorder } from '../telemetry/types.js';
 import type { TelemetryFactoryOptions } from './telemetry-options.js';
@@ -137,17 +138,25 @@ export class ServerSession {
       command: info.command,
     };
     run.record.simulated = info.simulated;
-    // A conversation's last turn carries its whole history: size by the longest request of any level.
-    const longest = Math.max(...plans.map(longestRequestTokens));
-    const tooMany = concurrencyWarning(info, maxConc, longest, serverConfig.maxSeqs);
-    if (tooMany) emit({ type: 'message', severity: 'warn', text: tooMany });
     // Requests longer than the server's context would all fail (after a long calibration): refuse them now.
-    const limit = await readContextLimit({
+    const read = await readContextLimit({
       baseUrl: info.baseUrl,
       model: info.model,
       apiKey: config.apiKey,
       signal: this.levelAbort.signal,
     });
+    // In the words of the engine that answered, else of the one servebench launched.
+    const limit = read && { ...read, engine: read.engine ?? serverConfig.engine };
+    // An attached llama.cpp tells its slots only in /props (a launched one's log said them already).
+    const slotted =
+      limit?.slots !== undefined && info.maxRunningRequests === undefined
+        ? { ...info, maxRunningRequests: limit.slots }
+        : info;
+    // A conversation's last turn carries its whole history: size by the longest request of any level.
+    const longest = Math.max(...plans.map(longestRequestTokens));
+    const words = limit?.engine ? engineFor(limit.engine).runningLimit : undefined;
+    const tooMany = concurrencyWarning(slotted, maxConc, longest, serverConfig.maxSeqs, words);
+    if (tooMany) emit({ type: 'message', severity: 'warn', text: tooMany });
     // A prompt file's own lengths are held to the context record by record, as its prompts are built.
     const workload = options.workload;
     const tooLong = contextProblem(plans, limit, workload.kind === 'file' && fileLengths(workload));
@@ -314,6 +323,7 @@ export class ServerSession {
       telemetry: this.telemetry,
       telemetryChecks: this.options.telemetryChecks,
       simulated: ready.server.info.simulated,
+      readProc: run.readProc,
       // The server refuses every request as sent: stop now, keep the folder, exit 2 with its words and the fix.
       stopRun: (reason: string, exitCode = 2) => {
         run.fail(reason, exitCode);

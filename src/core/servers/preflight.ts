@@ -55,7 +55,8 @@ export async function checkEngine(
   throwIfAborted();
   if (!probe.ok) failStart(ctx.lifecycle, { ...probe.failure, logTail: probe.failure.logTail.map(ctx.redactLine) });
   const engineVersion = probe.version;
-  emit({ type: 'message', severity: 'info', text: `${displayName} ${engineVersion} found (${probe.where})` });
+  const shown = engineVersion === 'unknown' ? '(version unknown)' : engineVersion;
+  emit({ type: 'message', severity: 'info', text: `${displayName} ${shown} found (${probe.where})` });
   const needs = adapter.helpRequires?.(config) ?? [];
   const helpModule = adapter.probe.type === 'python' ? adapter.probe.helpModule : undefined;
   const python = probeCommand(config);

@@ -1,5 +1,6 @@
 import { ServerConfigSchema, type ServerConfig } from '../../shared/config.js';
 import { SERVER_KEYS } from '../../shared/server-schema.js';
+import { engineFor } from './engines/index.js';
 import { ServerConfigError } from './server-errors.js';
 import type { ServerInfo } from './types.js';
 
@@ -63,12 +64,14 @@ const positive = (n: number | undefined): n is number => n !== undefined && Numb
  * the smallest of the KV cache (kvCacheTokens / maxTokensPerRequest), the configured max-num-seqs /
  * max-running-requests (`maxSeqs`) and SGLang's logged max_running_requests. Without a KV cache size, vLLM's
  * "Maximum concurrency for N tokens per request: X" is rescaled to this request size (X * N / maxTokensPerRequest),
- * only when N was parsed. Undefined when nothing is known.
+ * only when N was parsed. Undefined when nothing is known. The running cap is named in the engine's own words
+ * (`runningLimit`: its module's, or the one that answered for an attached server, e.g. llama.cpp's slots).
  */
 export function engineCapacity(
   info: ServerInfo,
   maxTokensPerRequest: number,
   maxSeqs?: number,
+  runningLimit: ((n: number) => string) | undefined = engineFor(info.engine).runningLimit,
 ): { requests: number; reason: string } | undefined {
   const limits: Array<{ requests: number; reason: string }> = [];
   if (positive(maxTokensPerRequest)) {
@@ -91,7 +94,7 @@ export function engineCapacity(
   if (positive(info.maxRunningRequests) && info.maxRunningRequests !== maxSeqs) {
     limits.push({
       requests: info.maxRunningRequests,
-      reason: `it runs at most ${info.maxRunningRequests} requests at once (max_running_requests)`,
+      reason: runningLimit?.(info.maxRunningRequests) ?? `it runs at most ${info.maxRunningRequests} requests at once`,
     });
   }
   if (limits.length === 0) return undefined;
@@ -108,8 +111,14 @@ export function concurrencyWarning(
   maxSweepConcurrency: number,
   maxTokensPerRequest: number,
   maxSeqs?: number,
+  runningLimit?: (n: number) => string,
 ): string | undefined {
-  const capacity = engineCapacity(info, maxTokensPerRequest, maxSeqs);
+  const capacity = engineCapacity(
+    info,
+    maxTokensPerRequest,
+    maxSeqs,
+    runningLimit ?? engineFor(info.engine).runningLimit,
+  );
   if (!capacity || maxSweepConcurrency <= capacity.requests) return undefined;
   const held = capacity.requests >= 1 ? String(Math.floor(capacity.requests)) : capacity.requests.toFixed(2);
   return (

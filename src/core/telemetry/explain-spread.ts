@@ -7,6 +7,8 @@ import type { GpuProcessSnapshot } from './types.js';
 export const SPREAD_THRESHOLD = 0.15;
 /** Event-loop lag that means the client itself was saturated. */
 export const CLIENT_LAG_MS = 50;
+/** CPU % below which a lagging client was not busy itself (a saturated one runs near 100 %). */
+export const CLIENT_WORKING_CPU_PCT = 50;
 
 /** One round's window and throughput. */
 export interface SpreadRound {
@@ -61,7 +63,12 @@ function roundFindings(input: SpreadInput, r: SpreadRound): string[] {
   if (client.length) {
     const lag = Math.max(...client.map((c) => c.loopLagMs));
     const cpu = Math.max(...client.map((c) => c.cpuPct));
-    if (lag >= CLIENT_LAG_MS || cpu >= 95) {
+    // A loop that lagged while this process hardly used the CPU was waiting for one, not working: the host's doing.
+    if (lag >= CLIENT_LAG_MS && cpu < CLIENT_WORKING_CPU_PCT) {
+      found.push(
+        `the host was busy (event-loop lag up to ${Math.round(lag)} ms while this process used only ${Math.round(cpu)} % CPU: it waited for one)`,
+      );
+    } else if (lag >= CLIENT_LAG_MS || cpu >= 95) {
       found.push(`client saturated (event-loop lag up to ${Math.round(lag)} ms, CPU ${Math.round(cpu)} %)`);
     }
   }
@@ -86,5 +93,5 @@ export function explainSpread(input: SpreadInput): string | null {
   if (parts.length) return `${head}: ${parts.join('; ')}.`;
   const caveat =
     input.gpuAvailable === false ? ' (GPU telemetry was unavailable, so throttling could not be checked)' : '';
-  return `${head}: nothing found — no throttling, other GPU processes, preemptions or client saturation coincided with the rounds${caveat}.`;
+  return `${head}: nothing found — no throttling, other GPU processes, preemptions, client saturation or busy host coincided with the rounds${caveat}.`;
 }

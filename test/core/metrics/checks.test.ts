@@ -180,17 +180,19 @@ describe('warmup', () => {
 describe('round-spread', () => {
   it('passes at CV <= 15 %', () => {
     // [90, 100, 110] -> CV 0.1
-    expect(roundSpreadCheck([90, 100, 110])).toEqual({
+    expect(roundSpreadCheck([90, 100, 110])).toMatchObject({
       id: 'round-spread',
       status: 'pass',
       detail: 'CV 10.0 % over 3 rounds (90, 100, 110 tok/s)',
+      code: 'steady',
+      facts: { cv: expect.closeTo(0.1, 6), limit: 0.15, rounds: 3 },
     });
   });
 
   it('fails above 15 %, giving the CV and per-round figures', () => {
     // [80, 100, 120] -> std 20, CV 0.2
     const c = roundSpreadCheck([80, 100, 120]);
-    expect(c.status).toBe('fail');
+    expect(c).toMatchObject({ status: 'fail', code: 'spread-over-limit' });
     expect(c.detail).toContain('CV 20.0 % over 3 rounds (80, 100, 120 tok/s) exceeds 15.0 %');
   });
 
@@ -257,14 +259,16 @@ describe('errors', () => {
     expect(c).toEqual({
       id: 'errors',
       status: 'pass',
-      detail: '0/8 requests failed; 4 cancelled by the user, not counted',
+      detail: '0/8 requests failed; 4 cancelled when the run was stopped, not counted',
     });
   });
 
   it('counts a dying server as a failure', () => {
     const c = errorsCheck([...times(8, () => ok256()), failed(0, 5, 'server-died'), failed(0, 5, 'cancelled')]);
     expect(c.status).toBe('fail');
-    expect(c.detail).toBe('1/9 requests failed (11.1 %): server-died 1; 1 cancelled by the user, not counted');
+    expect(c.detail).toBe(
+      '1/9 requests failed (11.1 %): server-died 1; 1 cancelled when the run was stopped, not counted',
+    );
   });
 });
 

@@ -101,6 +101,23 @@ describe('llama.cpp argv', () => {
   });
 });
 
+describe("llama.cpp's --version", () => {
+  const version = (out: string): string | undefined => {
+    const probe = engineFor('llamacpp').probe;
+    return probe?.type === 'binary' ? probe.version(out) : undefined;
+  };
+  it.each([
+    ['version: 6500 (6c7a4415)\nbuilt with cc (GCC) 13.3.0 for x86_64-linux-gnu', 'b6500 (6c7a4415)'],
+    // A source tarball or `git archive`: cmake/build-info.cmake finds no git and keeps 0 (unknown).
+    ['version: 0 (unknown)\nbuilt with GNU 12.2.0 for Linux x86_64', 'unknown'],
+    // A distribution's package sets its own commit word.
+    ['version: 5882 (debian)\nbuilt with GNU 14.2.0 for Linux x86_64', 'b5882 (debian)'],
+    ['some other answer', 'unknown'],
+  ])('%s', (out, expected) => {
+    expect(version(out)).toBe(expected);
+  });
+});
+
 describe("llama.cpp's log", () => {
   it.each([
     ["srv    load_model: loading model '/models/q4.gguf'", 'loading', undefined],

@@ -163,7 +163,7 @@ export function renderTimeline(
     '<span class="key decode"><i></i>decoding</span>',
     '<span class="key warm"><i></i>warm-up (discarded)</span>',
     '<span class="key failed"><i></i>failed</span>',
-    cancelled.length ? '<span class="key cancelled"><i></i>cancelled by the user</span>' : '',
+    cancelled.length ? '<span class="key cancelled"><i></i>cancelled when the run stopped</span>' : '',
     hasGpu
       ? '<span class="key throttled"><i></i>thermal / hardware slowdown</span><span class="key power-cap"><i></i>power cap</span>'
       : '',

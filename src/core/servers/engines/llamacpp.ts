@@ -183,10 +183,11 @@ export const llamacppEngine = defineEngine({
   probe: {
     type: 'binary',
     versionArgs: ['--version'],
-    // common/arg.cpp: fprintf(stderr, "version: %d (%s)\n", LLAMA_BUILD_NUMBER, LLAMA_COMMIT)
+    // common/arg.cpp: fprintf(stderr, "version: %d (%s)\n", LLAMA_BUILD_NUMBER, LLAMA_COMMIT). Built from a tarball or
+    // `git archive` (no git metadata), cmake/build-info.cmake leaves "0 (unknown)": still llama.cpp, version unknown.
     version: (out) => {
-      const m = out.match(/version: (\d+) \(([0-9a-f]+)\)/);
-      return m ? `b${m[1]} (${m[2]})` : undefined;
+      const m = out.match(/version: (\d{1,9}) \(([\w.+-]{1,40})\)/);
+      return m && m[1] !== '0' ? `b${m[1]} (${m[2]})` : 'unknown';
     },
   },
   probeSetting: 'llamaServer',
@@ -195,6 +196,10 @@ export const llamacppEngine = defineEngine({
   metricsPath: '/metrics',
   metricNames: LLAMACPP_METRICS,
   memoryHint: '--gpu-layers (llama.cpp -ngl) or --ctx-size',
+  // server-context.cpp: each of the --parallel slots gets --ctx-size / n_parallel (n_ctx per slot in /props).
+  contextFix:
+    'give each llama.cpp slot more context: a larger --ctx-size (shared by its --parallel slots; --max-seqs when servebench launches it) or fewer slots',
+  runningLimit: (n) => `llama-server has ${n} parallel slots (--parallel; --max-seqs when servebench launches it)`,
   spawnFix: 'install llama.cpp so llama-server is on PATH, or pass --llama-server PATH',
   failures: LLAMACPP_FAILURES,
   command(config, ctx, { model }) {

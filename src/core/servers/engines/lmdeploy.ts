@@ -50,6 +50,7 @@ const DIFFUSION = z
 /** LMDeploy's OpenAI server: `python -m lmdeploy serve api_server MODEL ...`. */
 export const lmdeployEngine = defineEngine({
   kind: 'lmdeploy',
+  contextFix: 'serve the model with a longer context (--max-model-len, its --session-len)',
   description: {
     name: 'LMDeploy',
     hint: 'servebench launches lmdeploy serve api_server (TurboMind or PyTorch engine)',

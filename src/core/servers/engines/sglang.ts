@@ -97,6 +97,9 @@ export const sglangEngine = defineEngine({
   metricsPath: '/metrics',
   metricNames: SGLANG_METRICS,
   memoryHint: '--gpu-memory (SGLang --mem-fraction-static)',
+  contextFix:
+    'serve the model with a longer context (SGLang --context-length; --max-model-len when servebench launches it)',
+  runningLimit: (n) => `it runs at most ${n} requests at once (max_running_requests)`,
   spawnFix: 'pass --python PATH to a working Python interpreter',
   failures: [
     ...KV_CACHE_TOO_SMALL,

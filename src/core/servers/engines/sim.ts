@@ -54,6 +54,7 @@ export const simEngine = defineEngine({
   metricNames: VLLM_METRICS,
   failures: [],
   spawnFix: 'check the Node installation',
+  contextFix: 'serve the model with a longer context (--max-model-len)',
   command(config, ctx) {
     if (!ctx.cliScript || !ctx.nodePath) throw new Error('the simulator needs the servebench CLI script and Node');
     const gpuStateFile = `${ctx.runDir.replace(/\/+$/, '')}/gpu-state.json`;

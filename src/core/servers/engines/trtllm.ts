@@ -96,6 +96,7 @@ const IN_FILE = 'in the --extra_llm_api_options file';
 /** NVIDIA TensorRT-LLM's OpenAI server: `python -m tensorrt_llm.commands.serve serve MODEL ...` (trtllm-serve). */
 export const trtllmEngine = defineEngine({
   kind: 'trtllm',
+  contextFix: 'serve the model with a longer context (--max-model-len, its --max_seq_len)',
   description: {
     name: 'TensorRT-LLM',
     hint: 'servebench launches trtllm-serve (its PyTorch backend by default)',

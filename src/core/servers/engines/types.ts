@@ -165,6 +165,10 @@ export interface EngineModule<K extends string = string, S extends EngineSetting
   readonly failures: FailurePattern[];
   /** The flag that sizes its GPU memory, for OOM fixes. */
   readonly memoryHint?: string;
+  /** How a request gets more context, in the engine's own flags: the clause a context-limit refusal ends with. */
+  readonly contextFix?: string;
+  /** Why at most `n` requests run at once, in the engine's own words (the concurrency warning's reason). */
+  readonly runningLimit?: (n: number) => string;
   /** The fix when the launch command cannot be run at all (ENOENT, EACCES). */
   readonly spawnFix: string;
   /** Flags this config needs the installed engine to have, checked against its own `--help` before launch. */

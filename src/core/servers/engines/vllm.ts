@@ -123,6 +123,7 @@ export const vllmEngine = defineEngine({
   metricsPath: '/metrics',
   metricNames: VLLM_METRICS,
   memoryHint: '--gpu-memory (vLLM --gpu-memory-utilization)',
+  contextFix: 'serve the model with a longer context (--max-model-len)',
   spawnFix: 'pass --python PATH to a working Python interpreter',
   failures: [
     ...KV_CACHE_TOO_SMALL,
