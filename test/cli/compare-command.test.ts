@@ -26,7 +26,7 @@ describe('servebench compare', () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/^# servebench compare: closed vs closed\.vllm/);
-    expect(r.stdout).toContain('closed.vllm against closed: the same recorded conditions.');
+    expect(r.stdout).toContain('closed.vllm against closed: like for like');
     expect(r.stdout).not.toMatch(/\| (faster|slower) \|/);
     // The closed run was given an API key and an HF token: neither reaches a comparison.
     for (const secret of FIXTURE_SECRETS) expect(r.stdout).not.toContain(secret);
@@ -55,7 +55,7 @@ describe('servebench compare', () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/report json export/);
-    expect(r.stdout).toContain('the same recorded conditions.');
+    expect(r.stdout).toContain('closed (closed-export.json) against closed: like for like');
     expect(r.stdout).not.toMatch(/\| (faster|slower) \|/);
   });
 
