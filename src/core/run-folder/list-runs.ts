@@ -130,5 +130,7 @@ export async function listRuns(outDir: string, deps: ListRunsDeps = {}): Promise
   if (changed || Object.keys(index.entries).some((name) => !next.entries[name])) {
     await replaceFile(deps.fs ?? nodeRunFs, indexFile, JSON.stringify(next)).catch(() => undefined);
   }
-  return out.sort((a, b) => b.startedAt.localeCompare(a.startedAt) || a.dir.localeCompare(b.dir));
+  // Code-unit order: ISO times sort as text, and 10,000 locale-aware comparisons cost more than the listing.
+  const order = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
+  return out.sort((a, b) => order(b.startedAt, a.startedAt) || order(a.dir, b.dir));
 }

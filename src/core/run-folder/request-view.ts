@@ -62,7 +62,9 @@ export async function requestChart(
     const p = requestLatencyPoint(r);
     if (!p || (window && (p.tS < window.fromS || p.tS > window.toS))) return;
     requests++;
-    const key = Math.floor((p.tS - span.fromS) / width);
+    const column = Math.floor((p.tS - span.fromS) / width);
+    // The window's right edge belongs to its last column; a request outside the span gets a column of its own.
+    const key = p.tS === span.toS ? columns - 1 : column;
     if (p.ttftMs !== null) addTo(ttft, key, p.tS, p.ttftMs);
     addTo(e2e, key, p.tS, p.e2eMs);
   });

@@ -1,0 +1,61 @@
+// npm run bench:runs-list — how long listing a runs folder of 10,000 runs takes: the first listing (every
+// run.json read and validated, the index written), the next one (the index answers; each run.json is only
+// stat'ed), and one after 10 runs changed. Run folders are copies of the closed-loop fixture's run.json.
+// Prints one line per figure, then a JSON line. Asserts nothing (aim: a listing after the first under 1 s).
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { listRuns, RUNS_INDEX_FILE } from '../src/core/run-folder/list-runs.js';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 10_000);
+const CHANGED = 10;
+const fixture = resolve(import.meta.dirname, '..', 'test', 'fixtures', 'runs', 'closed', 'run.json');
+
+const name = (i: number): string => {
+  const t = new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return `${t}-run${i}`;
+};
+
+const timed = async (): Promise<{ ms: number; runs: number }> => {
+  const t0 = performance.now();
+  const runs = (await listRuns(out)).length;
+  return { ms: performance.now() - t0, runs };
+};
+
+const out = await mkdtemp(join(tmpdir(), 'sb-bench-runs-list-'));
+try {
+  const record = JSON.parse(await readFile(fixture, 'utf8')) as Record<string, unknown>;
+  for (let i = 0; i < RUNS; i++) {
+    await mkdir(join(out, name(i)));
+    await writeFile(join(out, name(i), 'run.json'), JSON.stringify({ ...record, id: name(i), label: `run ${i}` }, null, 2));
+  }
+  const first = await timed();
+  const second = await timed();
+  const third = await timed();
+  for (let i = 0; i < CHANGED; i++) {
+    const file = join(out, name(i * 7), 'run.json');
+    const r = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+    await writeFile(file, JSON.stringify({ ...r, label: `renamed ${i}` }, null, 2));
+  }
+  const changed = await timed();
+  const indexBytes = (await stat(join(out, RUNS_INDEX_FILE))).size;
+  console.log(`runs in the folder                      ${first.runs}`);
+  console.log(`first listing (every run.json read)     ${first.ms.toFixed(0)} ms`);
+  console.log(`second listing (the index answers)      ${second.ms.toFixed(0)} ms (aim < 1000 ms)`);
+  console.log(`third listing                           ${third.ms.toFixed(0)} ms`);
+  console.log(`listing after ${CHANGED} runs changed           ${changed.ms.toFixed(0)} ms`);
+  console.log(`index size                              ${(indexBytes / 1e6).toFixed(2)} MB`);
+  const round = (ms: number): number => Math.round(ms);
+  console.log(
+    JSON.stringify({
+      runs: first.runs,
+      firstMs: round(first.ms),
+      secondMs: round(second.ms),
+      thirdMs: round(third.ms),
+      changedMs: round(changed.ms),
+      indexBytes,
+    }),
+  );
+} finally {
+  await rm(out, { recursive: true, force: true });
+}
