@@ -12,7 +12,10 @@ const CHANGED = 10;
 const fixture = resolve(import.meta.dirname, '..', 'test', 'fixtures', 'runs', 'closed', 'run.json');
 
 const name = (i: number): string => {
-  const t = new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const t = new Date(Date.UTC(2026, 0, 1) + i * 60_000)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return `${t}-run${i}`;
 };
 
@@ -27,7 +30,10 @@ try {
   const record = JSON.parse(await readFile(fixture, 'utf8')) as Record<string, unknown>;
   for (let i = 0; i < RUNS; i++) {
     await mkdir(join(out, name(i)));
-    await writeFile(join(out, name(i), 'run.json'), JSON.stringify({ ...record, id: name(i), label: `run ${i}` }, null, 2));
+    await writeFile(
+      join(out, name(i), 'run.json'),
+      JSON.stringify({ ...record, id: name(i), label: `run ${i}` }, null, 2),
+    );
   }
   const first = await timed();
   const second = await timed();

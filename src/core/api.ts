@@ -90,7 +90,9 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
    * cleaned of (folders written by older versions may hold some). "not found" for a folder that is not there;
    * one that is there but unreadable says why (loadRun's line).
    */
-  const openFolder = async (runId: string): Promise<{ dir: string; raw: RunRecord; record: RunRecord; secrets: string[] }> => {
+  const openFolder = async (
+    runId: string,
+  ): Promise<{ dir: string; raw: RunRecord; record: RunRecord; secrets: string[] }> => {
     const dir = runDir(runId);
     if (!(await stat(dir).catch(() => null))) throw new UserError(`run ${runId} not found in ${outDir}`);
     const raw = await loadRun(dir);

@@ -10,5 +10,9 @@ export interface RequestLatencyPoint {
 /** A measured request's point on the latency chart; null for a warm-up, a failure or one that never ended. */
 export function requestLatencyPoint(r: RequestRecord): RequestLatencyPoint | null {
   if (r.warmup || !r.ok || r.endMs === null) return null;
-  return { tS: r.endMs / 1000, ttftMs: r.firstTokenMs === null ? null : r.firstTokenMs - r.sendMs, e2eMs: r.endMs - r.sendMs };
+  return {
+    tS: r.endMs / 1000,
+    ttftMs: r.firstTokenMs === null ? null : r.firstTokenMs - r.sendMs,
+    e2eMs: r.endMs - r.sendMs,
+  };
 }

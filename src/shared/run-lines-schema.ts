@@ -136,7 +136,12 @@ export type TelemetryLineRecord = z.infer<typeof TelemetryLineSchema>;
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Assert<T extends true> = T;
 type KeysOf<S extends { shape: object }> = Exclude<keyof S['shape'], 'kind' | 'serverConfigIndex'>;
-export type RequestLineMatches = Assert<Same<Exclude<keyof (typeof RequestLineSchema)['shape'], 'ttftMs' | 'e2eMs'>, Exclude<keyof RequestRecord, 'ttftMs' | 'e2eMs'>>>;
+export type RequestLineMatches = Assert<
+  Same<
+    Exclude<keyof (typeof RequestLineSchema)['shape'], 'ttftMs' | 'e2eMs'>,
+    Exclude<keyof RequestRecord, 'ttftMs' | 'e2eMs'>
+  >
+>;
 export type RequestLineReads = Assert<z.infer<typeof RequestLineSchema> extends RequestRecord ? true : false>;
 export type GpuLineMatches = Assert<Same<KeysOf<typeof GpuLineSchema>, keyof GpuSample>>;
 export type EngineLineMatches = Assert<Same<KeysOf<typeof EngineLineSchema>, keyof EngineSample>>;

@@ -91,7 +91,10 @@ export class FakeService implements ServebenchService {
     return { requests: [], total: 0, truncated: false, window: window ?? null, notes: [] };
   }
   async getRequestChart(runId: string, window?: TimeWindow, columns?: number): Promise<RequestChart> {
-    this.calls.push({ method: 'getRequestChart', args: [runId, ...(window ? [window] : []), ...(columns ? [columns] : [])] });
+    this.calls.push({
+      method: 'getRequestChart',
+      args: [runId, ...(window ? [window] : []), ...(columns ? [columns] : [])],
+    });
     return { ttft: [], e2e: [], requests: 0, columns: columns ?? 1600, window: window ?? null, notes: [] };
   }
   async getTelemetry(runId: string): Promise<RunTelemetry> {

@@ -85,7 +85,15 @@ type Listing = Omit<RunListing, 'dir'>;
 async function readListing(dir: string, name: string, mtime: Date, read: ListRunsDeps['readRecord']): Promise<Listing> {
   try {
     const r = await (read ?? loadRun)(dir);
-    return { id: r.id, label: r.label, startedAt: r.startedAt, status: r.status, simulated: r.simulated, levels: r.levels.length, ...runIdentity(r) };
+    return {
+      id: r.id,
+      label: r.label,
+      startedAt: r.startedAt,
+      status: r.status,
+      simulated: r.simulated,
+      levels: r.levels.length,
+      ...runIdentity(r),
+    };
   } catch (error) {
     // The list names the folder already: the reason need not repeat its path.
     const why = (error instanceof Error ? error.message : String(error)).replace(`run.json in ${dir} `, 'run.json ');

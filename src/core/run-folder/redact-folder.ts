@@ -34,7 +34,10 @@ export function sanitizeRecord(record: RunRecord, secrets: readonly string[] = r
     },
     environment: { ...safe.environment, engine: { ...engine, command: clean(engine.command) } },
     checks: safe.checks.map((c) => ({ ...c, detail: redactLine(c.detail, secrets) })),
-    levels: safe.levels.map((l) => ({ ...l, checks: l.checks.map((c) => ({ ...c, detail: redactLine(c.detail, secrets) })) })),
+    levels: safe.levels.map((l) => ({
+      ...l,
+      checks: l.checks.map((c) => ({ ...c, detail: redactLine(c.detail, secrets) })),
+    })),
   };
 }
 

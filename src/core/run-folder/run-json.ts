@@ -17,7 +17,11 @@ export async function loadRun(path: string): Promise<RunRecord> {
   const dir = dirname(file);
   let text: string;
   try {
-    text = await readTextFile(file, { what: `run.json in ${dir}`, maxBytes: RUN_JSON_MAX_BYTES, expected: 'a run record' });
+    text = await readTextFile(file, {
+      what: `run.json in ${dir}`,
+      maxBytes: RUN_JSON_MAX_BYTES,
+      expected: 'a run record',
+    });
   } catch (error) {
     if (error instanceof FileReadError && error.refusal !== 'missing') throw error;
     throw new UserError(`no run.json in ${dir}: give a run folder (e.g. runs/20261130T094800Z-demo)`);

@@ -14,9 +14,11 @@ import { requestLines, requestRecord } from './request-lines.js';
 /** A secret an older servebench left in run.json: not key-shaped, so only the record's own values find it. */
 const OLD_SECRET = 'plain-old-password-4242';
 
-async function withRecord(dir: string, edit: (r: Record<string, any>) => void): Promise<void> {
+type RecordJson = { label: string; config: { apiKey?: string } };
+
+async function withRecord(dir: string, edit: (r: RecordJson) => void): Promise<void> {
   const file = join(dir, 'run.json');
-  const record = JSON.parse(await readFile(file, 'utf8')) as Record<string, any>;
+  const record = JSON.parse(await readFile(file, 'utf8')) as RecordJson;
   edit(record);
   await writeFile(file, JSON.stringify(record));
 }
