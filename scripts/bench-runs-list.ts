@@ -1,13 +1,18 @@
 // npm run bench:runs-list — how long listing a runs folder of 10,000 runs takes: the first listing (every
 // run.json read and validated, the index written), the next one (the index answers; each run.json is only
 // stat'ed), and one after 10 runs changed. Run folders are copies of the closed-loop fixture's run.json.
+// Then how the app opens a run of 100,000 requests (bench/synthetic-run.ts): getRun, then getRequestChart
+// (thinned on the core), each timed and sized as the answer crosses the wire (JSON).
 // Prints one line per figure, then a JSON line. Asserts nothing (aim: a listing after the first under 1 s).
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createServebenchService } from '../src/core/api.js';
 import { listRuns, RUNS_INDEX_FILE } from '../src/core/run-folder/list-runs.js';
+import { writeSyntheticRun } from '../bench/synthetic-run.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 10_000);
+const BIG_RUN_REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100_000);
 const CHANGED = 10;
 const fixture = resolve(import.meta.dirname, '..', 'test', 'fixtures', 'runs', 'closed', 'run.json');
 
@@ -24,6 +29,35 @@ const timed = async (): Promise<{ ms: number; runs: number }> => {
   const runs = (await listRuns(out)).length;
   return { ms: performance.now() - t0, runs };
 };
+
+/** Nothing is run here: only run folders are read. */
+const noServer = async (): Promise<never> => {
+  throw new Error('no server: this reads run folders only');
+};
+
+/** Opens a synthetic run of BIG_RUN_REQUESTS requests as the app does: the record, then the thinned chart. */
+interface BigRunFigures {
+  requestsBytes: number;
+  runMs: number;
+  runBytes: number;
+  chartMs: number;
+  chartBytes: number;
+}
+
+async function openBigRun(): Promise<BigRunFigures> {
+  const parent = join(out, 'big');
+  await mkdir(join(parent, 'big-run'), { recursive: true });
+  await writeSyntheticRun(join(parent, 'big-run'), { requests: BIG_RUN_REQUESTS });
+  const service = createServebenchService({ outDir: parent, deps: { startServer: noServer } });
+  const t0 = performance.now();
+  const runBytes = Buffer.byteLength(JSON.stringify(await service.getRun('big-run')));
+  const t1 = performance.now();
+  const chartBytes = Buffer.byteLength(JSON.stringify(await service.getRequestChart('big-run')));
+  const t2 = performance.now();
+  const requestsBytes = (await stat(join(parent, 'big-run', 'requests.jsonl'))).size;
+  await rm(parent, { recursive: true, force: true });
+  return { requestsBytes, runMs: t1 - t0, runBytes, chartMs: t2 - t1, chartBytes };
+}
 
 const out = await mkdtemp(join(tmpdir(), 'sb-bench-runs-list-'));
 try {
@@ -51,6 +85,16 @@ try {
   console.log(`third listing                           ${third.ms.toFixed(0)} ms`);
   console.log(`listing after ${CHANGED} runs changed           ${changed.ms.toFixed(0)} ms`);
   console.log(`index size                              ${(indexBytes / 1e6).toFixed(2)} MB`);
+  const big = await openBigRun();
+  console.log(
+    `big run: requests.jsonl                 ${(big.requestsBytes / 1e6).toFixed(1)} MB, ${BIG_RUN_REQUESTS} requests`,
+  );
+  console.log(
+    `big run: getRun                         ${big.runMs.toFixed(0)} ms, ${(big.runBytes / 1e6).toFixed(2)} MB`,
+  );
+  console.log(
+    `big run: getRequestChart                ${big.chartMs.toFixed(0)} ms, ${(big.chartBytes / 1e6).toFixed(2)} MB`,
+  );
   const round = (ms: number): number => Math.round(ms);
   console.log(
     JSON.stringify({
@@ -60,6 +104,12 @@ try {
       thirdMs: round(third.ms),
       changedMs: round(changed.ms),
       indexBytes,
+      bigRunRequests: BIG_RUN_REQUESTS,
+      bigRunRequestsBytes: big.requestsBytes,
+      getRunMs: round(big.runMs),
+      getRunBytes: big.runBytes,
+      getRequestChartMs: round(big.chartMs),
+      getRequestChartBytes: big.chartBytes,
     }),
   );
 } finally {

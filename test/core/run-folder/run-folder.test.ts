@@ -23,13 +23,18 @@ async function withRecord(dir: string, edit: (r: RecordJson) => void): Promise<v
   await writeFile(file, JSON.stringify(record));
 }
 
+/** Nothing is run here: only run folders are read. */
+const noServer = async (): Promise<never> => {
+  throw new Error('no server: this reads run folders only');
+};
+
 describe('the run folder module', () => {
   it("getRequests cleans an old folder's error lines of the secrets its run.json still holds, as getRun does", async () => {
     const dir = await fixtureCopy('closed');
     await withRecord(dir, (r) => (r.config.apiKey = OLD_SECRET));
     const failed = requestRecord(999_999, { ok: false, error: `401 from server: key ${OLD_SECRET} refused` });
     await appendFile(join(dir, 'requests.jsonl'), requestLines([failed]));
-    const service = createServebenchService({ outDir: dirname(dir), deps: {} as never });
+    const service = createServebenchService({ outDir: dirname(dir), deps: { startServer: noServer } });
     const page = await service.getRequests('closed');
     const line = page.requests.find((r) => r.id === 999_999);
     expect(line?.error).toBeDefined();
