@@ -16,7 +16,7 @@ import { UserError } from './errors.js';
 import { loadRunFolder } from './report/load-run-folder.js';
 import { renderComparison } from './report/compare/index.js';
 import { findExporter, renderExport } from './report/registry.js';
-import { listRuns } from './run-folder/list-runs.js';
+import { listRuns, type RunsIndexMemo } from './run-folder/list-runs.js';
 import { readTelemetry } from './run-folder/read-lines.js';
 import { recordSecrets, sanitizeRecord } from './run-folder/redact-folder.js';
 import { requestChart, requestPage } from './run-folder/request-view.js';
@@ -85,6 +85,7 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
   });
 
   const runDir = (runId: string): string => runFolder(outDir, runId);
+  const runsIndex: RunsIndexMemo = {};
   /**
    * A run folder for a read: its record cleaned of secrets, and the secret values every line it hands on is
    * cleaned of (folders written by older versions may hold some). "not found" for a folder that is not there;
@@ -182,7 +183,7 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
       return run ? { runId: run.runId, dir: run.dir, config: redactBenchConfig(run.config) } : null;
     },
     async listRuns() {
-      return (await listRuns(outDir)).map((r) => ({ ...r, id: basename(r.dir) }));
+      return (await listRuns(outDir, { memo: runsIndex })).map((r) => ({ ...r, id: basename(r.dir) }));
     },
     async getRun(runId) {
       const { record } = await openFolder(runId);

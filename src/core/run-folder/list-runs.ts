@@ -48,12 +48,22 @@ const IndexSchema = z.strictObject({
   version: z.literal(1),
   entries: z.record(z.string(), z.strictObject({ key: z.string(), listing: ListingSchema })),
 });
-type RunsIndex = z.infer<typeof IndexSchema>;
+/** The index file's content: per folder name, its run.json's identity and its listing. */
+export type RunsIndex = z.infer<typeof IndexSchema>;
+
+/** The index as last read or written by this process, keyed by the index file's identity (a long-lived host keeps one). */
+export interface RunsIndexMemo {
+  file?: string;
+  key?: string;
+  index?: RunsIndex;
+}
 
 /** What listRuns reads and writes with; tests count the run.json reads. */
 export interface ListRunsDeps {
   readRecord?: (dir: string) => Promise<RunRecord>;
   fs?: RunFs;
+  /** Spares a long-lived host (the app) reading and validating an index file it wrote itself. */
+  memo?: RunsIndexMemo;
 }
 
 /** The engine and model of a run, for filtering a list (older records may lack them). */
@@ -69,15 +79,34 @@ function folderStart(name: string, mtime: Date): string {
   return m ? `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}.000Z` : mtime.toISOString();
 }
 
-async function readIndex(file: string): Promise<RunsIndex> {
+/** The identity of a file as listRuns keys it: inode, size, modification and change times. */
+const fileKey = (info: { ino: number; size: number; mtimeMs: number; ctimeMs: number }): string =>
+  `${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+
+async function readIndex(file: string, memo: RunsIndexMemo | undefined): Promise<RunsIndex> {
   try {
+    const key = fileKey(await stat(file));
+    if (memo?.index && memo.file === file && memo.key === key) return memo.index;
     const text = await readTextFile(file, { what: file, maxBytes: RUNS_INDEX_MAX_BYTES, expected: 'the runs index' });
     const parsed = IndexSchema.safeParse(JSON.parse(text));
-    if (parsed.success) return parsed.data;
+    if (parsed.success) {
+      if (memo) Object.assign(memo, { file, key, index: parsed.data });
+      return parsed.data;
+    }
   } catch {
     // No index yet, or one that cannot be read: it is rebuilt from the run folders.
   }
   return { version: 1, entries: {} };
+}
+
+/** Writes the index (a folder that cannot take it costs speed, never the listing) and remembers it. */
+async function writeIndex(file: string, index: RunsIndex, deps: ListRunsDeps): Promise<void> {
+  try {
+    await replaceFile(deps.fs ?? nodeRunFs, file, JSON.stringify(index));
+    if (deps.memo) Object.assign(deps.memo, { file, key: fileKey(await stat(file)), index });
+  } catch {
+    // A read-only runs folder: the next listing reads the run.json files again.
+  }
 }
 
 type Listing = Omit<RunListing, 'dir'>;
@@ -117,7 +146,7 @@ export async function listRuns(outDir: string, deps: ListRunsDeps = {}): Promise
     return [];
   }
   const indexFile = join(root, RUNS_INDEX_FILE);
-  const index = await readIndex(indexFile);
+  const index = await readIndex(indexFile, deps.memo);
   const next: RunsIndex = { version: 1, entries: {} };
   let changed = false;
   const out: RunListing[] = [];
@@ -125,7 +154,7 @@ export async function listRuns(outDir: string, deps: ListRunsDeps = {}): Promise
     const dir = join(root, name);
     const info = await stat(join(dir, RUN_FILES.record)).catch(() => null);
     if (!info?.isFile()) return;
-    const key = `${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+    const key = fileKey(info);
     const known = index.entries[name];
     const listing = known?.key === key ? known.listing : await readListing(dir, name, info.mtime, deps.readRecord);
     if (listing.status !== 'running') {
@@ -136,7 +165,7 @@ export async function listRuns(outDir: string, deps: ListRunsDeps = {}): Promise
   };
   for (let i = 0; i < names.length; i += STAT_BATCH) await Promise.all(names.slice(i, i + STAT_BATCH).map(one));
   if (changed || Object.keys(index.entries).some((name) => !next.entries[name])) {
-    await replaceFile(deps.fs ?? nodeRunFs, indexFile, JSON.stringify(next)).catch(() => undefined);
+    await writeIndex(indexFile, next, deps);
   }
   // Code-unit order: ISO times sort as text, and 10,000 locale-aware comparisons cost more than the listing.
   const order = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
