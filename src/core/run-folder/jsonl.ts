@@ -67,16 +67,22 @@ function decodeLine<S extends z.ZodType>(text: string, schema: S): { value: z.in
   return parsed.success ? { value: parsed.data } : { problem: zodProblem(parsed.error) };
 }
 
+/** A line that read: its value, number (1-based) and size in bytes. */
+export interface JsonlLine<T> {
+  value: T;
+  line: number;
+  bytes: number;
+}
+
 /**
- * Streams a JSONL file line by line against `schema`, handing each line that reads to `onLine` (no line is
- * kept here): a file of any size reads in constant memory. A missing file reads as no lines (`present` false);
- * a FIFO or device is refused in one line. The stream stops at the size the file had when opened.
+ * Reads a JSONL file line by line against `schema`, yielding each line that reads (no line is kept here, so a
+ * file of any size reads in constant memory), and returns what it found. A missing file reads as no lines
+ * (`present` false); a FIFO or device is refused in one line. It stops at the size the file had when opened.
  */
-export async function streamJsonl<S extends z.ZodType>(
+export async function* readJsonl<S extends z.ZodType>(
   source: JsonlSource,
   schema: S,
-  onLine: (value: z.infer<S>, line: number, bytes: number) => void,
-): Promise<JsonlReport> {
+): AsyncGenerator<JsonlLine<z.infer<S>>, JsonlReport, undefined> {
   let handle;
   try {
     handle = await openRegularFile(source.path, { what: source.what, expected: 'the file the run wrote' });
@@ -93,29 +99,33 @@ export async function streamJsonl<S extends z.ZodType>(
     const endsWhole = last[0] === 0x0a;
     const input = handle.createReadStream({ encoding: 'utf8', start: 0, end: size - 1, autoClose: false });
     const reader = createInterface({ input, crlfDelay: Infinity });
-    let lineNo = 0;
-    let pending: { text: string; line: number } | null = null;
-    const take = (text: string, line: number, isLast: boolean): void => {
+    const take = (text: string, line: number, isLast: boolean): JsonlLine<z.infer<S>> | null => {
       const decoded = decodeLine(text, schema);
       if ('value' in decoded) {
         report.read++;
-        onLine(decoded.value, line, Buffer.byteLength(text));
-      } else if (isLast && !endsWhole && decoded.problem === 'not JSON') report.cutShortLine = line;
+        return { value: decoded.value, line, bytes: Buffer.byteLength(text) };
+      }
+      if (isLast && !endsWhole && decoded.problem === 'not JSON') report.cutShortLine = line;
       else {
         report.bad++;
         if (report.badExamples.length < BAD_LINE_EXAMPLES) report.badExamples.push({ line, problem: decoded.problem });
       }
+      return null;
     };
     try {
+      let lineNo = 0;
+      let pending: { text: string; line: number } | null = null;
       for await (const text of reader) {
         lineNo++;
         if (text.trim().length === 0) continue;
         report.lines++;
         // One line behind: only the last line of the file may be a write cut short.
-        if (pending) take(pending.text, pending.line, false);
+        const ready = pending ? take(pending.text, pending.line, false) : null;
         pending = { text, line: lineNo };
+        if (ready) yield ready;
       }
-      if (pending) take(pending.text, pending.line, true);
+      const lastLine = pending ? take(pending.text, pending.line, true) : null;
+      if (lastLine) yield lastLine;
     } finally {
       reader.close();
       input.destroy();
@@ -123,6 +133,20 @@ export async function streamJsonl<S extends z.ZodType>(
     return report;
   } finally {
     await handle.close().catch(() => undefined);
+  }
+}
+
+/** readJsonl with a callback: each line that reads to `onLine`, then what reading found. */
+export async function streamJsonl<S extends z.ZodType>(
+  source: JsonlSource,
+  schema: S,
+  onLine: (value: z.infer<S>, line: number, bytes: number) => void,
+): Promise<JsonlReport> {
+  const lines = readJsonl(source, schema);
+  for (;;) {
+    const next = await lines.next();
+    if (next.done) return next.value;
+    onLine(next.value.value, next.value.line, next.value.bytes);
   }
 }
 

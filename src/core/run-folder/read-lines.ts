@@ -3,7 +3,7 @@ import type { RequestRecord } from '../../shared/request-record.js';
 import { RequestLineSchema, TelemetryLineSchema } from '../../shared/run-lines-schema.js';
 import type { ClientSample, EngineSample, GpuSample } from '../../shared/telemetry.js';
 import { RUN_FILES } from './files.js';
-import { streamJsonl, type JsonlReport } from './jsonl.js';
+import { readJsonl, streamJsonl, type JsonlReport } from './jsonl.js';
 import { cleanRequest, cleanSample } from './redact-folder.js';
 
 /** A GPU or engine sample with the server configuration it was taken under (absent in older folders). */
@@ -35,6 +35,19 @@ export function streamRequests(
   return streamJsonl(source(dir, RUN_FILES.requests), RequestLineSchema, (value, _line, bytes) =>
     onRequest(cleanRequest(value, secrets), bytes),
   );
+}
+
+/** requests.jsonl pulled a request at a time (a reader that walks several folders at once), cleaned of secrets. */
+export async function* readRequestLines(
+  dir: string,
+  secrets: readonly string[],
+): AsyncGenerator<RequestRecord, JsonlReport, undefined> {
+  const lines = readJsonl(source(dir, RUN_FILES.requests), RequestLineSchema);
+  for (;;) {
+    const next = await lines.next();
+    if (next.done) return next.value;
+    yield cleanRequest(next.value.value, secrets);
+  }
 }
 
 /** Reads telemetry.jsonl (samples are small and few: one a second per GPU), split by kind, cleaned of secrets. */
