@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { RunRecord } from '../../shared/run-record.js';
 import type { ClientSample, EngineSample, GpuSample } from '../../shared/telemetry.js';
@@ -9,10 +10,13 @@ import { recordSecrets, sanitizeRecord } from './redact-folder.js';
 import { loadRun, runFolderPath } from './run-json.js';
 
 /**
- * The most request-line text held as records at once (a record in memory is several times its line): past it
- * whole levels are left out of the per-request figures, named, rather than the process running out of memory.
+ * The most request-line text held as records at once: past it whole levels are left out of the per-request
+ * figures, named, rather than the process running out of memory. A report peaks at about 13 times the lines it
+ * holds (records, then the exporters' own arrays: 2.8 GB for 206 MB), so the bound is a sixteenth of the heap.
  */
-export const REQUESTS_HELD_MAX_BYTES = 256 * 2 ** 20;
+export function requestsHeldMaxBytes(heapLimit = getHeapStatistics().heap_size_limit): number {
+  return Math.min(256 * 2 ** 20, Math.floor(heapLimit / 16));
+}
 
 /** The levels of requests.jsonl left out of the per-request figures, and why. */
 export interface RequestsLeftOut {
@@ -39,13 +43,13 @@ export interface RunFolder {
   notes: string[];
   /** What reading each JSONL file found (absent for a folder built from run.json alone). */
   reads?: { requests: JsonlReport; telemetry: JsonlReport };
-  /** Set when requests.jsonl held more than REQUESTS_HELD_MAX_BYTES: what was left out. */
+  /** Set when requests.jsonl held more than requestsHeldMaxBytes(): what was left out. */
   leftOut?: RequestsLeftOut;
 }
 
 /** How to read a folder for export. */
 export interface LoadFolderOptions {
-  /** Default REQUESTS_HELD_MAX_BYTES; tests pass a small one. */
+  /** Default requestsHeldMaxBytes(); tests pass a small one. */
   heldMaxBytes?: number;
 }
 
@@ -107,7 +111,7 @@ export async function loadRunFolder(path: string, options: LoadFolderOptions = {
   const raw = await loadRun(dir);
   const secrets = recordSecrets(raw);
   const record = sanitizeRecord(raw, secrets);
-  const holder = new LevelHolder(options.heldMaxBytes ?? REQUESTS_HELD_MAX_BYTES);
+  const holder = new LevelHolder(options.heldMaxBytes ?? requestsHeldMaxBytes());
   const requestsRead = await streamRequests(dir, secrets, (r, bytes) => holder.add(r, bytes));
   const telemetry = await readTelemetry(dir, secrets);
   const leftOut = holder.leftOut();

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createServebenchService } from '../../../src/core/api.js';
-import { loadRunFolder } from '../../../src/core/run-folder/load-folder.js';
+import { loadRunFolder, requestsHeldMaxBytes } from '../../../src/core/run-folder/load-folder.js';
 import { listRuns, RUNS_INDEX_FILE } from '../../../src/core/run-folder/list-runs.js';
 import { loadRun } from '../../../src/core/run-folder/run-json.js';
 import type { RunRecord } from '../../../src/shared/run-record.js';
@@ -94,6 +94,13 @@ describe('the run folder module', () => {
     expect(folder.requests).toHaveLength(perLevel.get(0) ?? -1);
     expect(folder.notes.some((n) => n.includes(`level(s) ${later.map((l) => l + 1).join(', ')}`))).toBe(true);
     await rm(dirname(dir), { recursive: true, force: true });
+  });
+});
+
+describe('the bound on requests held in memory', () => {
+  it('is a sixteenth of the heap, at most 256 MiB', () => {
+    expect(requestsHeldMaxBytes(2 * 2 ** 30)).toBe(128 * 2 ** 20);
+    expect(requestsHeldMaxBytes(16 * 2 ** 30)).toBe(256 * 2 ** 20);
   });
 });
 
