@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { requestChart, requestPage } from '../../../src/core/run-folder/request-view.js';
-import { REQUESTS_PAGE_MAX } from '../../../src/shared/contract.js';
+import { dispatchCall } from '../../../src/core/ui-server/dispatch.js';
+import { FakeService } from '../../fakes/fake-service.js';
+import { REQUEST_CHART_COLUMNS_MAX, REQUESTS_PAGE_MAX } from '../../../src/shared/contract.js';
 import type { RequestRecord } from '../../../src/shared/request-record.js';
 import type { RunRecord } from '../../../src/shared/run-record.js';
 import { requestLines, requestRecord } from './request-lines.js';
@@ -64,5 +66,22 @@ describe('the request chart the app opens a run with', () => {
     expect(window.truncated).toBe(false);
     expect(window.requests.every((r) => r.sendMs <= 2100 && (r.endMs ?? r.sendMs) >= 2000)).toBe(true);
     expect(window.total).toBe(window.requests.length);
+  });
+});
+
+describe('the door of the request calls', () => {
+  it('refuses a window that ends before it starts, a non-finite one, and too many columns, before the service sees them', async () => {
+    const service = new FakeService();
+    const bad = [
+      ['getRequests', ['run-1', { fromS: 5, toS: 2 }]],
+      ['getRequests', ['run-1', { fromS: 0, toS: 1, extra: 1 }]],
+      ['getRequestChart', ['run-1', { fromS: 0, toS: Number.POSITIVE_INFINITY }]],
+      ['getRequestChart', ['run-1', undefined, REQUEST_CHART_COLUMNS_MAX + 1]],
+    ] as const;
+    for (const [method, args] of bad) expect((await dispatchCall(service, method, args)).ok).toBe(false);
+    expect(service.calls).toEqual([]);
+    expect((await dispatchCall(service, 'getRequestChart', ['run-1', { fromS: 1, toS: 2 }, 800])).ok).toBe(true);
+    expect((await dispatchCall(service, 'getRequests', ['run-1'])).ok).toBe(true);
+    expect(service.calls.map((c) => c.method)).toEqual(['getRequestChart', 'getRequests']);
   });
 });
