@@ -11,18 +11,23 @@ import type {
 } from '../shared/contract.js';
 import { ActiveRuns, runBenchmark } from './benchmark.js';
 import type { BenchmarkDeps, BenchmarkResult } from './benchmark.js';
+import type { RunRecord } from '../shared/run-record.js';
 import { UserError } from './errors.js';
 import { loadRunFolder } from './report/load-run-folder.js';
 import { renderComparison } from './report/compare/index.js';
 import { findExporter, renderExport } from './report/registry.js';
-import { listRuns, loadRequests, loadRun, loadTelemetry } from './runs/run-store.js';
+import { listRuns, type RunsIndexMemo } from './run-folder/list-runs.js';
+import { readTelemetry } from './run-folder/read-lines.js';
+import { recordSecrets, sanitizeRecord } from './run-folder/redact-folder.js';
+import { requestChart, requestPage } from './run-folder/request-view.js';
+import { loadRun } from './run-folder/run-json.js';
 import { createRunActions, runFolder } from './runs/run-actions.js';
 import type { RunActionsOptions } from './runs/run-actions.js';
 import { createSettingsStore } from './settings/settings-store.js';
 import type { SettingsStore } from './settings/settings-store.js';
 import { createEngineDetector } from './servers/engine-detect.js';
 import type { EngineDetector } from './servers/engine-detect.js';
-import { benchSecretValues, redact, redactBenchConfig, redactEvent, redactRecord } from './servers/redact.js';
+import { benchSecretValues, redact, redactBenchConfig, redactEvent } from './servers/redact.js';
 
 /** What the service needs from its host (the CLI's `ui` command or Electron's utility process). */
 export interface ServiceOptions {
@@ -80,6 +85,21 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
   });
 
   const runDir = (runId: string): string => runFolder(outDir, runId);
+  const runsIndex: RunsIndexMemo = {};
+  /**
+   * A run folder for a read: its record cleaned of secrets, and the secret values every line it hands on is
+   * cleaned of (folders written by older versions may hold some). "not found" for a folder that is not there;
+   * one that is there but unreadable says why (loadRun's line).
+   */
+  const openFolder = async (
+    runId: string,
+  ): Promise<{ dir: string; raw: RunRecord; record: RunRecord; secrets: string[] }> => {
+    const dir = runDir(runId);
+    if (!(await stat(dir).catch(() => null))) throw new UserError(`run ${runId} not found in ${outDir}`);
+    const raw = await loadRun(dir);
+    const secrets = recordSecrets(raw);
+    return { dir, raw, record: sanitizeRecord(raw, secrets), secrets };
+  };
   const emit = (event: ContractEvent): void => {
     if (event.type === 'run-started') replay = [event];
     else if (event.type === 'run-finished') replay = [];
@@ -163,25 +183,24 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
       return run ? { runId: run.runId, dir: run.dir, config: redactBenchConfig(run.config) } : null;
     },
     async listRuns() {
-      return (await listRuns(outDir)).map((r) => ({ ...r, id: basename(r.dir) }));
+      return (await listRuns(outDir, { memo: runsIndex })).map((r) => ({ ...r, id: basename(r.dir) }));
     },
     async getRun(runId) {
-      try {
-        // Folders written by older versions may hold secrets: redact on the way out too.
-        const dir = runDir(runId);
-        // A folder that is not there is "not found"; one that is there but unreadable says why (loadRun's line).
-        if (!(await stat(dir).catch(() => null))) throw new Error('not found');
-        return redactRecord(await loadRun(dir));
-      } catch (error) {
-        if (error instanceof UserError) throw error;
-        throw new UserError(`run ${runId} not found in ${outDir}`);
-      }
+      const { record } = await openFolder(runId);
+      return record;
     },
-    async getRequests(runId) {
-      return loadRequests(runDir(runId));
+    async getRequests(runId, window) {
+      const { dir, secrets } = await openFolder(runId);
+      return requestPage(dir, secrets, window);
+    },
+    async getRequestChart(runId, window, columns) {
+      const { dir, raw, secrets } = await openFolder(runId);
+      return requestChart(dir, raw, secrets, window, columns);
     },
     async getTelemetry(runId) {
-      return loadTelemetry(runDir(runId));
+      const { dir, secrets } = await openFolder(runId);
+      const { gpu, engine } = await readTelemetry(dir, secrets);
+      return { gpu, engine };
     },
     async listPresets() {
       return (options.listPresets?.() ?? []).map((p) => (p.server ? { ...p, server: redact(p.server) } : p));

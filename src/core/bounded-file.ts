@@ -1,6 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { UserError } from './errors.js';
 
 // Every file a user names or a run folder holds is read through here: a FIFO would block the reader forever,
@@ -145,27 +144,4 @@ export function readTextFileSync(path: string, options: FileReadOptions): string
   } finally {
     closeSync(fd);
   }
-}
-
-/**
- * The non-empty lines of a regular file, read as a stream (no one string holds the file, so a file past V8's
- * string limit still reads); [] when the file is not there; a FIFO or device is refused in one line.
- */
-export async function readFileLines(path: string, options: FileReadOptions): Promise<string[]> {
-  let handle: FileHandle;
-  try {
-    handle = await openRegularFile(path, options);
-  } catch (error) {
-    if (error instanceof FileReadError && error.refusal === 'missing') return [];
-    throw error;
-  }
-  const lines: string[] = [];
-  const reader = createInterface({ input: handle.createReadStream({ encoding: 'utf8' }), crlfDelay: Infinity });
-  try {
-    for await (const line of reader) if (line.length > 0) lines.push(line);
-  } finally {
-    reader.close();
-    await handle.close().catch(() => undefined);
-  }
-  return lines;
 }

@@ -34,6 +34,7 @@ export const BRIDGE_METHODS = Object.keys({
   listRuns: true,
   getRun: true,
   getRequests: true,
+  getRequestChart: true,
   getTelemetry: true,
   listPresets: true,
   exportRun: true,

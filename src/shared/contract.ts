@@ -37,6 +37,44 @@ export interface RunTelemetry {
   engine: EngineSample[];
 }
 
+/** A stretch of the run's clock, in seconds: the x range of a zoomed chart. */
+export interface TimeWindow {
+  fromS: number;
+  toS: number;
+}
+
+/** Pixel columns a request chart is thinned to by default (a wide screen at 2x), and the most asked for. */
+export const REQUEST_CHART_COLUMNS = 1600;
+export const REQUEST_CHART_COLUMNS_MAX = 8192;
+/** The most request records one getRequests answer carries: zoom in (a window) to see the rest. */
+export const REQUESTS_PAGE_MAX = 2000;
+
+/**
+ * TTFT and E2E of the measured requests over time ([time s, ms] points), thinned on the core to what a screen
+ * shows: per pixel column its lowest and highest value of each series, so no extreme is lost.
+ */
+export interface RequestChart {
+  ttft: Array<[number, number]>;
+  e2e: Array<[number, number]>;
+  /** Measured requests in the window (every one lies within a drawn column's low..high). */
+  requests: number;
+  columns: number;
+  /** The window asked for; null: the whole run. */
+  window: TimeWindow | null;
+  /** What a reader should know (lines of requests.jsonl that could not be read ...), one line each. */
+  notes: string[];
+}
+
+/** Full request records of a run (or of a window of it), at most REQUESTS_PAGE_MAX. */
+export interface RequestPage {
+  requests: RequestRecord[];
+  /** Requests in the window (or the run); more than `requests.length` when the page is full. */
+  total: number;
+  truncated: boolean;
+  window: TimeWindow | null;
+  notes: string[];
+}
+
 /** What a finished run exports as (`servebench report --format` takes the same names). */
 export type ExportFormat = 'html' | 'pdf' | 'md' | 'csv' | 'json' | 'vllm-json' | 'llmd-benchmark-report';
 /** The formats the contract renders as text; pdf is the host printing the html (Electron's printToPDF, the browser's print). */
@@ -165,7 +203,13 @@ export interface ServebenchContract {
   activeRun(): Promise<ActiveRun | null>;
   listRuns(): Promise<RunSummary[]>;
   getRun(runId: string): Promise<RunRecord>;
-  getRequests(runId: string): Promise<RequestRecord[]>;
+  /**
+   * Full request records whose send..end overlaps `window` (default the whole run), the first REQUESTS_PAGE_MAX
+   * of them: a big run is opened with getRequestChart and its records fetched for a zoomed window only.
+   */
+  getRequests(runId: string, window?: TimeWindow): Promise<RequestPage>;
+  /** The latency-over-time chart of a run (or of a window of it), thinned to `columns` pixel columns on the core. */
+  getRequestChart(runId: string, window?: TimeWindow, columns?: number): Promise<RequestChart>;
   getTelemetry(runId: string): Promise<RunTelemetry>;
   listPresets(): Promise<PresetSummary[]>;
   /**
@@ -224,6 +268,11 @@ export interface ContractEvents {
 
 export type ContractMethod = keyof ServebenchContract;
 
+/** A window as the door checks it: finite seconds, from before to. */
+const TimeWindowSchema = z
+  .strictObject({ fromS: z.number().finite(), toS: z.number().finite() })
+  .refine((w) => w.toS > w.fromS, 'a window ends after it starts (toS > fromS)');
+
 /** Runtime validation of every call's arguments at the transport boundary (the renderer is not trusted). */
 export const contractArgs: { [K in ContractMethod]: z.ZodType<Parameters<ServebenchContract[K]>> } = {
   startRun: z.tuple([BenchConfigSchema.partial().passthrough()]) as unknown as z.ZodType<
@@ -233,7 +282,12 @@ export const contractArgs: { [K in ContractMethod]: z.ZodType<Parameters<Servebe
   activeRun: z.tuple([]),
   listRuns: z.tuple([]),
   getRun: z.tuple([z.string().min(1)]),
-  getRequests: z.tuple([z.string().min(1)]),
+  getRequests: z.tuple([z.string().min(1), TimeWindowSchema.optional()]),
+  getRequestChart: z.tuple([
+    z.string().min(1),
+    TimeWindowSchema.optional(),
+    z.number().int().min(1).max(REQUEST_CHART_COLUMNS_MAX).optional(),
+  ]),
   getTelemetry: z.tuple([z.string().min(1)]),
   listPresets: z.tuple([]),
   exportRun: z.tuple([z.string().min(1), z.enum(['html', 'md', 'csv', 'json', 'vllm-json'])]),

@@ -47,7 +47,7 @@ describe('servebench service (the contract the UI uses)', () => {
     expect(list.map((r) => r.id)).toEqual([run.runId]);
     const record = await service.getRun(run.runId);
     expect(record.levels).toHaveLength(2);
-    expect(await service.getRequests(run.runId)).toHaveLength(8);
+    expect((await service.getRequests(run.runId)).requests).toHaveLength(8);
   });
 
   it('runs one benchmark at a time and cancels the active one', async () => {

@@ -9,15 +9,17 @@ import type {
   PickFileRequest,
   PickedFile,
   PresetSummary,
+  RequestChart,
+  RequestPage,
   RunComparison,
   RunExport,
   RunTelemetry,
+  TimeWindow,
   RunSummary,
   TextExportFormat,
 } from '../../src/shared/contract.js';
 import { PICK_FILE_UNAVAILABLE } from '../../src/shared/contract.js';
 import type { RunRecord } from '../../src/shared/run-record.js';
-import type { RequestRecord } from '../../src/shared/request-record.js';
 import { BenchConfigSchema } from '../../src/shared/config.js';
 import { createSettingsStore } from '../../src/core/settings/settings-store.js';
 import type { AppSettings, SettingsAnswer } from '../../src/shared/settings.js';
@@ -84,9 +86,16 @@ export class FakeService implements ServebenchService {
     this.calls.push({ method: 'getRun', args: [runId] });
     throw new UserError(`run ${runId} not found`);
   }
-  async getRequests(runId: string): Promise<RequestRecord[]> {
-    this.calls.push({ method: 'getRequests', args: [runId] });
-    return [];
+  async getRequests(runId: string, window?: TimeWindow): Promise<RequestPage> {
+    this.calls.push({ method: 'getRequests', args: window ? [runId, window] : [runId] });
+    return { requests: [], total: 0, truncated: false, window: window ?? null, notes: [] };
+  }
+  async getRequestChart(runId: string, window?: TimeWindow, columns?: number): Promise<RequestChart> {
+    this.calls.push({
+      method: 'getRequestChart',
+      args: [runId, ...(window ? [window] : []), ...(columns ? [columns] : [])],
+    });
+    return { ttft: [], e2e: [], requests: 0, columns: columns ?? 1600, window: window ?? null, notes: [] };
   }
   async getTelemetry(runId: string): Promise<RunTelemetry> {
     this.calls.push({ method: 'getTelemetry', args: [runId] });

@@ -13,7 +13,9 @@ import { runBenchmark } from '../../src/core/benchmark.js';
 import { UserError } from '../../src/core/errors.js';
 import { readContextLimit } from '../../src/core/load/context-limit.js';
 import { diskErrorOf, nodeRunFs, type RunFs } from '../../src/core/runs/run-fs.js';
-import { RunWriter, createRunDir, listRuns, loadRequests, loadRun } from '../../src/core/runs/run-store.js';
+import { RunWriter, createRunDir, listRuns, loadRun } from '../../src/core/runs/run-store.js';
+import { streamRequests } from '../../src/core/run-folder/read-lines.js';
+import { requestLines, requestRecord } from '../core/run-folder/request-lines.js';
 import { withLiveStatus, type ProcessProbe } from '../../src/core/runs/writer-identity.js';
 import { waitGroupGone } from '../../src/core/servers/process-group.js';
 import type { RunningServer, StartServer } from '../../src/core/servers/types.js';
@@ -350,8 +352,11 @@ describe('the CLI killed with SIGKILL (what the OOM killer does)', () => {
 
   it('a requests.jsonl cut mid-line by a killed writer: readers keep the whole lines', async () => {
     const dir = await createRunDir(out, 'cut', new Date());
-    await writeFile(join(dir, 'requests.jsonl'), '{"id":1}\n{"id":2}\n{"id":3,"ttf');
-    expect((await loadRequests(dir)).map((r) => (r as unknown as { id: number }).id)).toEqual([1, 2]);
+    await writeFile(join(dir, 'requests.jsonl'), requestLines([requestRecord(1), requestRecord(2)]) + '{"id":3,"ttf');
+    const ids: number[] = [];
+    const report = await streamRequests(dir, [], (r) => ids.push(r.id));
+    expect(ids).toEqual([1, 2]);
+    expect(report.cutShortLine).toBe(3);
   });
 });
 

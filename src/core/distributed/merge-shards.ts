@@ -1,7 +1,5 @@
-import { createReadStream } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { BenchConfig } from '../../shared/config.js';
 import type { WorkerLevelReport } from '../../shared/distributed.js';
 import type { RequestRecord } from '../../shared/request-record.js';
@@ -9,7 +7,9 @@ import type { RunRecord } from '../../shared/run-record.js';
 import type { Clock } from '../clock.js';
 import { UserError } from '../errors.js';
 import type { LevelPlan } from '../load/level-plan.js';
-import { RUN_FILES, loadRun } from '../runs/run-store.js';
+import { loadRun } from '../runs/run-store.js';
+import { readRequestLines } from '../run-folder/read-lines.js';
+import { recordSecrets } from '../run-folder/redact-folder.js';
 import { summarizeLevelRun, type LevelMeasureInput } from '../run/level-measure.js';
 import { RunSession } from '../run/run-session.js';
 import { loadWorkload, type Workload } from '../workloads/workload.js';
@@ -22,7 +22,8 @@ interface Shard {
   record: RunRecord;
   rank: number;
   reports: Map<number, WorkerLevelReport>;
-  lines: AsyncIterator<string>;
+  /** The shard's requests.jsonl, read through the run-folder reader (schema, bad lines counted). */
+  lines: AsyncIterator<RequestRecord>;
   /** The next record read but not yet taken (it belongs to a later level). */
   peeked: RequestRecord | null;
   done: boolean;
@@ -53,10 +54,8 @@ async function openShard(dir: string): Promise<Shard> {
       `${dir} is not a shard folder of a distributed run: give the shards/rank-N folders, or the run folder that holds them`,
     );
   }
-  const stream = createReadStream(join(dir, RUN_FILES.requests), { encoding: 'utf8' });
   // A shard without requests (a worker with nothing to send) has no file: it merges as empty.
-  stream.on('error', () => undefined);
-  const lines = createInterface({ input: stream, crlfDelay: Infinity })[Symbol.asyncIterator]();
+  const lines = readRequestLines(dir, recordSecrets(record));
   const reports = new Map((d.levels ?? []).map((l) => [l.levelIndex, l] as const));
   return { dir, record, rank: d.rank, reports, lines, peeked: null, done: false };
 }
@@ -68,18 +67,11 @@ async function nextRecord(shard: Shard): Promise<RequestRecord | null> {
     shard.peeked = null;
     return r;
   }
-  while (!shard.done) {
-    const next = await shard.lines.next().catch(() => ({ done: true as const, value: undefined }));
-    if (next.done) {
-      shard.done = true;
-      return null;
-    }
-    try {
-      return JSON.parse(next.value) as RequestRecord;
-    } catch {
-      // a line cut short by a crash: the whole lines count
-    }
-  }
+  if (shard.done) return null;
+  // A line cut short by a crash, or one that is not a request, is counted by the reader: the whole lines count.
+  const next = await shard.lines.next();
+  if (!next.done) return next.value;
+  shard.done = true;
   return null;
 }
 

@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { RunRecord } from '../../shared/run-record.js';
-import { decodeRunJson } from '../../shared/run-record-schema.js';
-import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
 import {
   DiskError,
   appendWhole,
@@ -15,24 +13,14 @@ import {
   replaceFileSync,
   type RunFs,
 } from './run-fs.js';
-import { currentWriter, withLiveStatus } from './writer-identity.js';
+import { currentWriter } from './writer-identity.js';
 import { executedSettings } from './recorded-commands.js';
 import { sealKey, sealOf } from './run-seal.js';
 import { scrubSecrets } from '../servers/redact.js';
 import { UserError } from '../errors.js';
-import { FileReadError, readFileLines, readTextFile } from '../bounded-file.js';
 
-/** The files of one run folder. */
-export const RUN_FILES = {
-  record: 'run.json',
-  requests: 'requests.jsonl',
-  summary: 'summary.csv',
-  telemetry: 'telemetry.jsonl',
-  serverLog: 'server.log',
-} as const;
-
-/** A run.json is summaries and messages (capped): past this it is not one servebench wrote. */
-export const RUN_JSON_MAX_BYTES = 64 * 2 ** 20;
+export { RUN_FILES, RUN_JSON_MAX_BYTES } from '../run-folder/files.js';
+import { RUN_FILES } from '../run-folder/files.js';
 
 /** `20261130T094800Z` from a date: sortable, safe in file names. */
 export function runTimestamp(date: Date): string {
@@ -269,115 +257,6 @@ export class RunWriter {
   }
 }
 
-/**
- * Loads run.json from a run folder (or the file itself), validated by its schema: one clear line for a missing
- * file, a damaged one or a newer servebench's. A run marked 'running' whose writer process is gone comes back
- * 'interrupted'.
- */
-export async function loadRun(path: string): Promise<RunRecord> {
-  const file = path.endsWith('.json') ? path : join(path, RUN_FILES.record);
-  const dir = dirname(file);
-  let text: string;
-  try {
-    text = await readTextFile(file, { what: `run.json in ${dir}`, maxBytes: RUN_JSON_MAX_BYTES, expected: 'a run record' });
-  } catch (error) {
-    if (error instanceof FileReadError && error.refusal !== 'missing') throw error;
-    throw new UserError(`no run.json in ${dir}: give a run folder (e.g. runs/20261130T094800Z-demo)`);
-  }
-  const decoded = decodeRunJson(text);
-  if ('problem' in decoded) throw new UserError(`run.json in ${dir} ${decoded.problem}`);
-  return withLiveStatus(decoded.record);
-}
-
-/**
- * The lines of one of a run folder's JSONL files ([] when it is not there); a FIFO or device in its place is
- * refused in one line (it would block the reader forever). No size cap: every measured line counts.
- */
-export function runFolderLines(dir: string, name: string): Promise<string[]> {
-  return readFileLines(join(dir, name), { what: `${name} in ${dir}`, expected: 'the file the run wrote' });
-}
-
-/** Loads requests.jsonl of a run folder. */
-export async function loadRequests(dir: string): Promise<RequestRecord[]> {
-  return parseLines<RequestRecord>(await runFolderLines(dir, RUN_FILES.requests));
-}
-
-/** JSON lines; a line that does not parse (a write cut short by a crash) is skipped, not fatal. */
-function parseLines<T>(lines: string[]): T[] {
-  const out: T[] = [];
-  for (const line of lines) {
-    try {
-      out.push(JSON.parse(line) as T);
-    } catch {
-      // Half a line from a process killed mid-write: the whole lines before it still count.
-    }
-  }
-  return out;
-}
-
-/** Loads telemetry.jsonl of a run folder, split by kind (gpu, engine; client samples are left out). */
-export async function loadTelemetry(dir: string): Promise<{ gpu: GpuSample[]; engine: EngineSample[] }> {
-  const out: { gpu: GpuSample[]; engine: EngineSample[] } = { gpu: [], engine: [] };
-  for (const sample of parseLines<{ kind?: string }>(await runFolderLines(dir, RUN_FILES.telemetry))) {
-    if (sample.kind === 'gpu') out.gpu.push(sample as unknown as GpuSample);
-    else if (sample.kind === 'engine') out.engine.push(sample as unknown as EngineSample);
-  }
-  return out;
-}
-
-/** A line of a run listing. */
-export interface RunListing {
-  dir: string;
-  id: string;
-  label: string;
-  startedAt: string;
-  status: RunRecord['status'];
-  simulated: boolean;
-  levels: number;
-  engine?: string;
-  model?: string;
-  /** Set when run.json is there but cannot be read (damaged, or from a newer servebench): why, in one line. */
-  unreadable?: string;
-}
-
-/** The engine and model of a run, for filtering a list (older records may lack them). */
-function runIdentity(r: RunRecord): { engine?: string; model?: string } {
-  const engine = r.config?.server?.engine;
-  const model = r.config?.server?.model ?? r.config?.model;
-  return { ...(engine ? { engine } : {}), ...(model ? { model } : {}) };
-}
-
-/** When a folder was started, from its `20261130T094800Z-` name, else its modification time. */
-function folderStart(name: string, mtime: Date): string {
-  const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z/.exec(name);
-  return m ? `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}.000Z` : mtime.toISOString();
-}
-
-/**
- * Lists the run folders under `outDir`, newest first. Folders without run.json are skipped; one whose run.json
- * cannot be read is listed as unreadable, with the reason, so one bad folder never hides the others.
- */
-export async function listRuns(outDir: string): Promise<RunListing[]> {
-  let names: string[];
-  try {
-    names = await readdir(resolve(outDir));
-  } catch {
-    return [];
-  }
-  const out: RunListing[] = [];
-  for (const name of names) {
-    const dir = join(resolve(outDir), name);
-    const info = await stat(join(dir, RUN_FILES.record)).catch(() => null);
-    if (!info?.isFile()) continue;
-    try {
-      const r = await loadRun(dir);
-      out.push({ dir, id: r.id, label: r.label, startedAt: r.startedAt, status: r.status, simulated: r.simulated, levels: r.levels.length, ...runIdentity(r) });
-    } catch (error) {
-      // The list names the folder already: the reason need not repeat its path.
-      const why = (error instanceof Error ? error.message : String(error)).replace(`run.json in ${dir} `, 'run.json ');
-      const startedAt = folderStart(name, info.mtime);
-      out.push({ dir, id: name, label: name, startedAt, status: 'failed', simulated: false, levels: 0, unreadable: why });
-    }
-  }
-  return out.sort((a, b) => b.startedAt.localeCompare(a.startedAt));
-}
+// The readers of a run folder live in run-folder/ (one reader, one line policy, one redaction policy).
+export { loadRun } from '../run-folder/run-json.js';
+export { listRuns, type RunListing } from '../run-folder/list-runs.js';
