@@ -3,6 +3,7 @@ import { mkdir, readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { RunRecord } from '../../shared/run-record.js';
+import { runHeadline, type RunHeadline } from '../../shared/run-headline.js';
 import { decodeRunJson } from '../../shared/run-record-schema.js';
 import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
 import {
@@ -338,12 +339,14 @@ export interface RunListing {
   model?: string;
   /** Set when run.json is there but cannot be read (damaged, or from a newer servebench): why, in one line. */
   unreadable?: string;
+  headline?: RunHeadline;
 }
 
 /** The engine and model of a run, for filtering a list (older records may lack them). */
 function runIdentity(r: RunRecord): { engine?: string; model?: string } {
   const engine = r.config?.server?.engine;
-  const model = r.config?.server?.model ?? r.config?.model;
+  // The model the engine reported serving first (the simulator names its own), else the one asked for.
+  const model = r.environment?.engine?.model ?? r.config?.server?.model ?? r.config?.model;
   return { ...(engine ? { engine } : {}), ...(model ? { model } : {}) };
 }
 
@@ -371,7 +374,7 @@ export async function listRuns(outDir: string): Promise<RunListing[]> {
     if (!info?.isFile()) continue;
     try {
       const r = await loadRun(dir);
-      out.push({ dir, id: r.id, label: r.label, startedAt: r.startedAt, status: r.status, simulated: r.simulated, levels: r.levels.length, ...runIdentity(r) });
+      out.push({ dir, id: r.id, label: r.label, startedAt: r.startedAt, status: r.status, simulated: r.simulated, levels: r.levels.length, ...runIdentity(r), headline: runHeadline(r) });
     } catch (error) {
       // The list names the folder already: the reason need not repeat its path.
       const why = (error instanceof Error ? error.message : String(error)).replace(`run.json in ${dir} `, 'run.json ');

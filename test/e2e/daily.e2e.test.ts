@@ -1,0 +1,123 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServebenchService } from '../../src/core/api.js';
+import { defaultBenchmarkDeps } from '../../src/core/default-deps.js';
+import type { UiServer } from '../../src/core/ui-server/index.js';
+import { CHROMIUM } from './chromium.js';
+import { openAppPage } from './app-page.js';
+import { ensureBuilt } from './renderer-build.js';
+
+const root = resolve(import.meta.dirname, '..', '..');
+const shots = join(root, 'test-results');
+const fixtures = join(root, 'test', 'fixtures', 'runs');
+// Finished simulator runs: closed failed checks (throttling, round spread) and warned (sample size);
+// sweep only warned; open failed the client check.
+const RUNS = [
+  ['20261201T103727Z-closed', 'closed'],
+  ['20261201T103738Z-sweep', 'sweep'],
+  ['20261201T105933Z-open', 'open'],
+] as const;
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) console.warn(`skipping the daily-use e2e test: ${CHROMIUM} is absent (apt-get install chromium)`);
+
+/** Screenshots at the two sizes people use, light and dark. */
+async function shoot(page: Page, name: string): Promise<void> {
+  for (const [w, h] of [
+    [1024, 640],
+    [1440, 900],
+  ] as const) {
+    await page.setViewportSize({ width: w, height: h });
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.screenshot({ path: join(shots, `daily-${name}-${scheme}-${w}x${h}.png`) });
+    }
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}
+
+describe.skipIf(!haveChromium)('the app as a daily tool: checks, runs table, baseline (headless Chromium)', () => {
+  let out: string;
+  let server: UiServer;
+  let browser: Browser;
+  let page: Page;
+  const consoleErrors: string[] = [];
+
+  beforeAll(async () => {
+    ensureBuilt(root);
+    mkdirSync(shots, { recursive: true });
+    out = await mkdtemp(join(tmpdir(), 'sb-e2e-daily-'));
+    for (const [id, name] of RUNS) await cp(join(fixtures, name), join(out, id), { recursive: true });
+    const service = createServebenchService({ outDir: out, deps: defaultBenchmarkDeps() });
+    ({ server, browser, page } = await openAppPage(service, consoleErrors, { viewport: { width: 1440, height: 900 } }));
+  }, 300_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    if (out) await rm(out, { recursive: true, force: true });
+  });
+
+  it("puts a level's failed checks under a fail pill and its warnings under a warn pill", async () => {
+    await page.goto(server.url);
+    await page.getByTestId('runs-list').getByText('closed', { exact: true }).click();
+    const first = page.getByTestId('results-view').getByTestId('results-row').first();
+    const pills = first.getByTestId('check-pills');
+    await pills.waitFor();
+    expect(await pills.locator('[data-status="fail"]').textContent()).toBe('failround-spread, throttling');
+    expect(await pills.locator('[data-status="warn"]').textContent()).toBe('warnsample-size');
+    // Amber and red are two colours, not one.
+    const colour = (status: string) =>
+      pills.locator(`[data-status="${status}"] .pill`).evaluate('(e) => getComputedStyle(e).backgroundColor');
+    expect(await colour('warn')).not.toBe(await colour('fail'));
+    await shoot(page, 'results');
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('gives a run that failed a check a red dot and one that only warned an amber one', async () => {
+    const dot = (label: string) =>
+      page
+        .getByTestId('runs-list')
+        .locator('li', { hasText: label })
+        .getByTestId('run-dot')
+        .getAttribute('data-verdict');
+    expect(await dot('closed')).toBe('fail');
+    expect(await dot('sweep')).toBe('warn');
+  });
+
+  it('lists every run in a table sorted by a header click, with its figures and verdict', async () => {
+    await page.getByTestId('nav-runs').click();
+    const table = page.getByTestId('runs-table');
+    await table.waitFor();
+    const labels = () => table.locator('tbody tr td.label button').allTextContents();
+    // Newest first by default.
+    expect(await labels()).toEqual(['open', 'sweep', 'closed']);
+    await page.getByTestId('sort-peak').click();
+    expect(await labels()).toEqual(['closed', 'sweep', 'open']);
+    await page.getByTestId('sort-peak').click();
+    expect(await labels()).toEqual(['open', 'sweep', 'closed']);
+    expect(await page.getByTestId('sort-peak').locator('..').getAttribute('aria-sort')).toBe('ascending');
+    const row = table.locator('tr', { hasText: 'closed' });
+    expect(await row.getByTestId('run-verdict').getAttribute('data-verdict')).toBe('fail');
+    // The closed run's peak is its second level's 333 tok/s; its first level's TTFT p95 13.1 ms.
+    expect(await row.locator('td.num').allTextContents()).toEqual(['333', '13.1']);
+    await shoot(page, 'runs-table');
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('compares against the baseline chosen, not the first ticked', async () => {
+    const table = page.getByTestId('runs-table');
+    await table.getByRole('checkbox', { name: /^Pick closed / }).check();
+    await table.getByRole('checkbox', { name: /^Pick sweep / }).check();
+    const bar = page.getByTestId('compare-baseline');
+    await bar.getByRole('radio', { name: 'sweep' }).check();
+    await page.getByTestId('compare-button').click();
+    const frame = page.frameLocator('[data-testid="compare-frame"]');
+    // A server sweep is a series per configuration: the baseline is the sweep's first.
+    await frame.getByText(/^Baseline: sweep\b/).waitFor();
+    expect(consoleErrors).toEqual([]);
+  });
+});
