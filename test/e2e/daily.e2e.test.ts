@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServebenchService } from '../../src/core/api.js';
 import { defaultBenchmarkDeps } from '../../src/core/default-deps.js';
 import type { UiServer } from '../../src/core/ui-server/index.js';
+import { FIXTURE_SECRETS } from '../core/report/fixtures.js';
 import { CHROMIUM } from './chromium.js';
 import { openAppPage } from './app-page.js';
 import { ensureBuilt } from './renderer-build.js';
@@ -71,7 +72,9 @@ describe.skipIf(!haveChromium)('the app as a daily tool: checks, runs table, bas
     expect(await pills.locator('[data-status="warn"]').textContent()).toBe('warnsample-size');
     // Amber and red are two colours, not one.
     const colour = (status: string) =>
-      pills.locator(`[data-status="${status}"] .pill`).evaluate('(e) => getComputedStyle(e).backgroundColor');
+      page.evaluate<string>(
+        `getComputedStyle(document.querySelector('[data-testid="results-row"] [data-status="${status}"] .pill')).backgroundColor`,
+      );
     expect(await colour('warn')).not.toBe(await colour('fail'));
     await shoot(page, 'results');
     expect(consoleErrors).toEqual([]);
@@ -118,6 +121,33 @@ describe.skipIf(!haveChromium)('the app as a daily tool: checks, runs table, bas
     const frame = page.frameLocator('[data-testid="compare-frame"]');
     // A server sweep is a series per configuration: the baseline is the sweep's first.
     await frame.getByText(/^Baseline: sweep\b/).waitFor();
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('shows what the report shows (command, environment, configuration, redacted) and runs it again', async () => {
+    await page.getByTestId('runs-list').getByText('closed', { exact: true }).click();
+    const details = page.getByTestId('results-view').getByTestId('run-details');
+    await details.waitFor();
+    expect(await details.getByTestId('server-command').textContent()).toMatch(
+      /sim --mimic vllm .*--profile thermal-throttle-demo/,
+    );
+    expect(await details.getByTestId('environment').textContent()).toContain('NVIDIA H200');
+    const config = (await details.getByTestId('run-config').textContent()) ?? '';
+    expect(config).toContain('simProfile: thermal-throttle-demo');
+    expect(config).toMatch(/HF_TOKEN: "?\*\*\*"?/);
+    const text = (await page.getByTestId('results-view').textContent()) ?? '';
+    for (const secret of FIXTURE_SECRETS) expect(text).not.toContain(secret);
+    await details.locator('summary').click();
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await details.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(shots, 'daily-run-details.png') });
+
+    await page.getByTestId('run-again').click();
+    await page.getByTestId('new-run-form').waitFor();
+    expect(await page.getByTestId('label').inputValue()).toBe('closed');
+    expect(await page.getByTestId('engine-sim').isChecked()).toBe(true);
+    expect(await page.getByTestId('run-again-note').textContent()).toContain('HF_TOKEN');
+    await shoot(page, 'run-again');
     expect(consoleErrors).toEqual([]);
   });
 });

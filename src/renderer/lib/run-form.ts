@@ -180,7 +180,7 @@ export function workloadErrorField(message: string): FormFieldName | undefined {
 export type PresetServer = NonNullable<PresetSummary['server']>;
 
 /** A config value as the form shows it; a prefilled field shows the schema's default when the value is absent. */
-function toText(f: FieldDescriptor, v: unknown): string {
+export function toText(f: FieldDescriptor, v: unknown): string {
   return fieldText(f, v ?? (f.prefill ? fieldDefault(f) : undefined));
 }
 
