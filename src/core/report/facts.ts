@@ -1,6 +1,7 @@
 import type { Check, RunRecord } from '../../shared/run-record.js';
 import { fmtFixed } from '../../shared/report-columns.js';
 import { loadText } from '../../shared/level-load.js';
+import { countOf } from '../../shared/plural.js';
 import type { Fact } from '../../shared/environment-facts.js';
 
 // The environment and the server command are shared with the app's results page (one reckoning).
@@ -81,7 +82,7 @@ export function headlineFacts(record: RunRecord): Fact[] {
     },
     { label: 'Quantization', value: quant.length ? quant.join(', ') : (server.dtype ?? 'none (model default)') },
     { label: 'Lengths', value: lengths.length ? lengths.join('; ') : cfgLengths },
-    { label: 'Load', value: `${load}; ${record.config.rounds} rounds per level` },
+    { label: 'Load', value: `${load}; ${countOf(record.config.rounds, 'round')} per level` },
   ];
   const diffusion = diffusionText(record);
   if (diffusion) facts.push({ label: 'Diffusion', value: diffusion });
