@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -22,6 +22,7 @@ const RUNS = [
   ['20261201T103738Z-sweep', 'sweep'],
   ['20261201T105933Z-open', 'open'],
 ] as const;
+const BROKEN = '20261201T110000Z-broken';
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) console.warn(`skipping the daily-use e2e test: ${CHROMIUM} is absent (apt-get install chromium)`);
 
@@ -52,6 +53,20 @@ describe.skipIf(!haveChromium)('the app as a daily tool: checks, runs table, bas
     mkdirSync(shots, { recursive: true });
     out = await mkdtemp(join(tmpdir(), 'sb-e2e-daily-'));
     for (const [id, name] of RUNS) await cp(join(fixtures, name), join(out, id), { recursive: true });
+    // A launch that failed before measuring: the closed run's record with no level and the server's failure.
+    const record = JSON.parse(await readFile(join(fixtures, 'closed', 'run.json'), 'utf8')) as Record<string, unknown>;
+    await mkdir(join(out, BROKEN));
+    await writeFile(
+      join(out, BROKEN, 'run.json'),
+      JSON.stringify({
+        ...record,
+        id: BROKEN,
+        label: 'broken',
+        status: 'failed',
+        levels: [],
+        error: 'the server exited during start-up; pass --model',
+      }),
+    );
     const service = createServebenchService({ outDir: out, deps: defaultBenchmarkDeps() });
     ({ server, browser, page } = await openAppPage(service, consoleErrors, { viewport: { width: 1440, height: 900 } }));
   }, 300_000);
@@ -148,6 +163,61 @@ describe.skipIf(!haveChromium)('the app as a daily tool: checks, runs table, bas
     expect(await page.getByTestId('engine-sim').isChecked()).toBe(true);
     expect(await page.getByTestId('run-again-note').textContent()).toContain('HF_TOKEN');
     await shoot(page, 'run-again');
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('keeps a failed launch apart from the runs, in its words, and clears it', async () => {
+    await page.getByTestId('nav-new').click();
+    expect(await page.getByTestId('runs-list').getByText('broken').count()).toBe(0);
+    const attempts = page.getByTestId('failed-attempts');
+    await attempts.locator('summary').click();
+    await attempts.getByText('broken').click();
+    // The core's words name flags; the app names its form's fields.
+    await page
+      .getByTestId('results-view')
+      .getByText('failed: the server exited during start-up; fill in Model')
+      .waitFor();
+    await page.getByTestId('nav-runs').click();
+    expect(await page.getByTestId('runs-table').getByText('broken').count()).toBe(0);
+    await page.getByTestId('clear-attempts').click();
+    await attempts.waitFor({ state: 'detached' });
+    expect(await readdir(out)).not.toContain(BROKEN);
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('the form: no label cut at 1024 px, a profile select, nothing carried across engines, a refusal under its field', async () => {
+    await page.setViewportSize({ width: 1024, height: 640 });
+    await page.getByTestId('nav-new').click();
+    await page.getByTestId('engine-sim').check({ force: true });
+    for (const d of await page.locator('details.more').all())
+      await d.evaluate((e) => ((e as unknown as { open: boolean }).open = true));
+    const cut = await page.evaluate<string[]>(`[...document.querySelectorAll('.field > span:first-child')]
+      .filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent)`);
+    expect(cut).toEqual([]);
+    const segments = await page.evaluate<string[]>(`[...document.querySelectorAll('.segmented label')]
+      .filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent.trim())`);
+    expect(segments).toEqual([]);
+    await page.screenshot({ path: join(shots, 'daily-form-1024.png'), fullPage: true });
+
+    // The simulator's profiles are a list to pick from, not a name to guess.
+    const profile = page.getByTestId('sim-profile');
+    expect(await profile.evaluate((e) => e.tagName)).toBe('SELECT');
+    await profile.selectOption('power-capped');
+    await page.getByTestId('model').fill('servebench/sim-llama-8b');
+    await page.getByTestId('engine-vllm').check({ force: true });
+    expect(await page.getByTestId('model').inputValue()).toBe('');
+    await page.getByTestId('engine-sim').check({ force: true });
+    expect(await page.getByTestId('sim-profile').inputValue()).toBe('');
+
+    await page.getByTestId('max-model-len').fill('1000');
+    await page.getByTestId('input-len').fill('900');
+    await page.getByTestId('output-len').fill('200');
+    await page.getByTestId('start').click();
+    const under = page.locator('label', { has: page.getByTestId('output-len') }).getByTestId('field-error');
+    expect(await under.textContent()).toMatch(
+      /^Input tokens \+ Output tokens \(1100\) is over Max model length \(1000\)/,
+    );
+    await shoot(page, 'form-refused');
     expect(consoleErrors).toEqual([]);
   });
 });

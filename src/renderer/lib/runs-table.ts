@@ -18,6 +18,11 @@ export const RUN_COLUMNS: readonly { key: RunSortKey; label: string; numeric?: b
 
 const VERDICT_RANK: Record<CheckStatus, number> = { pass: 0, warn: 1, fail: 2 };
 
+/** A launch that failed before any level was measured: an attempt, listed apart from the runs (and cleared at once). */
+export function isFailedAttempt(run: RunSummary): boolean {
+  return !run.unreadable && run.status === 'failed' && run.levels === 0;
+}
+
 /** A run's verdict as the list shows it: a run that did not complete is its own status, else its checks' worst. */
 export function runVerdict(run: RunSummary): CheckStatus | RunSummary['status'] | 'unreadable' {
   if (run.unreadable) return 'unreadable';
