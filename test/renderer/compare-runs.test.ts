@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { runSummary } from './run-summary.js';
 import {
   baselineOf,
   comparable,
@@ -10,18 +11,9 @@ import {
 } from '../../src/renderer/lib/compare-runs.js';
 import { fakePage } from './fake-page.js';
 import { COMPARE_MAX_RUNS } from '../../src/shared/contract.js';
-import type { CompareFormat, RunComparison, RunSummary } from '../../src/shared/contract.js';
+import type { CompareFormat, RunComparison } from '../../src/shared/contract.js';
 
-const run = (id: string, extra: Partial<RunSummary> = {}): RunSummary => ({
-  id,
-  dir: `/runs/${id}`,
-  label: id,
-  startedAt: '2026-12-01T10:00:00Z',
-  status: 'completed',
-  simulated: true,
-  levels: 2,
-  ...extra,
-});
+const run = runSummary;
 
 const comparison = (ids: string[], format: CompareFormat): RunComparison => ({
   format,

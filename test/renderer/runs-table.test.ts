@@ -1,19 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { runSummary } from './run-summary.js';
 import type { RunSummary } from '../../src/shared/contract.js';
 import { nextSort, runVerdict, sortRuns } from '../../src/renderer/lib/runs-table.js';
 import { runHeadline } from '../../src/shared/run-headline.js';
 import type { RunRecord } from '../../src/shared/run-record.js';
 
-const run = (id: string, extra: Partial<RunSummary> = {}): RunSummary => ({
-  id,
-  dir: `/runs/${id}`,
-  label: id,
-  startedAt: '2026-12-01T10:00:00Z',
-  status: 'completed',
-  simulated: true,
-  levels: 2,
-  ...extra,
-});
+const run = runSummary;
 const head = (verdict: 'pass' | 'warn' | 'fail', peak: number | null, ttft: number | null) => ({
   verdict,
   failed: verdict === 'fail' ? ['throttling'] : [],
