@@ -92,6 +92,12 @@ describe.skipIf(!haveChromium)('the app as a daily tool: checks, runs table, bas
       );
     expect(await colour('warn')).not.toBe(await colour('fail'));
     await shoot(page, 'results');
+    // The thermal samples of the closed run: throttling shaded red, named as such (no power cap in this run).
+    const timeline = page.getByTestId('results-view').getByTestId('timeline');
+    await timeline.getByTestId('throttle-note').waitFor();
+    expect(await timeline.getByTestId('power-cap-note').count()).toBe(0);
+    await timeline.scrollIntoViewIfNeeded();
+    await timeline.screenshot({ path: join(shots, 'daily-timeline.png') });
     expect(consoleErrors).toEqual([]);
   });
 
