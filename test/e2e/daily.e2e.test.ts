@@ -142,6 +142,12 @@ describe.skipIf(!haveChromium)('the app as a daily tool: checks, runs table, bas
     const frame = page.frameLocator('[data-testid="compare-frame"]');
     // A server sweep is a series per configuration: the baseline is the sweep's first.
     await frame.getByText(/^Baseline: sweep\b/).waitFor();
+    // Above it, each run compared with its checks: the baseline first, a warning apart from a failure.
+    const compared = page.getByTestId('compared-runs').locator('li');
+    expect(await compared.first().textContent()).toMatch(/^sweep\s*baseline/);
+    expect(await compared.first().locator('[data-status="fail"]').count()).toBe(0);
+    expect(await compared.nth(1).locator('[data-status="fail"]').textContent()).toContain('throttling');
+    await shoot(page, 'compare');
     expect(consoleErrors).toEqual([]);
   });
 
