@@ -20,6 +20,7 @@ import {
   setPath,
 } from '../../shared/field-values.js';
 import { splitCommandLine } from '../../shared/command-line.js';
+import { requestTokens } from '../../shared/request-tokens.js';
 import type { EngineProbeRequest, PresetSummary } from '../../shared/contract.js';
 
 /** The app's engine picker: the registry's list, in its order. */
@@ -356,7 +357,10 @@ function missing(form: RunForm, config: Record<string, unknown>, server: Record<
   return overContext(form, config, server);
 }
 
-/** A request longer than the context the form gives the server (Max model length) can never be served. */
+/**
+ * A request longer than the context the form gives the server (Max model length) can never be served: refused
+ * before launch, counted as the run's own check counts it once the server says its context (requestTokens).
+ */
 function overContext(form: RunForm, config: Record<string, unknown>, server: Record<string, unknown>) {
   const context = server.maxModelLen;
   if (typeof context !== 'number' || workloadOf(form) === 'trace') return undefined;
@@ -366,12 +370,13 @@ function overContext(form: RunForm, config: Record<string, unknown>, server: Rec
     const v = config[key] ?? (f ? fieldDefault(f) : undefined);
     return Array.isArray(v) ? Math.max(0, ...v.map(Number)) : 0;
   };
-  const total = longest('inputLen', 'input-len') + longest('outputLen', 'output-len');
+  const turns = typeof config.turns === 'number' ? config.turns : 1;
+  const total = requestTokens(longest('inputLen', 'input-len'), longest('outputLen', 'output-len'), turns);
   if (total <= context) return undefined;
   const label = (flag: string): string => fieldByFlag(flag)?.label ?? flag;
   return {
     field: 'output-len',
-    error: `${label('input-len')} + ${label('output-len')} (${total}) is over ${label('max-model-len')} (${context}): lower one, or raise ${label('max-model-len')}`,
+    error: `${turns > 1 ? `${label('turns')} × (` : ''}${label('input-len')} + ${label('output-len')}${turns > 1 ? ')' : ''} (${total}) is over ${label('max-model-len')} (${context}): lower one, or raise ${label('max-model-len')}`,
   };
 }
 
