@@ -174,6 +174,10 @@ describe.skipIf(!haveChromium)('the app as a daily tool: checks, runs table, bas
     expect(await page.getByTestId('label').inputValue()).toBe('closed');
     expect(await page.getByTestId('engine-sim').isChecked()).toBe(true);
     expect(await page.getByTestId('run-again-note').textContent()).toContain('HF_TOKEN');
+    // The recorded "off" of a switch whose default is off is the default's own option: listed once, chosen.
+    const capacity = page.getByTestId('find-capacity');
+    expect(await capacity.inputValue()).toBe('');
+    expect(await capacity.locator('option').allTextContents()).toEqual(['off (default)', 'on']);
     await shoot(page, 'run-again');
     expect(consoleErrors).toEqual([]);
   });
