@@ -4,6 +4,7 @@ import type { BenchConfig, EngineKind, ServerConfigSchema } from './config.js';
 import type { RunEvent } from './events.js';
 import type { RequestRecord } from './request-record.js';
 import type { RunRecord, RunStatus } from './run-record.js';
+import type { RunHeadline } from './run-headline.js';
 import type { EngineSample, GpuSample } from './telemetry.js';
 import { AppSettingsSchema } from './settings.js';
 import type { AppSettings, SettingsAnswer } from './settings.js';
@@ -22,6 +23,8 @@ export interface RunSummary {
   model?: string;
   /** Set when the folder's run.json cannot be read (damaged, or from a newer servebench): why, in one line. */
   unreadable?: string;
+  /** Its verdict and headline figures (absent for an unreadable folder). */
+  headline?: RunHeadline;
 }
 
 /** A ready-made server setup (resources/presets): its server fields fill the new-run form. */

@@ -1,4 +1,8 @@
 // Shared so the app's form can mask what the writers redact, by the same rule.
+
+/** What replaces a secret wherever servebench writes or shows text. */
+export const REDACTED = '***';
+
 // KEY, TOKEN, SECRET, PASS(WORD), AUTH, CREDENTIAL, BEARER anywhere in the name, ending a word: a letter
 // after it makes another word (TOKENS and TOKENIZERS are counts and settings, firstTokenMs a metric).
 const SECRET_WORD =

@@ -70,14 +70,14 @@ describe.skipIf(!haveChromium)('Compare runs in `servebench ui` (headless Chromi
     expect(consoleErrors).toEqual([]);
   });
 
-  it('picks two runs by keyboard, then Compare shows the comparison against the first picked', async () => {
+  it('picks two runs by keyboard, then Compare shows the comparison against the first picked by default', async () => {
     const list = page.getByTestId('runs-list');
     await list.getByRole('checkbox', { name: /^Pick closed / }).focus();
     await page.keyboard.press('Space');
     await page.getByTestId('compare-hint').getByText('Compare: pick one more run.').waitFor();
     await list.getByRole('checkbox', { name: /^Pick sweep / }).focus();
     await page.keyboard.press('Space');
-    await page.getByTestId('compare-hint').getByText('2 runs picked; the first is the baseline.').waitFor();
+    await page.getByTestId('compare-hint').getByText('2 runs picked; choose the baseline.').waitFor();
     const button = page.getByTestId('compare-button');
     expect(await button.textContent()).toMatch(/Compare 2 runs/);
     await page.screenshot({ path: join(shots, 'compare-picked.png') });

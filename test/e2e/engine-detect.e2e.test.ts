@@ -103,6 +103,12 @@ describe.skipIf(!haveChromium)('the new-run form finds the installed engine (fak
     await quantization.fill('my-custom-quant');
     expect(await quantization.inputValue()).toBe('my-custom-quant');
     await page.screenshot({ path: join(shots, 'app-engine-missing.png') });
+    // Start is refused under the field the look-up found wrong: no launch that can only fail.
+    await page.getByTestId('model').fill('org/model');
+    await page.getByTestId('start').click();
+    const pythonField = page.locator('label.field', { has: page.getByTestId('python') });
+    expect(await pythonField.getByTestId('field-error').textContent()).toMatch(/^not found: pip install vllm/);
+    expect(await page.getByTestId('live-view').count()).toBe(0);
   });
 
   it('attach: nothing is probed', async () => {

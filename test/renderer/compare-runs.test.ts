@@ -1,19 +1,19 @@
 import { describe, expect, it, vi } from 'vitest';
-import { comparable, compareHint, keepPicks, saveComparison, togglePick } from '../../src/renderer/lib/compare-runs.js';
+import { runSummary } from './run-summary.js';
+import {
+  baselineOf,
+  comparable,
+  compareHint,
+  compareOrder,
+  keepPicks,
+  saveComparison,
+  togglePick,
+} from '../../src/renderer/lib/compare-runs.js';
 import { fakePage } from './fake-page.js';
 import { COMPARE_MAX_RUNS } from '../../src/shared/contract.js';
-import type { CompareFormat, RunComparison, RunSummary } from '../../src/shared/contract.js';
+import type { CompareFormat, RunComparison } from '../../src/shared/contract.js';
 
-const run = (id: string, extra: Partial<RunSummary> = {}): RunSummary => ({
-  id,
-  dir: `/runs/${id}`,
-  label: id,
-  startedAt: '2026-12-01T10:00:00Z',
-  status: 'completed',
-  simulated: true,
-  levels: 2,
-  ...extra,
-});
+const run = runSummary;
 
 const comparison = (ids: string[], format: CompareFormat): RunComparison => ({
   format,
@@ -52,8 +52,16 @@ describe('Compare in the runs list', () => {
   it('says what to do until two runs are picked', () => {
     expect(compareHint(0)).toBe('Compare: pick two or more runs in the list.');
     expect(compareHint(1)).toBe('Compare: pick one more run.');
-    expect(compareHint(3)).toBe('3 runs picked; the first is the baseline.');
+    expect(compareHint(3)).toBe('3 runs picked; choose the baseline.');
     expect(compareHint(COMPARE_MAX_RUNS)).toMatch(/at most/);
+  });
+
+  it('compares against the baseline chosen, not the first ticked; the first stands in until one is chosen', () => {
+    expect(compareOrder(['a', 'b', 'c'], 'c')).toEqual(['c', 'a', 'b']);
+    expect(compareOrder(['a', 'b', 'c'], null)).toEqual(['a', 'b', 'c']);
+    // A baseline unticked since: the first picked again.
+    expect(baselineOf(['a', 'b'], 'c')).toBe('a');
+    expect(compareOrder([], 'c')).toEqual([]);
   });
 
   it('browser mode: the comparison downloads as a file named after the runs', async () => {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { GpuSample } from '../../src/shared/telemetry.js';
 import { applyEvent, createLiveRun } from '../../src/renderer/lib/live-run.js';
-import { fmtTimeLeft, formingFigures, throttleSpans, timeLeft } from '../../src/renderer/lib/live-figures.js';
+import { fmtTimeLeft, formingFigures, timeLeft } from '../../src/renderer/lib/live-figures.js';
 
 function run(totalLevels: number) {
   return createLiveRun({ type: 'run-started', runId: 'r', dir: '/r', simulated: true, totalLevels }, 0);
@@ -96,21 +95,5 @@ describe('live figures', () => {
       windowMs: 20,
       shortfallAfterFailures: 0,
     });
-  });
-
-  it('throttled spans: from the first throttled sample to the first one not throttled, per GPU and kind', () => {
-    const sample = (tMs: number, cls: GpuSample['class'], gpu = 0) => ({ tMs, gpu, class: cls }) as GpuSample;
-    const spans = throttleSpans([
-      sample(0, 'full-speed'),
-      sample(1000, 'thermal'),
-      sample(2000, 'thermal'),
-      sample(3000, 'full-speed'),
-      sample(4000, 'power-cap'),
-      sample(5000, 'power-cap'),
-    ]);
-    expect(spans).toEqual([
-      { from: 1, to: 3, label: 'thermal', tone: 'throttle' },
-      { from: 4, to: 5, label: 'power-cap', tone: 'throttle' },
-    ]);
   });
 });

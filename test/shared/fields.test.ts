@@ -125,7 +125,15 @@ describe('the field table', () => {
       }
       const engine = engineFor(f);
       const base = defaultForm();
-      const values = { ...base.values, model: 'org/m', url: 'http://h:1', cmd: 'srv' };
+      // Requests of 1 + 1 tokens fit any context a field may give (Start refuses a request longer than it).
+      const values = {
+        ...base.values,
+        model: 'org/m',
+        url: 'http://h:1',
+        cmd: 'srv',
+        'input-len': '1',
+        'output-len': '1',
+      };
       const form = { ...base, engine, diffusion: true, values };
       if (f.ui === 'env') {
         const built = buildConfig({ ...form, env: [{ name: 'HF_TOKEN', value: 'hf_x' }] });

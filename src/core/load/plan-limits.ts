@@ -4,6 +4,7 @@ import type { BenchConfig, EngineKind } from '../../shared/config.js';
 import { UserError } from '../errors.js';
 import type { LevelPlan } from './level-plan.js';
 import { loadText } from '../../shared/level-load.js';
+import { requestTokens } from '../../shared/request-tokens.js';
 import { engineFor } from '../servers/engines/index.js';
 
 const n = (v: number): string => v.toLocaleString('en-US');
@@ -63,7 +64,7 @@ const CONTEXT_FIX = 'serve the model with a longer context';
 
 /** Prompt plus output tokens of a level's longest request: a multi-turn conversation's last turn carries it all. */
 export function longestRequestTokens(plan: LevelPlan): number {
-  return (plan.turns ?? 1) * (plan.inputLen + plan.outputLen);
+  return requestTokens(plan.inputLen, plan.outputLen, plan.turns ?? 1);
 }
 
 /**

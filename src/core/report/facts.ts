@@ -1,12 +1,11 @@
 import type { Check, RunRecord } from '../../shared/run-record.js';
 import { fmtFixed } from '../../shared/report-columns.js';
 import { loadText } from '../../shared/level-load.js';
+import { countOf } from '../../shared/plural.js';
+import type { Fact } from '../../shared/environment-facts.js';
 
-/** A labelled fact of the headline or the environment section. */
-export interface Fact {
-  label: string;
-  value: string;
-}
+// The environment and the server command are shared with the app's results page (one reckoning).
+export { environmentFacts, serverCommandText, type Fact } from '../../shared/environment-facts.js';
 
 /** The run's verdict from its run-level checks. */
 export interface Verdict {
@@ -83,47 +82,12 @@ export function headlineFacts(record: RunRecord): Fact[] {
     },
     { label: 'Quantization', value: quant.length ? quant.join(', ') : (server.dtype ?? 'none (model default)') },
     { label: 'Lengths', value: lengths.length ? lengths.join('; ') : cfgLengths },
-    { label: 'Load', value: `${load}; ${record.config.rounds} rounds per level` },
+    { label: 'Load', value: `${load}; ${countOf(record.config.rounds, 'round')} per level` },
   ];
   const diffusion = diffusionText(record);
   if (diffusion) facts.push({ label: 'Diffusion', value: diffusion });
   facts.push({ label: 'Status', value: statusText(record) });
   facts.push({ label: 'Verdict', value: verdict(record).text });
-  return facts;
-}
-
-/** The environment section: host, servebench, engine, GPUs. */
-export function environmentFacts(record: RunRecord): Fact[] {
-  const env = record.environment;
-  const h = env.host;
-  const facts: Fact[] = [
-    { label: 'Host', value: `${h.hostname}: ${h.os}` },
-    {
-      label: 'CPU',
-      value: `${h.cpu ?? 'unknown'} (${h.cpus} cores)${h.memoryGiB ? `, ${h.memoryGiB} GiB memory` : ''}`,
-    },
-    { label: 'Node', value: h.node },
-    { label: 'servebench', value: env.servebenchVersion },
-    { label: 'Engine', value: `${env.engine.kind} ${env.engine.version ?? ''}`.trim() },
-  ];
-  if (env.engine.url) facts.push({ label: 'Server URL', value: env.engine.url });
-  for (const g of env.gpus ?? []) {
-    facts.push({
-      label: `GPU ${g.index}`,
-      value: [
-        g.name ?? 'unknown',
-        g.memoryMiB !== null ? `${Math.round(g.memoryMiB / 1024)} GiB` : null,
-        g.driver ? `driver ${g.driver}` : null,
-        g.cudaVersion ? `CUDA ${g.cudaVersion}` : null,
-        g.powerLimitW !== null ? `power limit ${g.powerLimitW} W` : null,
-        g.maxSmClockMhz !== null ? `max SM clock ${g.maxSmClockMhz} MHz` : null,
-      ]
-        .filter(Boolean)
-        .join(', '),
-    });
-  }
-  facts.push({ label: 'Started', value: record.startedAt });
-  facts.push({ label: 'Finished', value: record.finishedAt ?? 'not finished' });
   return facts;
 }
 

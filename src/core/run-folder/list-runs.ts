@@ -1,6 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import { runHeadline, type RunHeadline } from '../../shared/run-headline.js';
 import type { RunRecord } from '../../shared/run-record.js';
 import { readTextFile } from '../bounded-file.js';
 import { nodeRunFs, replaceFile, type RunFs } from '../runs/run-fs.js';
@@ -31,6 +32,8 @@ export interface RunListing {
   model?: string;
   /** Set when run.json is there but cannot be read (damaged, or from a newer servebench): why, in one line. */
   unreadable?: string;
+  /** The verdict and headline figures a runs table shows. */
+  headline?: RunHeadline;
 }
 
 const ListingSchema = z.strictObject({
@@ -43,9 +46,18 @@ const ListingSchema = z.strictObject({
   engine: z.string().optional(),
   model: z.string().optional(),
   unreadable: z.string().optional(),
+  headline: z
+    .strictObject({
+      verdict: z.enum(['pass', 'warn', 'fail']),
+      failed: z.array(z.string()),
+      warned: z.array(z.string()),
+      peakOutputTokPerSec: z.number().nullable(),
+      firstTtftP95Ms: z.number().nullable(),
+    })
+    .optional(),
 });
 const IndexSchema = z.strictObject({
-  version: z.literal(1),
+  version: z.literal(2),
   entries: z.record(z.string(), z.strictObject({ key: z.string(), listing: ListingSchema })),
 });
 /** The index file's content: per folder name, its run.json's identity and its listing. */
@@ -69,7 +81,8 @@ export interface ListRunsDeps {
 /** The engine and model of a run, for filtering a list (older records may lack them). */
 function runIdentity(r: RunRecord): { engine?: string; model?: string } {
   const engine = r.config?.server?.engine;
-  const model = r.config?.server?.model ?? r.config?.model;
+  // The model the engine reported serving first (the simulator names its own), else the one asked for.
+  const model = r.environment?.engine?.model ?? r.config?.server?.model ?? r.config?.model;
   return { ...(engine ? { engine } : {}), ...(model ? { model } : {}) };
 }
 
@@ -96,7 +109,7 @@ async function readIndex(file: string, memo: RunsIndexMemo | undefined): Promise
   } catch {
     // No index yet, or one that cannot be read: it is rebuilt from the run folders.
   }
-  return { version: 1, entries: {} };
+  return { version: 2, entries: {} };
 }
 
 /** Writes the index (a folder that cannot take it costs speed, never the listing) and remembers it. */
@@ -122,6 +135,7 @@ async function readListing(dir: string, name: string, mtime: Date, read: ListRun
       simulated: r.simulated,
       levels: r.levels.length,
       ...runIdentity(r),
+      headline: runHeadline(r),
     };
   } catch (error) {
     // The list names the folder already: the reason need not repeat its path.
@@ -147,7 +161,7 @@ export async function listRuns(outDir: string, deps: ListRunsDeps = {}): Promise
   }
   const indexFile = join(root, RUNS_INDEX_FILE);
   const index = await readIndex(indexFile, deps.memo);
-  const next: RunsIndex = { version: 1, entries: {} };
+  const next: RunsIndex = { version: 2, entries: {} };
   let changed = false;
   const out: RunListing[] = [];
   const one = async (name: string): Promise<void> => {

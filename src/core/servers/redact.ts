@@ -1,15 +1,12 @@
 import type { BenchConfig, ServerConfig } from '../../shared/config.js';
 import type { RunEvent } from '../../shared/events.js';
 import type { RunRecord } from '../../shared/run-record.js';
-import { isSecretName } from '../../shared/secret-names.js';
+import { REDACTED, isSecretName } from '../../shared/secret-names.js';
 
-export { isSecretName };
+export { REDACTED, isSecretName };
 
 // The one redaction module: every writer (run.json, server.log, events, exports, CLI output) and every
 // output of the service (activeRun, events, getRun, presets) goes through these functions.
-
-/** What replaces a secret wherever servebench writes or shows text. */
-export const REDACTED = '***';
 
 /** Token shapes that are secrets wherever they appear (Hugging Face, OpenAI-style keys, bearer headers). */
 const SECRET_SHAPES: RegExp[] = [

@@ -2,6 +2,7 @@ import type { RequestRecord } from '../../shared/request-record.js';
 import type { LevelResult, RunRecord, Summary } from '../../shared/run-record.js';
 import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
 import { sloTargetText } from '../../shared/capacity.js';
+import { THROTTLE_KIND_LABELS, THROTTLING, throttleSpans } from '../../shared/throttle-spans.js';
 import type { SloVerdict } from '../../shared/capacity.js';
 import { levelSloStatus } from '../../shared/slo-judge.js';
 import { loadAxisLabel, loadKind, loadText, loadValue } from '../../shared/level-load.js';
@@ -199,8 +200,19 @@ export interface TimeBand {
   from: number;
   to: number;
   label: string;
-  /** 'throttle': a span the GPU was throttled, shaded red; default a level's measured window. */
-  tone?: 'throttle';
+  /** 'throttle': a GPU was slowed down (thermal, hardware), shaded red; 'power-cap': held at its power limit,
+   * shaded neutral (not throttling); default a level's measured window. */
+  tone?: 'throttle' | 'power-cap';
+}
+
+/** The GPU's slowdown spans as bands: throttling red, a power cap apart in a neutral tone (src/shared/throttle-spans.ts). */
+export function throttleBands(samples: readonly GpuSample[]): TimeBand[] {
+  return throttleSpans(samples).map((s) => ({
+    from: s.startMs / 1000,
+    to: s.endMs / 1000,
+    label: THROTTLE_KIND_LABELS[s.kind],
+    tone: THROTTLING[s.kind] ? 'throttle' : 'power-cap',
+  }));
 }
 
 /** Each level's measured window (its rounds, warm-up and cool-down left out), in seconds on the run's clock. */

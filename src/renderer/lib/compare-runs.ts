@@ -25,9 +25,19 @@ export function keepPicks(picked: readonly string[], runs: readonly RunSummary[]
 export function compareHint(count: number): string {
   if (count === 0) return 'Compare: pick two or more runs in the list.';
   if (count === 1) return 'Compare: pick one more run.';
-  if (count >= COMPARE_MAX_RUNS)
-    return `${count} runs picked (at most ${COMPARE_MAX_RUNS}); the first is the baseline.`;
-  return `${count} runs picked; the first is the baseline.`;
+  if (count >= COMPARE_MAX_RUNS) return `${count} runs picked (at most ${COMPARE_MAX_RUNS}); choose the baseline.`;
+  return `${count} runs picked; choose the baseline.`;
+}
+
+/** The baseline still valid for the picks: the one chosen while it is picked, else the first picked. */
+export function baselineOf(picked: readonly string[], chosen: string | null): string | null {
+  return chosen !== null && picked.includes(chosen) ? chosen : (picked[0] ?? null);
+}
+
+/** The runs in the order compare takes them: the baseline first, then the others as picked. */
+export function compareOrder(picked: readonly string[], chosen: string | null): string[] {
+  const base = baselineOf(picked, chosen);
+  return base === null ? [] : [base, ...picked.filter((id) => id !== base)];
 }
 
 /** Where a comparison is saved: Electron's save dialog (the preload bridge has it), else a download. */

@@ -131,3 +131,14 @@ export function installedQuantizations(s: DetectionState, engine: string): reado
   const list = s.detection.found ? s.detection.quantizations : undefined;
   return list && list.length > 0 ? list : undefined;
 }
+
+/**
+ * Why Start cannot work, when the look-up for exactly this engine and field already answered "not found"
+ * (the launch would fail the same way); null while it is unknown or found.
+ */
+export function startRefusal(s: DetectionState, request: EngineProbeRequest | null, engineName: string): string | null {
+  if (s.state !== 'done' || !request || keyOf(s.request) !== keyOf(request)) return null;
+  if (!s.detection.probed || s.detection.found) return null;
+  const line = detectionLine(s, engineName);
+  return line ? [line.text, line.detail].filter(Boolean).join('; ') : null;
+}

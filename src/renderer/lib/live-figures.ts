@@ -1,7 +1,5 @@
 import { measureOffered } from '../../shared/offered-load.js';
 import type { OfferedLoad } from '../../shared/run-record.js';
-import type { GpuSample } from '../../shared/telemetry.js';
-import type { TimeBand } from './chart-data.js';
 import type { LiveLevel, LivePoint, LiveRun } from './live-run.js';
 
 /** Requests a level must have finished before its rate (and so the time left) is trusted. */
@@ -112,33 +110,4 @@ export function formingFigures(run: LiveRun, levelIndex: number): FormingFigures
     e2eP50: pct(e2e, 50),
     offered: offeredSoFar(run, levelIndex, points),
   };
-}
-
-const THROTTLED = new Set(['thermal', 'hw-slowdown', 'power-cap']);
-
-/** Stretches where a GPU was throttled (thermal, power cap, hardware slowdown), in seconds on the run's clock. */
-export function throttleSpans(samples: GpuSample[]): TimeBand[] {
-  const out: TimeBand[] = [];
-  const open = new Map<number, { from: number; to: number; kind: string }>();
-  const close = (gpu: number): void => {
-    const span = open.get(gpu);
-    if (span) out.push({ from: span.from / 1000, to: span.to / 1000, label: span.kind, tone: 'throttle' });
-    open.delete(gpu);
-  };
-  for (const s of samples) {
-    const span = open.get(s.gpu);
-    if (THROTTLED.has(s.class)) {
-      if (span && span.kind === s.class) span.to = s.tMs;
-      else {
-        close(s.gpu);
-        open.set(s.gpu, { from: s.tMs, to: s.tMs, kind: s.class });
-      }
-    } else if (span) {
-      // The span lasts until the first sample that is no longer throttled.
-      span.to = s.tMs;
-      close(s.gpu);
-    }
-  }
-  for (const gpu of [...open.keys()]) close(gpu);
-  return out.filter((b) => b.to > b.from);
 }

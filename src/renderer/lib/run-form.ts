@@ -20,6 +20,7 @@ import {
   setPath,
 } from '../../shared/field-values.js';
 import { splitCommandLine } from '../../shared/command-line.js';
+import { requestTokens } from '../../shared/request-tokens.js';
 import type { EngineProbeRequest, PresetSummary } from '../../shared/contract.js';
 
 /** The app's engine picker: the registry's list, in its order. */
@@ -180,7 +181,7 @@ export function workloadErrorField(message: string): FormFieldName | undefined {
 export type PresetServer = NonNullable<PresetSummary['server']>;
 
 /** A config value as the form shows it; a prefilled field shows the schema's default when the value is absent. */
-function toText(f: FieldDescriptor, v: unknown): string {
+export function toText(f: FieldDescriptor, v: unknown): string {
   return fieldText(f, v ?? (f.prefill ? fieldDefault(f) : undefined));
 }
 
@@ -353,7 +354,30 @@ function missing(form: RunForm, config: Record<string, unknown>, server: Record<
   }
   const noModel = modelProblem(form.engine, server.model as string | undefined);
   if (noModel) return { field: 'model', error: noModel };
-  return undefined;
+  return overContext(form, config, server);
+}
+
+/**
+ * A request longer than the context the form gives the server (Max model length) can never be served: refused
+ * before launch, counted as the run's own check counts it once the server says its context (requestTokens).
+ */
+function overContext(form: RunForm, config: Record<string, unknown>, server: Record<string, unknown>) {
+  const context = server.maxModelLen;
+  if (typeof context !== 'number' || workloadOf(form) === 'trace') return undefined;
+  // The longest length asked, the schema's default when the field is left empty.
+  const longest = (key: string, flag: string): number => {
+    const f = fieldByFlag(flag);
+    const v = config[key] ?? (f ? fieldDefault(f) : undefined);
+    return Array.isArray(v) ? Math.max(0, ...v.map(Number)) : 0;
+  };
+  const turns = typeof config.turns === 'number' ? config.turns : 1;
+  const total = requestTokens(longest('inputLen', 'input-len'), longest('outputLen', 'output-len'), turns);
+  if (total <= context) return undefined;
+  const label = (flag: string): string => fieldByFlag(flag)?.label ?? flag;
+  return {
+    field: 'output-len',
+    error: `${turns > 1 ? `${label('turns')} × (` : ''}${label('input-len')} + ${label('output-len')}${turns > 1 ? ')' : ''} (${total}) is over ${label('max-model-len')} (${context}): lower one, or raise ${label('max-model-len')}`,
+  };
 }
 
 /** The form's environment rows as the server's environment, or the row that is wrong. */
@@ -411,6 +435,20 @@ export function applyPreset(form: RunForm, preset: PresetSummary | undefined): R
     values,
     env: Object.entries((s.env as Record<string, string> | undefined) ?? {}).map(([name, value]) => ({ name, value })),
   };
+}
+
+/**
+ * The form switched to another engine: the settings bound to the old one (its URL, command, profile, arguments)
+ * are cleared, and so is the model when the two engines name models otherwise (a simulated name, a .gguf file,
+ * a hub id): a value the new engine would take wrongly is never carried over.
+ */
+export function switchEngine(form: RunForm, next: EngineKind): RunForm {
+  if (next === form.engine) return form;
+  const values = { ...form.values };
+  for (const f of FORM_FIELDS) if (f.engineBound && isServerField(f)) values[f.flag] = '';
+  if (describeEngine(form.engine).modelHint !== describeEngine(next).modelHint)
+    for (const flag of ['model', 'served-model-name']) values[flag] = '';
+  return { ...form, engine: next, preset: '', values };
 }
 
 /** The field a form key names, for the words of a message (its label). */

@@ -64,6 +64,23 @@ describe('fake GPU model', () => {
     expect(gpu.mask).toBe(REASON_IDLE);
   });
 
+  it('the thermal demo slows down where an H200 does (near 90 °C), and stays there while throttled', () => {
+    const p = loadProfile('thermal-throttle-demo');
+    expect(p.gpuThermalLimitC).toBe(loadProfile('h200-llama8b-bf16').gpuThermalLimitC);
+    const gpu = new FakeGpu(p, 0);
+    let t = 0;
+    const hot: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      gpu.addBusy(200);
+      gpu.tick((t += 200));
+      if (gpu.mask & REASON_SW_THERMAL) hot.push(gpu.tempC);
+    }
+    // Within a few seconds of load, and never at a temperature no H200 throttles at.
+    expect(hot.length).toBeGreaterThan(80);
+    expect(Math.min(...hot)).toBeGreaterThanOrEqual(p.gpuThermalLimitC - 2);
+    expect(Math.max(...hot)).toBeLessThan(100);
+  });
+
   it('is power-capped at full load without losing clock on a power-limited profile', () => {
     const p = loadProfile('power-capped');
     const gpu = new FakeGpu(p, 0);

@@ -8,7 +8,7 @@ import {
   visibleColumns,
 } from '../../../shared/report-columns.js';
 import type { Column, LevelRow } from '../../../shared/report-columns.js';
-import { costLines, environmentFacts, headlineFacts, sortedChecks, verdict } from '../facts.js';
+import { costLines, environmentFacts, headlineFacts, serverCommandText, sortedChecks, verdict } from '../facts.js';
 import type { Fact } from '../facts.js';
 import { esc, scriptJson } from './escape.js';
 import { REPORT_CSS } from './styles.js';
@@ -152,7 +152,7 @@ export function renderPage(page: ReportPage): string {
       .map((l) => `<p>${esc(l)}</p>`)
       .join('')}</section>`,
     '<section id="command"><h2>Server command</h2>',
-    `<pre>${esc(record.environment.engine.command ?? `(not launched by servebench: ${record.environment.engine.kind}${record.environment.engine.url ? ` at ${record.environment.engine.url}` : ''})`)}</pre></section>`,
+    `<pre>${esc(serverCommandText(record))}</pre></section>`,
     `<section id="environment"><h2>Environment</h2>${facts(environmentFacts(record))}</section>`,
     '<section id="telemetry"><h2>Telemetry per level</h2>',
     table(TELEMETRY_COLUMNS, rows, 'table-telemetry'),

@@ -4,6 +4,7 @@ import type { GpuSample } from '../../../shared/telemetry.js';
 import { esc } from './escape.js';
 import { makeScale } from './scale.js';
 import { loadText } from '../../../shared/level-load.js';
+import { THROTTLE_KIND_LABELS, THROTTLING, throttleSpans } from '../../../shared/throttle-spans.js';
 
 const W = 900;
 const M = { l: 50, r: 12 };
@@ -11,33 +12,6 @@ const REQ_H = 220;
 const GPU_H = 80;
 const GAP = 26;
 const f1 = (v: number): string => v.toFixed(1);
-
-interface Span {
-  kind: 'throttled' | 'power-cap';
-  start: number;
-  end: number;
-}
-
-/** Stretches where any GPU was thermally or hardware throttled (and, apart, power-capped), from consecutive samples. */
-export function throttleSpans(gpu: readonly GpuSample[]): Span[] {
-  const spans: Span[] = [];
-  const byGpu = new Map<number, GpuSample[]>();
-  for (const s of gpu) (byGpu.get(s.gpu) ?? byGpu.set(s.gpu, []).get(s.gpu))?.push(s);
-  for (const samples of byGpu.values()) {
-    samples.sort((a, b) => a.tMs - b.tMs);
-    for (let i = 0; i < samples.length; i++) {
-      const s = samples[i] as GpuSample;
-      const kind =
-        s.class === 'thermal' || s.class === 'hw-slowdown' ? 'throttled' : s.class === 'power-cap' ? 'power-cap' : null;
-      if (!kind) continue;
-      const end = samples[i + 1]?.tMs ?? s.tMs + 500;
-      const last = spans[spans.length - 1];
-      if (last && last.kind === kind && s.tMs <= last.end + 1) last.end = Math.max(last.end, end);
-      else spans.push({ kind, start: s.tMs, end });
-    }
-  }
-  return spans;
-}
 
 interface Metric {
   key: 'smClockMhz' | 'tempC' | 'powerW';
@@ -77,13 +51,14 @@ export function renderTimeline(
     `<svg viewBox="0 0 ${W} ${H}" class="timeline" role="img" aria-label="timeline" data-requests="${reqs.length}">`,
   ];
   const bottom = H - 30;
-  // Throttled spans, shaded across every panel.
+  // Slowdown spans (src/shared/throttle-spans.ts), shaded across every panel: throttling apart from a power cap.
   for (const s of throttleSpans(gpuIn)) {
-    const a = Math.max(s.start, t0);
-    const b = Math.min(s.end, t1);
+    const a = Math.max(s.startMs, t0);
+    const b = Math.min(s.endMs, t1);
     if (b <= a) continue;
+    const cls = THROTTLING[s.kind] ? 'throttled' : 'power-cap';
     out.push(
-      `<rect class="span ${s.kind}" x="${X(a)}" y="4" width="${f1(Number(X(b)) - Number(X(a)))}" height="${bottom - 4}"><title>${s.kind === 'throttled' ? 'thermal / hardware slowdown' : 'power cap'}</title></rect>`,
+      `<rect class="span ${cls}" data-kind="${s.kind}" x="${X(a)}" y="4" width="${f1(Number(X(b)) - Number(X(a)))}" height="${bottom - 4}"><title>${esc(THROTTLE_KIND_LABELS[s.kind])}</title></rect>`,
     );
   }
   // Requests: one horizontal stroke each, in send order.

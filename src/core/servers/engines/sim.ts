@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DIFFUSION_SETTINGS, ENGINE_SETTINGS as E, LAUNCH_SETTINGS } from '../../../shared/server-settings.js';
 import { setting } from '../../../shared/setting.js';
+import { BUNDLED_SIM_PROFILES } from '../../../shared/sim-profiles.js';
 import { defineEngine, flag, mapped, used, usedAll } from './define.js';
 import { VLLM_METRICS, VLLM_PROGRESS } from './vllm.js';
 
@@ -8,7 +9,7 @@ import { VLLM_METRICS, VLLM_PROGRESS } from './vllm.js';
 const SIM_PROFILE = setting(z.string().optional(), {
   label: 'Simulator profile',
   metavar: 'NAME',
-  help: 'simulator profile (resources/sim-profiles: h200-llama8b-bf16, rtx4080-llama8b-int4, h200-dllm-block, thermal-throttle-demo, power-capped, instant)',
+  help: `simulator profile (resources/sim-profiles: ${BUNDLED_SIM_PROFILES.join(', ')})`,
   group: 'server',
   placeholder: 'h200-llama8b-bf16',
   engineBound: true,
@@ -33,7 +34,7 @@ export const simEngine = defineEngine({
     ...usedAll(LAUNCH_SETTINGS, 'the launch itself'),
     model: used(LAUNCH_SETTINGS.model, '--model (the served model name wins)'),
     servedModelName: used(LAUNCH_SETTINGS.servedModelName, '--model'),
-    simProfile: used(SIM_PROFILE, '--profile'),
+    simProfile: used(SIM_PROFILE, '--profile', { suggest: BUNDLED_SIM_PROFILES }),
     maxModelLen: flag(E.maxModelLen, '--max-model-len'),
     maxSeqs: flag(E.maxSeqs, '--max-num-seqs'),
     prefixCaching: mapped(E.prefixCaching, '--prefix-caching true|false', (v) => ['--prefix-caching', String(v)]),
