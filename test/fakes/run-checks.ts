@@ -6,11 +6,14 @@ import type { Check, RunRecord } from '../../src/shared/run-record.js';
  */
 export const MACHINE_CHECKS: ReadonlySet<string> = new Set(['client', 'round-spread']);
 
+/** A check as tests compare it: its id and code ("server/simulated"); the prose is for people, not for asserting. */
+export function verdictOf(c: Check): string {
+  return `${c.id}/${c.code ?? 'unrecorded'}`;
+}
+
 /** The run's failed checks that a busy machine cannot explain (what a test asserts empty instead of "exit 0"). */
 export function failedBeyondMachine(record: RunRecord): string[] {
-  return record.checks
-    .filter((c) => c.status === 'fail' && !MACHINE_CHECKS.has(c.id))
-    .map((c) => `${c.id}: ${c.detail}`);
+  return record.checks.filter((c) => c.status === 'fail' && !MACHINE_CHECKS.has(c.id)).map(verdictOf);
 }
 
 /** Exit status a run may end with when only machine checks can fail: 0, or 1 for a failed machine check. */
@@ -18,6 +21,9 @@ export function exitAgrees(status: number | null, record: RunRecord): boolean {
   const failed = record.checks.some((c) => c.status === 'fail');
   return failed ? status === 1 : status === 0;
 }
+
+/** Streaming warnings about when tokens came, not how the stream was shaped (a stall, clumped reads). */
+const PACE_WARNINGS: ReadonlySet<string> = new Set(['stalled', 'clumped']);
 
 /**
  * The checks among these that did not pass for a reason this machine cannot explain. Machine checks never count, and
@@ -33,6 +39,3 @@ export function unexplained(checks: readonly Check[]): Check[] {
       !(c.id === 'streaming' && c.status === 'warn' && PACE_WARNINGS.has(c.code ?? '')),
   );
 }
-
-/** Streaming warnings about when tokens came, not how the stream was shaped (a stall, clumped reads). */
-const PACE_WARNINGS: ReadonlySet<string> = new Set(['stalled', 'clumped']);

@@ -36,6 +36,8 @@ export function errorsCheck(records: readonly RequestRecord[], skippedTurns = 0)
     ...facts,
     errorKinds: fmtCounts(countBy(failed, (r) => r.errorKind ?? 'unknown')),
     commonestKind: top?.kind ?? null,
+    commonestMessage: top?.message ?? null,
+    commonestCount: top?.count ?? null,
     serverSaid: top ? serverSaid(top) : '',
   };
   return share <= ERROR_WARN_LIMIT
