@@ -10,6 +10,8 @@ export interface CheckDefinition<E> {
   id: CheckId;
   scope: CheckScope;
   title: string;
+  /** What a pass guarantees (from the catalog). */
+  guards: string;
   limits: Limits;
   evaluate(evidence: E): Judged | null;
 }
@@ -27,7 +29,7 @@ function define<E>(
   const declared = checkDeclaration(id);
   if (declared?.scope !== scope)
     throw new Error(`check ${id} is declared for scope ${declared?.scope}, defined for ${scope}`);
-  return { id, scope, title: declared.title, ...rule };
+  return { id, scope, title: declared.title, guards: declared.guards, ...rule };
 }
 
 /** A level check, its title and scope from the catalog. */
