@@ -27,7 +27,7 @@ export function streamingCheck(
     loopLagLimitMs: CLIENT_LIMITS.loopLagWarnMs,
     serverDecode,
     host,
-  }) as Judged;
+  });
   if (judged.status !== 'pass' || !coalescedItl) return judged;
   return verdict(
     'streaming',
