@@ -20,6 +20,14 @@ export function countBy<T>(items: readonly T[], key: (item: T) => string): Recor
   return counts;
 }
 
+/** The smallest and largest value (reduce: spreading a large array into Math.min overflows the stack). */
+export function extent(values: readonly number[]): { min: number; max: number } {
+  return {
+    min: values.reduce((a, b) => Math.min(a, b), Infinity),
+    max: values.reduce((a, b) => Math.max(a, b), -Infinity),
+  };
+}
+
 /** The distinct values, ascending. */
 export function distinct(values: readonly number[]): number[] {
   return [...new Set(values)].sort((a, b) => a - b);

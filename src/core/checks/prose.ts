@@ -1,5 +1,5 @@
 import type { CheckFact, CheckId } from '../../shared/run-record.js';
-import { fmtPct } from '../metrics/format.js';
+import { fmtPct, fmtRange } from '../metrics/format.js';
 import { plural } from './helpers.js';
 import type { Facts } from './verdict.js';
 
@@ -129,8 +129,86 @@ const THROTTLING: Sentences = {
   'no-slowdown': (f) => `no thermal or hardware slowdown${note(clockText(f, false))}`,
 };
 
+/** The spread's figures: the CV over the complete rounds, their throughput, the partial rounds left out. */
+function spreadHead(f: Facts): string {
+  const leftOut = num(f, 'partialRounds') > 0 ? `; ${plural(num(f, 'partialRounds'), 'partial round')} left out` : '';
+  return `CV ${fmtPct(num(f, 'cv'))} over ${num(f, 'rounds')} rounds (${str(f, 'roundsTokPerS')} tok/s)${leftOut}`;
+}
+
+const against = (f: Facts): string =>
+  `against what each round's own arrivals offered (${str(f, 'offeredReqPerSec')} req/s as scheduled)`;
+
+const ROUND_SPREAD: Sentences = {
+  'output-count-impossible': (f) =>
+    `no spread: the server's output count of ${plural(num(f, 'uncountedRequests'), 'request')} was impossible ` +
+    '(see token-agreement), so per-round throughput is unknown',
+  'no-complete-round': (f) => {
+    const partial = num(f, 'partialRounds');
+    return (
+      `no round completed: ${partial === 1 ? 'the partial round' : `${partial} partial rounds`} ` +
+      '(cut short by a cancel or a server failure) give no throughput, cost or spread'
+    );
+  },
+  'too-few-rounds': (f) => {
+    const partial = num(f, 'partialRounds');
+    const leftOut = partial > 0 ? `; ${plural(partial, 'partial round')} left out` : '';
+    const rounds = plural(num(f, 'rounds'), partial > 0 ? 'complete round' : 'round');
+    return `${rounds} (${str(f, 'roundsTokPerS')} tok/s)${leftOut}: run at least 2 rounds to see the spread`;
+  },
+  'no-output': (f) =>
+    `no output in ${num(f, 'rounds')} rounds${num(f, 'partialRounds') > 0 ? `; ${plural(num(f, 'partialRounds'), 'partial round')} left out` : ''}: spread undefined`,
+  steady: spreadHead,
+  'spread-over-limit': (f) =>
+    `${spreadHead(f)} exceeds ${fmtPct(num(f, 'limit'))}: look for throttling or other load on the GPU`,
+  'spread-follows-arrivals': (f) =>
+    `${spreadHead(f)}: the rounds' throughput followed their random arrivals; ${against(f)} they differ by ` +
+    `${fmtPct(num(f, 'shareCv'))}, within ${fmtPct(num(f, 'limit'))}: the server's speed held`,
+  'server-speed-changed': (f) =>
+    `${spreadHead(f)}; ${against(f)} the rounds differ by ${fmtPct(num(f, 'shareCv'))}, over ` +
+    `${fmtPct(num(f, 'limit'))}: the server's speed changed between rounds: look for throttling or other load on the GPU`,
+};
+
+/** "250" or "250–260": the token counts from minTokens to maxTokens. */
+const tokenRange = (f: Facts): string => fmtRange([num(f, 'minTokens'), num(f, 'maxTokens')]);
+
+const OUTPUT_LENGTH: Sentences = {
+  'no-completed-requests': () => 'no completed requests: output length could not be verified',
+  'length-off': (f) =>
+    `${num(f, 'wrongRequests')}/${num(f, 'requests')} requests produced ${tokenRange(f)} tokens instead of ` +
+    `${str(f, 'expectedTokens')} (server count; finish reason ${str(f, 'finishReasons')}): ` +
+    'latency and throughput are not for the requested length',
+  'no-server-count': (f) =>
+    `${num(f, 'estimatedRequests')}/${num(f, 'requests')} requests came without usage from the server, so their ` +
+    'output length could not be verified (chunk-count estimate' +
+    `${num(f, 'estimateDiffers') > 0 ? `, which differs from the request for ${num(f, 'estimateDiffers')}` : ''})`,
+  exact: (f) =>
+    `${num(f, 'requests')}/${num(f, 'requests')} requests produced exactly ${str(f, 'expectedTokens')} tokens (server count)`,
+};
+
+const promptsOff = (f: Facts): string =>
+  `${num(f, 'wrongRequests')}/${num(f, 'requests')} prompts had ${tokenRange(f)} tokens instead of ` +
+  `${str(f, 'expectedTokens')} (server count)${f.calibration ? `: ${str(f, 'calibration')}` : ''}`;
+
+const INPUT_LENGTH: Sentences = {
+  'no-completed-requests': () => 'no completed requests: input length could not be verified',
+  'prompt-length-off': promptsOff,
+  'calibration-inexact': promptsOff,
+  'not-counted-ahead': (f) =>
+    `${num(f, 'uncountedRequests')}/${num(f, 'requests')} ${f.multiTurn ? 'multi-turn prompts' : 'prompts'} could ` +
+    "not be counted ahead (the server's tokenizer gave no exact count: it has none, or the count failed): their " +
+    "input length is the server's own count, not verified",
+  'no-prompt-usage': (f) =>
+    `the server reported no prompt_tokens for ${num(f, 'unreportedRequests')}/${num(f, 'requests')} requests: ` +
+    `input length not verified, and total tok/s counts the requested ${str(f, 'expectedTokens')} for them`,
+  exact: (f) =>
+    `${num(f, 'requests')}/${num(f, 'requests')} prompts had exactly ${str(f, 'expectedTokens')} tokens (server count)`,
+};
+
 /** The checks whose sentences are made here, from their code and facts. */
 const SENTENCES: Partial<Record<CheckId, Sentences>> = {
+  'output-length': OUTPUT_LENGTH,
+  'input-length': INPUT_LENGTH,
+  'round-spread': ROUND_SPREAD,
   warmup: WARMUP,
   'sample-size': SAMPLE_SIZE,
   errors: ERRORS,

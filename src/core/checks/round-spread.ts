@@ -1,9 +1,8 @@
-import { fmtNum, fmtPct } from '../metrics/format.js';
+import { fmtNum } from '../metrics/format.js';
 import { judgeOpenLoopSpread, type OpenLoopRound } from '../metrics/open-loop-spread.js';
 import { coefficientOfVariation } from '../metrics/throughput.js';
-import { plural } from './helpers.js';
 import { defineCheck } from './define.js';
-import { verdict, type Judged } from './verdict.js';
+import { judged, type Facts, type Judged } from './verdict.js';
 
 /** Round-spread limit: a CV above this means the environment is wrong (DESIGN.md, the article's 15 %). */
 export const ROUND_CV_LIMIT = 0.15;
@@ -22,60 +21,23 @@ export function roundSpreadCheck(
   openLoop: readonly OpenLoopRound[] | null = null,
 ): Judged {
   const rounds = perRoundOutputTokPerSec.length;
-  if (uncountedRequests > 0) {
-    return verdict(
-      'round-spread',
-      'warn',
-      'output-count-impossible',
-      { uncountedRequests },
-      `no spread: the server's output count of ${plural(uncountedRequests, 'request')} was impossible ` +
-        '(see token-agreement), so per-round throughput is unknown',
-    );
-  }
-  const list = `${perRoundOutputTokPerSec.map(fmtNum).join(', ')} tok/s`;
-  const leftOut = partialRounds > 0 ? `; ${plural(partialRounds, 'partial round')} left out` : '';
-  const facts = { rounds, partialRounds, limit: ROUND_CV_LIMIT };
-  if (rounds === 0 && partialRounds > 0) {
-    return verdict(
-      'round-spread',
-      'warn',
-      'no-complete-round',
-      facts,
-      `no round completed: ${partialRounds === 1 ? 'the partial round' : `${partialRounds} partial rounds`} ` +
-        '(cut short by a cancel or a server failure) give no throughput, cost or spread',
-    );
-  }
-  if (rounds < 2) {
-    return verdict(
-      'round-spread',
-      'warn',
-      'too-few-rounds',
-      facts,
-      `${plural(rounds, partialRounds > 0 ? 'complete round' : 'round')} (${list})${leftOut}: run at least 2 rounds to see the spread`,
-    );
-  }
+  if (uncountedRequests > 0) return judged('round-spread', 'warn', 'output-count-impossible', { uncountedRequests });
+  const facts: Facts = {
+    rounds,
+    partialRounds,
+    limit: ROUND_CV_LIMIT,
+    roundsTokPerS: perRoundOutputTokPerSec.map(fmtNum).join(', '),
+  };
+  if (rounds === 0 && partialRounds > 0) return judged('round-spread', 'warn', 'no-complete-round', facts);
+  if (rounds < 2) return judged('round-spread', 'warn', 'too-few-rounds', facts);
   const cv = coefficientOfVariation(perRoundOutputTokPerSec);
-  if (cv === null)
-    return verdict(
-      'round-spread',
-      'warn',
-      'no-output',
-      facts,
-      `no output in ${rounds} rounds${leftOut}: spread undefined`,
-    );
-  const head = `CV ${fmtPct(cv)} over ${rounds} rounds (${list})${leftOut}`;
+  if (cv === null) return judged('round-spread', 'warn', 'no-output', facts);
   if (openLoop && openLoop.length === rounds) {
-    const judged = judgeOpenLoopSpread(cv, ROUND_CV_LIMIT, openLoop);
-    return verdict('round-spread', judged.status, judged.code, { ...facts, ...judged.facts }, head + judged.text);
+    const open = judgeOpenLoopSpread(cv, ROUND_CV_LIMIT, openLoop);
+    return judged('round-spread', open.status, open.code, { ...facts, ...open.facts, openLoop: true });
   }
-  if (cv <= ROUND_CV_LIMIT) return verdict('round-spread', 'pass', 'steady', { ...facts, cv }, head);
-  return verdict(
-    'round-spread',
-    'fail',
-    'spread-over-limit',
-    { ...facts, cv },
-    `${head} exceeds ${fmtPct(ROUND_CV_LIMIT)}: look for throttling or other load on the GPU`,
-  );
+  if (cv <= ROUND_CV_LIMIT) return judged('round-spread', 'pass', 'steady', { ...facts, cv });
+  return judged('round-spread', 'fail', 'spread-over-limit', { ...facts, cv });
 }
 
 export const roundSpread = defineCheck('round-spread', {
