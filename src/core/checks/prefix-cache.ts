@@ -1,8 +1,7 @@
 import type { ResponseCache } from '../../shared/run-record.js';
-import { fmtNum } from '../metrics/format.js';
 import type { ImpossibleUsage } from '../metrics/usage-checks.js';
 import { defineCheck } from './define.js';
-import { verdict, type Facts, type Judged } from './verdict.js';
+import { judged, verdict, type Facts, type Judged } from './verdict.js';
 
 /** Inputs of the prefix-cache check. */
 export interface PrefixCacheInput {
@@ -27,16 +26,6 @@ export interface PrefixCacheInput {
   impossibleCached?: ImpossibleUsage | null;
 }
 
-/** What the level's evidence on the prefix cache says, in words: the engine's counter first, else its responses. */
-function cacheEvidence(hits: number | null, rc: ResponseCache | null): string {
-  const engine = hits !== null ? `the engine reports ${fmtNum(hits)} prefix-cache hits` : null;
-  if (rc === null) return engine ?? 'engine hit counter unavailable';
-  const of = rc.requests < rc.of ? ` (${rc.requests} of ${rc.of} responses said)` : '';
-  const responses = `the server's responses report ${fmtNum(rc.cachedTokens)} cached prompt tokens${of}`;
-  // Both: the counter is scraped once a second, so a short level's delta can miss what the responses saw.
-  return engine ? `${engine}; ${responses}` : responses;
-}
-
 /**
  * prefix-cache: prompts were unique, so no request rode on another's cache; warns on the cached case or on reported
  * hits, and where responses reported impossible cached_tokens (named first; they count nowhere).
@@ -49,106 +38,44 @@ export function prefixCacheCheck(input: PrefixCacheInput): Judged {
   return verdict('prefix-cache', status, bad.code, { ...found.facts, ...bad.facts }, `${bad.detail}; ${found.detail}`);
 }
 
-/** The verdicts of a workload whose prompts share on purpose (groups, a trace, a file, multi-turn); null otherwise. */
-function sharedOnPurpose(input: PrefixCacheInput, facts: Facts, seen: string): Judged | null {
-  if (input.sharedPrefixes) {
-    return verdict(
-      'prefix-cache',
-      'pass',
-      'shared-on-purpose',
-      facts,
-      `requests share prompt prefixes on purpose (the rest of each prompt is unique); ${seen}`,
-    );
-  }
+/** The verdicts of a workload whose prompts share on purpose (groups, a file, the cached case, multi-turn). */
+function sharedOnPurpose(input: PrefixCacheInput, facts: Facts): Judged | null {
+  if (input.sharedPrefixes) return judged('prefix-cache', 'pass', 'shared-on-purpose', facts);
   if (input.promptsFromFile) {
     const repeats = input.repeatedRecords ?? 0;
-    if (repeats > 0) {
-      return verdict(
-        'prefix-cache',
-        'warn',
-        'file-records-resent',
-        { ...facts, repeatedRecords: repeats },
-        `${repeats} requests resent a record of the prompt file already sent in this run (the file holds fewer records than the run sends): those may be served from the prefix cache (${seen}); use a longer file or fewer requests`,
-      );
-    }
-    return verdict(
-      'prefix-cache',
-      'pass',
-      'file-prompts',
-      facts,
-      `prompts come from the file as written, each record once: they share only what real prompts share (chat template, common openings); ${seen}`,
-    );
+    return repeats > 0
+      ? judged('prefix-cache', 'warn', 'file-records-resent', { ...facts, repeatedRecords: repeats })
+      : judged('prefix-cache', 'pass', 'file-prompts', facts);
   }
-  if (!input.uniquePrefix) {
-    return verdict(
-      'prefix-cache',
-      'warn',
-      'unique-prefix-off',
-      facts,
-      `unique prompt prefixes were off: measuring the cached case, so TTFT is lower than for fresh prompts (${seen})`,
-    );
-  }
-  if (input.multiTurn) {
-    return verdict(
-      'prefix-cache',
-      'pass',
-      'history-cached',
-      facts,
-      `every conversation starts with a unique prefix; later turns resend the history, so the prefix cache may serve it (that is what multi-turn measures): ${seen}`,
-    );
-  }
+  if (!input.uniquePrefix) return judged('prefix-cache', 'warn', 'unique-prefix-off', facts);
+  if (input.multiTurn) return judged('prefix-cache', 'pass', 'history-cached', facts);
   return null;
 }
 
 function prefixCacheVerdict(input: PrefixCacheInput): Judged {
   const hits = input.prefixCacheHitsDelta ?? null;
   const rc = input.responseCache ?? null;
-  const seen = cacheEvidence(hits, rc);
+  const opening = input.openingTokens ?? null;
+  const perRequest = hits !== null && (input.measuredRequests ?? 0) > 0 ? hits / input.measuredRequests! : null;
   const facts: Facts = {
     engineHits: hits,
     cachedTokens: rc?.cachedTokens ?? null,
+    cacheResponses: rc?.requests ?? null,
+    responses: rc?.of ?? null,
     mostlyCachedRequests: rc?.mostlyCachedRequests ?? null,
+    // The opening every prompt shares: counted ahead, else as the responses saw it.
+    openingTokens: opening,
+    sharedOpeningTokens: opening ?? rc?.openingTokens ?? null,
+    hitsPerRequest: perRequest,
   };
-  const onPurpose = sharedOnPurpose(input, facts, seen);
+  const onPurpose = sharedOnPurpose(input, facts);
   if (onPurpose) return onPurpose;
   // Per response, a few cached tokens are the opening every prompt shares (the chat template's, the first words).
-  if (rc !== null && rc.mostlyCachedRequests > 0) {
-    return verdict(
-      'prefix-cache',
-      'warn',
-      'served-from-cache',
-      facts,
-      `${rc.mostlyCachedRequests} requests had half or more of their prompt past the shared opening served from the prefix cache by the server's own account despite unique prompts: their TTFT is that of the cached case`,
-    );
-  }
-  const opening = input.openingTokens ?? null;
-  const perRequest = hits !== null && (input.measuredRequests ?? 0) > 0 ? hits / input.measuredRequests! : null;
-  const hitFacts = { ...facts, openingTokens: opening, hitsPerRequest: perRequest };
+  if (rc !== null && rc.mostlyCachedRequests > 0) return judged('prefix-cache', 'warn', 'served-from-cache', facts);
   if (hits !== null && hits > 0 && !(perRequest !== null && opening !== null && perRequest <= opening)) {
-    return verdict(
-      'prefix-cache',
-      'warn',
-      'engine-hits',
-      hitFacts,
-      `the engine reports ${fmtNum(hits)} prefix-cache hits despite unique prompts` +
-        (perRequest !== null && opening !== null
-          ? ` (${fmtNum(perRequest)} tokens per request, more than the ${opening}-token opening every prompt shares)`
-          : '') +
-        ': some requests may have reused cached prefill',
-    );
+    return judged('prefix-cache', 'warn', 'engine-hits', facts);
   }
-  const shared =
-    opening !== null ? `the ${opening}-token opening` : rc !== null ? `the ${rc.openingTokens}-token opening` : null;
-  return verdict(
-    'prefix-cache',
-    'pass',
-    'unique',
-    hitFacts,
-    `every prompt starts with a unique prefix; ${seen}` +
-      (shared !== null && ((hits ?? 0) > 0 || (rc?.cachedTokens ?? 0) > 0)
-        ? `: no more than ${shared} every prompt shares (chat template, first words), which real traffic caches too`
-        : ''),
-  );
+  return judged('prefix-cache', 'pass', 'unique', facts);
 }
 
 export const prefixCache = defineCheck('prefix-cache', {

@@ -1,5 +1,5 @@
 import type { CheckFact, CheckId } from '../../shared/run-record.js';
-import { fmtPct, fmtRange } from '../metrics/format.js';
+import { fmtNum, fmtPct, fmtRange } from '../metrics/format.js';
 import { plural } from './helpers.js';
 import type { Facts } from './verdict.js';
 
@@ -204,8 +204,58 @@ const INPUT_LENGTH: Sentences = {
     `${num(f, 'requests')}/${num(f, 'requests')} prompts had exactly ${str(f, 'expectedTokens')} tokens (server count)`,
 };
 
+/** What the level's evidence on the prefix cache says: the engine's counter first, then the responses' own count. */
+function cacheSeen(f: Facts): string {
+  const engine = f.engineHits !== null ? `the engine reports ${fmtNum(num(f, 'engineHits'))} prefix-cache hits` : null;
+  if (f.cachedTokens === null) return engine ?? 'engine hit counter unavailable';
+  const some = num(f, 'cacheResponses') < num(f, 'responses');
+  const of = some ? ` (${num(f, 'cacheResponses')} of ${num(f, 'responses')} responses said)` : '';
+  const responses = `the server's responses report ${fmtNum(num(f, 'cachedTokens'))} cached prompt tokens${of}`;
+  // Both: the counter is scraped once a second, so a short level's delta can miss what the responses saw.
+  return engine ? `${engine}; ${responses}` : responses;
+}
+
+/** "(N tokens per request, more than the M-token opening every prompt shares)", where both are known. */
+function perRequestText(f: Facts): string {
+  if (f.hitsPerRequest === null || f.openingTokens === null) return '';
+  return ` (${fmtNum(num(f, 'hitsPerRequest'))} tokens per request, more than the ${num(f, 'openingTokens')}-token opening every prompt shares)`;
+}
+
+const PREFIX_CACHE: Sentences = {
+  'shared-on-purpose': (f) =>
+    `requests share prompt prefixes on purpose (the rest of each prompt is unique); ${cacheSeen(f)}`,
+  'file-records-resent': (f) =>
+    `${num(f, 'repeatedRecords')} requests resent a record of the prompt file already sent in this run (the file ` +
+    `holds fewer records than the run sends): those may be served from the prefix cache (${cacheSeen(f)}); use a ` +
+    'longer file or fewer requests',
+  'file-prompts': (f) =>
+    'prompts come from the file as written, each record once: they share only what real prompts share (chat ' +
+    `template, common openings); ${cacheSeen(f)}`,
+  'unique-prefix-off': (f) =>
+    `unique prompt prefixes were off: measuring the cached case, so TTFT is lower than for fresh prompts (${cacheSeen(f)})`,
+  'history-cached': (f) =>
+    'every conversation starts with a unique prefix; later turns resend the history, so the prefix cache may serve ' +
+    `it (that is what multi-turn measures): ${cacheSeen(f)}`,
+  'served-from-cache': (f) =>
+    `${num(f, 'mostlyCachedRequests')} requests had half or more of their prompt past the shared opening served ` +
+    "from the prefix cache by the server's own account despite unique prompts: their TTFT is that of the cached case",
+  'engine-hits': (f) =>
+    `the engine reports ${fmtNum(num(f, 'engineHits'))} prefix-cache hits despite unique prompts${perRequestText(f)}: ` +
+    'some requests may have reused cached prefill',
+  unique: (f) => {
+    const cached = Number(f.engineHits ?? 0) > 0 || Number(f.cachedTokens ?? 0) > 0;
+    const shared =
+      f.sharedOpeningTokens !== null && cached
+        ? `: no more than the ${num(f, 'sharedOpeningTokens')}-token opening every prompt shares (chat template, ` +
+          'first words), which real traffic caches too'
+        : '';
+    return `every prompt starts with a unique prefix; ${cacheSeen(f)}${shared}`;
+  },
+};
+
 /** The checks whose sentences are made here, from their code and facts. */
 const SENTENCES: Partial<Record<CheckId, Sentences>> = {
+  'prefix-cache': PREFIX_CACHE,
   'output-length': OUTPUT_LENGTH,
   'input-length': INPUT_LENGTH,
   'round-spread': ROUND_SPREAD,
