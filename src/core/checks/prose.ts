@@ -253,8 +253,29 @@ const PREFIX_CACHE: Sentences = {
   },
 };
 
+/** How well the workers' clock offsets are known, and a round window's error from them. */
+const clockFigures = (f: Facts): string =>
+  `offsets known within ±${fmtNum(num(f, 'uncertaintyMs'))} ms, moving at most ${fmtNum(num(f, 'offsetChangeMs'))} ms over the level`;
+const clockWhere = (f: Facts): string =>
+  `a round window (shortest ${fmtNum(num(f, 'shortestRoundMs'))} ms) is exact to within ` +
+  `${fmtNum(num(f, 'windowErrorMs'))} ms (${fmtPct(num(f, 'windowError'))})`;
+
+const CLOCK: Sentences = {
+  'offset-missing': (f) =>
+    `${str(f, 'workersWithoutOffset')} sent requests without a clock offset: their times on rank 0's timeline are not corrected`,
+  'clocks-agree': (f) =>
+    f.windowError === null
+      ? `${clockFigures(f)}; no complete round to hold it against (latencies are each worker's own)`
+      : `${clockFigures(f)}: ${clockWhere(f)}; latencies are each worker's own`,
+  'clocks-coarse': (f) => `${clockFigures(f)}: ${clockWhere(f)}; latencies are each worker's own`,
+  'clocks-too-coarse': (f) =>
+    `${clockFigures(f)}: ${clockWhere(f)}, too coarse for this level's throughput; run longer rounds or reach rank 0 ` +
+    'over a quieter network',
+};
+
 /** The checks whose sentences are made here, from their code and facts. */
 const SENTENCES: Partial<Record<CheckId, Sentences>> = {
+  clock: CLOCK,
   'prefix-cache': PREFIX_CACHE,
   'output-length': OUTPUT_LENGTH,
   'input-length': INPUT_LENGTH,

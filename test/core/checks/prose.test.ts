@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { clientCheck } from '../../../src/core/checks/client.js';
+import { clockCheck } from '../../../src/core/checks/clock.js';
 import { combineChecks } from '../../../src/core/checks/combine.js';
 import { cutShortCheck } from '../../../src/core/checks/cut-short.js';
 import { errorsCheck } from '../../../src/core/checks/errors.js';
@@ -97,6 +98,21 @@ describe('the prose renderer', () => {
     expect(throttlingCheck(undefined).detail).toBe('unknown: no GPU telemetry was recorded for this level');
     expect(preemptionsCheck(levelTelemetry({ preemptions: 12 }))?.detail).toBe(
       'the engine preempted 12 requests during the measured window (KV cache peaked at 97 %): preempted requests are recomputed, so their latency includes that work',
+    );
+  });
+
+  it('words the clock check of a distributed level', () => {
+    const worker = (rank: number, uncertaintyMs: number | null) =>
+      ({ rank, host: `n${rank + 1}`, requests: 10, uncertaintyMs, offsetChangeMs: rank === 0 ? null : 0.5 }) as never;
+    const round = { round: 0, windowMs: 1000, partial: false } as never;
+    expect(clockCheck([worker(0, 0), worker(1, 30)], [round]).detail).toBe(
+      "offsets known within ±30 ms, moving at most 0.5 ms over the level: a round window (shortest 1000 ms) is exact to within 60.5 ms (6.0 %), too coarse for this level's throughput; run longer rounds or reach rank 0 over a quieter network",
+    );
+    expect(clockCheck([worker(0, 0), worker(1, null)], [round]).detail).toBe(
+      "worker 1 (n2) sent requests without a clock offset: their times on rank 0's timeline are not corrected",
+    );
+    expect(clockCheck([worker(0, 0), worker(1, 1)], []).detail).toBe(
+      "offsets known within ±1 ms, moving at most 0.5 ms over the level; no complete round to hold it against (latencies are each worker's own)",
     );
   });
 
