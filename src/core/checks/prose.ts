@@ -273,8 +273,77 @@ const CLOCK: Sentences = {
     'over a quieter network',
 };
 
+const ms = (f: Facts, key: string): string => `${fmtNum(num(f, key))} ms`;
+
+/** The stream's own problems, one clause each: invalid SSE lines, lost events, the server's timings against ours. */
+function streamProblemTexts(f: Facts): string[] {
+  const problems: string[] = [];
+  const malformed = num(f, 'malformedLines');
+  if (malformed > 0) {
+    problems.push(
+      `${malformed} SSE ${malformed === 1 ? 'line was' : 'lines were'} not valid JSON; tokens they carried were absorbed by the next chunk`,
+    );
+  }
+  if (num(f, 'irregularChunkRequests') > 0) {
+    problems.push(
+      `${num(f, 'irregularChunkRequests')}/${num(f, 'serverChunkRequests')} requests had a chunk carrying more tokens ` +
+        `than their usual chunk (e.g. ${fmtNum(num(f, 'irregularExampleTokens'))} vs ` +
+        `${fmtNum(num(f, 'irregularExampleUsual'))}): a sign of lost stream events (or a server that sends ` +
+        'variable-size chunks, e.g. speculative decoding), so ITL is not per token for those chunks',
+    );
+  }
+  if (f.decodeProblem === true) {
+    problems.push(
+      `${num(f, 'decodeDisagrees')}/${num(f, 'serverTimedRequests')} requests: the client's decode time (first to ` +
+        `last token, median ${ms(f, 'decodeOffClientMedianMs')}) disagrees with the server's own predicted_ms ` +
+        `(median ${ms(f, 'decodeOffServerMedianMs')}): a busy client or a proxy that buffers the stream shifts the ` +
+        "token times, so ITL and TPOT are not the server's",
+    );
+  }
+  if (Number(f.firstTokenTooSoon ?? 0) > 0) {
+    problems.push(
+      `${num(f, 'firstTokenTooSoon')}/${num(f, 'serverTimedRequests')} requests saw their first token sooner than ` +
+        "the server's own prompt_ms (impossible): the server timings or the client clock are wrong",
+    );
+  }
+  return problems;
+}
+
+/** "; PROBLEM; PROBLEM" after a verdict, or nothing. */
+const streamTail = (f: Facts): string =>
+  streamProblemTexts(f)
+    .map((p) => `; ${p}`)
+    .join('');
+
+/** The counts agreed: how, and the server's own timings beside the client's where it gave them. */
+function agreeText(f: Facts): string {
+  const timings =
+    f.serverTimedRequests !== undefined
+      ? `; server timings: decode median ${ms(f, 'clientDecodeMedianMs')} (client) vs ${ms(f, 'serverDecodeMedianMs')} ` +
+        `(server), TTFT median ${ms(f, 'ttftMedianMs')} vs prompt ${ms(f, 'serverPromptMedianMs')}`
+      : '';
+  return (
+    `client and server agree on output tokens for all ${num(f, 'serverCounted')} requests ` +
+    `(${f.perChunkUsage ? 'per-chunk usage' : 'one token per chunk'})${timings}`
+  );
+}
+
+const TOKEN_AGREEMENT: Sentences = {
+  'no-completed-requests': (f) => `no completed requests to compare${streamTail(f)}`,
+  'no-server-usage': (f) =>
+    `the server reported no token usage: the client chunk count cannot be checked against a server count${streamTail(f)}`,
+  agree: agreeText,
+  'stream-problems': (f) => `${streamProblemTexts(f).join('; ')} (${agreeText(f)})`,
+  'counts-differ': (f) =>
+    `${num(f, 'differRequests')}/${num(f, 'serverCounted')} requests: client counted ` +
+    `${fmtNum(num(f, 'exampleClientCount'))} vs server ${fmtNum(num(f, 'exampleServerCount'))} tokens (median ratio ` +
+    `${f.medianRatio === null ? 'n/a' : fmtNum(num(f, 'medianRatio'))}); chunks are not tokens, so token figures use ` +
+    `the server's count${f.estimatedPerChunk ? ' and ITL per token assumes one token per chunk' : ''}${streamTail(f)}`,
+};
+
 /** The checks whose sentences are made here, from their code and facts. */
 const SENTENCES: Partial<Record<CheckId, Sentences>> = {
+  'token-agreement': TOKEN_AGREEMENT,
   clock: CLOCK,
   'prefix-cache': PREFIX_CACHE,
   'output-length': OUTPUT_LENGTH,
