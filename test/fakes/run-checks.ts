@@ -22,12 +22,15 @@ export function exitAgrees(status: number | null, record: RunRecord): boolean {
   return failed ? status === 1 : status === 0;
 }
 
-/** Streaming warnings about when tokens came, not how the stream was shaped (a stall, clumped reads). */
-const PACE_WARNINGS: ReadonlySet<string> = new Set(['stalled', 'clumped']);
+/**
+ * Streaming warnings about when tokens came, not how the stream was shaped: a stall, clumped reads, and ITL made of
+ * events read together (a descheduled client reads several at once).
+ */
+const PACE_WARNINGS: ReadonlySet<string> = new Set(['stalled', 'clumped', 'itl-coalesced']);
 
 /**
  * The checks among these that did not pass for a reason this machine cannot explain. Machine checks never count, and
- * neither do streaming warnings about the pace of arrival (a mid-stream stall, clumped reads): on a starved machine
+ * neither do streaming warnings about the pace of arrival (a mid-stream stall, clumped or coalesced reads): on a starved machine
  * the simulator and the client are descheduled for hundreds of ms, and every stream shows it. A streaming failure,
  * or a warning about the shape of the stream (single chunks, bursts), always counts.
  */
