@@ -1,4 +1,8 @@
-import type { CheckFact, CheckId } from '../../shared/run-record.js';
+import { OFFERED_MIN_SHARE } from '../../shared/offered-load.js';
+import { STATUS_SEVERITY, worstStatus } from '../../shared/check-status.js';
+import type { CheckFact, CheckId, CheckStatus } from '../../shared/run-record.js';
+import { hostPressureText } from '../telemetry/host-pressure.js';
+import { CLIENT_LIMITS } from './client-limits.js';
 import { fmtNum, fmtPct, fmtRange } from '../metrics/format.js';
 import { plural } from './helpers.js';
 import type { Facts } from './verdict.js';
@@ -341,8 +345,118 @@ const TOKEN_AGREEMENT: Sentences = {
     `the server's count${f.estimatedPerChunk ? ' and ITL per token assumes one token per chunk' : ''}${streamTail(f)}`,
 };
 
+/** The host's CPU pressure from the client check's facts, in words. */
+const pressureText = (f: Facts): string =>
+  hostPressureText({
+    windowMs: 0,
+    cpuSomeShare: (f.hostCpuSomeShare ?? null) as number | null,
+    selfWaitShare: (f.hostSelfWaitShare ?? null) as number | null,
+  });
+
+/** The concurrency the client held, against the one asked. */
+function concurrencyText(f: Facts): string {
+  const p5 = f.achievedConcurrencyP5 ?? '—';
+  const held =
+    `${fmtNum(num(f, 'achievedConcurrency'))} ${str(f, 'inFlightOf')} in flight on average of ` +
+    `c=${num(f, 'askedConcurrency')} asked (${fmtPct(num(f, 'ratio'))}, p5 ${String(p5)})`;
+  switch (f.concurrencyFinding) {
+    case 'offered-below-asked-failures':
+      return (
+        `${held}: ${fmtPct(num(f, 'shortfallAfterFailures'))} of the shortfall came after requests the server ` +
+        'failed fast (the errors check judges them), not from the client'
+      );
+    case 'offered-below-asked':
+      return (
+        `${held}, below ${fmtPct(OFFERED_MIN_SHARE)}: the client was the bottleneck; this level offered ` +
+        `c≈${fmtNum(num(f, 'achievedConcurrency'))}, not c=${num(f, 'askedConcurrency')}`
+      );
+    default:
+      return held;
+  }
+}
+
+/** The rate the client sent at, against its schedule's. */
+function rateText(f: Facts): string {
+  const asked = f.askedRate !== null ? `; ${num(f, 'askedRate')} req/s asked` : '';
+  const sent =
+    `${fmtNum(num(f, 'achievedRate'))} req/s sent of the schedule's ${fmtNum(num(f, 'scheduledRate'))} ` +
+    `(${fmtPct(num(f, 'ratio'))}${asked})`;
+  switch (f.rateFinding) {
+    case 'rate-held-by-cap':
+      return (
+        `${sent}: the --max-concurrency cap of ${String(f.cap ?? '?')} was full for ` +
+        `${plural(num(f, 'heldByCap'), 'send')} (the server was slower than the rate), not the client`
+      );
+    case 'offered-below-asked':
+      return (
+        `${sent}, below ${fmtPct(OFFERED_MIN_SHARE)}, ${fmtNum(num(f, 'rateLateMs'))} ms behind the schedule: the ` +
+        `client was the bottleneck; this level offered ${fmtNum(num(f, 'achievedRate'))} req/s`
+      );
+    default:
+      return sent;
+  }
+}
+
+/** The client's own lags against the limits; a lag while the host was busy is the host's. */
+function lagText(f: Facts): string {
+  const parts: string[] = [];
+  if (f.loopLagP99Ms !== null) parts.push(`event-loop lag p99 ${fmtNum(num(f, 'loopLagP99Ms'))} ms`);
+  if (f.scheduleLagP99Ms !== null) parts.push(`schedule lag p99 ${fmtNum(num(f, 'scheduleLagP99Ms'))} ms`);
+  const figures = parts.join(', ');
+  if (f.lagFinding === 'host-busy') {
+    return (
+      `${figures}: the host was busy (${pressureText(f)}): other processes kept this client from the CPU, so its ` +
+      "timings are not the server's"
+    );
+  }
+  if (f.lagFinding === 'loop-lag-unknown') {
+    return `event-loop lag was not measured${figures ? ` (${figures})` : ''}: the client's own delay is unknown`;
+  }
+  if (f.lagFinding !== 'client-lag') return figures;
+  const said =
+    f.lagStatus === 'fail'
+      ? `${figures} (over ${CLIENT_LIMITS.failMs} ms): the client is the bottleneck; its timings are not the server's`
+      : `${figures} (limits ${CLIENT_LIMITS.loopLagWarnMs} / ${CLIENT_LIMITS.scheduleLagWarnMs} ms): the client may be the bottleneck`;
+  const host = f.hostBusy === false ? `the host was not busy: ${pressureText(f)}` : pressureText(f);
+  return `${said} (${host})`;
+}
+
+/** Each part of the client's work that was judged, worst first (a shortfall on a busy host says the host held it). */
+function clientText(f: Facts): string {
+  const parts: Array<{ status: CheckStatus; text: string }> = [];
+  const shortfall = (text: string, code: CheckFact | undefined): string =>
+    f.hostBusy === true && code === 'offered-below-asked'
+      ? `${text}; the host was busy (${pressureText(f)}): other processes held it back`
+      : text;
+  if (f.concurrencyFinding !== undefined)
+    parts.push({
+      status: f.concurrencyStatus as CheckStatus,
+      text: shortfall(concurrencyText(f), f.concurrencyFinding),
+    });
+  if (f.rateFinding !== undefined)
+    parts.push({ status: f.rateStatus as CheckStatus, text: shortfall(rateText(f), f.rateFinding) });
+  parts.push({ status: f.lagStatus as CheckStatus, text: lagText(f) });
+  const detail = parts
+    .sort((a, b) => STATUS_SEVERITY[b.status] - STATUS_SEVERITY[a.status])
+    .map((p) => p.text)
+    .filter(Boolean)
+    .join('; ');
+  return worstStatus(parts.map((p) => p.status)) === 'pass' ? `${detail}: the client kept up` : detail;
+}
+
+const CLIENT: Sentences = {
+  'kept-up': clientText,
+  'offered-below-asked': clientText,
+  'offered-below-asked-failures': clientText,
+  'rate-held-by-cap': clientText,
+  'host-busy': clientText,
+  'client-lag': clientText,
+  'loop-lag-unknown': clientText,
+};
+
 /** The checks whose sentences are made here, from their code and facts. */
 const SENTENCES: Partial<Record<CheckId, Sentences>> = {
+  client: CLIENT,
   'token-agreement': TOKEN_AGREEMENT,
   clock: CLOCK,
   'prefix-cache': PREFIX_CACHE,
