@@ -9,7 +9,7 @@ import type { RunFs } from './runs/run-fs.js';
 import type { StartServer } from './servers/types.js';
 import { applyVariant } from './servers/variants.js';
 import type { ProcReader } from './telemetry/host-pressure.js';
-import type { TelemetryChecks, TelemetryRecorder } from './telemetry/types.js';
+import type { TelemetryRecorder } from './telemetry/types.js';
 import { capacityPlan, type CapacityPlan } from './capacity/plan.js';
 import { maxCapacityProbes, searchCapacity } from './capacity/search.js';
 import type { ActiveRuns } from './run/active-runs.js';
@@ -28,7 +28,6 @@ export type { TelemetryFactoryOptions } from './run/telemetry-options.js';
 export interface BenchmarkDeps {
   startServer: StartServer;
   createTelemetry?: (options: TelemetryFactoryOptions) => TelemetryRecorder;
-  telemetryChecks?: TelemetryChecks;
   /** Host facts for the record (systeminformation in the CLI); os basics otherwise. */
   hostInfo?: () => Promise<Partial<RunEnvironment['host']>>;
   /** The environment engines inherit, for its token-like secret values (default process.env). */
@@ -152,7 +151,6 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
       workload,
       startServer: deps.startServer,
       createTelemetry: deps.createTelemetry,
-      telemetryChecks: deps.telemetryChecks,
       ...(distributed ? { measure: (input) => distributed.measure(input) } : {}),
     });
     try {

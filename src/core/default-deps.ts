@@ -1,7 +1,6 @@
 import type { BenchmarkDeps } from './benchmark.js';
 import { resourcePath } from './package-root.js';
 import { startServer } from './servers/manager.js';
-import { telemetryChecks } from './telemetry/checks.js';
 import { readHostInfo } from './telemetry/host-info.js';
 import { createTelemetryRecorder } from './telemetry/recorder.js';
 
@@ -22,7 +21,6 @@ export function gpuSource(
 export function defaultBenchmarkDeps(): Omit<BenchmarkDeps, 'onEvent' | 'signal'> {
   return {
     startServer,
-    telemetryChecks,
     hostInfo: async () => {
       const h = await readHostInfo();
       return { cpu: h.cpu ?? undefined, cpus: h.cores, memoryGiB: h.memoryGiB ?? undefined, os: h.os };

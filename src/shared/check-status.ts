@@ -1,11 +1,26 @@
 import type { Check, CheckStatus } from './run-record.js';
 
-/** How bad each status is: a fail outweighs a warning, a warning a pass. */
-const SEVERITY: Record<CheckStatus, number> = { pass: 0, warn: 1, fail: 2 };
+/** Order of the statuses: a fail outweighs a warn, which outweighs a pass. */
+export const STATUS_SEVERITY: Readonly<Record<CheckStatus, number>> = { pass: 0, warn: 1, fail: 2 };
+
+/** The statuses worst first, as a report groups its checks. */
+export const STATUSES_WORST_FIRST: readonly CheckStatus[] = ['fail', 'warn', 'pass'];
+
+/** The worst of some statuses (fail > warn > pass); pass for none. */
+export function worstStatus(statuses: readonly CheckStatus[]): CheckStatus {
+  return statuses.reduce<CheckStatus>((w, s) => (STATUS_SEVERITY[s] > STATUS_SEVERITY[w] ? s : w), 'pass');
+}
 
 /** The worst status among checks ('pass' when there are none). */
 export function worstCheck(checks: readonly Pick<Check, 'status'>[]): CheckStatus {
-  return checks.reduce<CheckStatus>((w, c) => (SEVERITY[c.status] > SEVERITY[w] ? c.status : w), 'pass');
+  return worstStatus(checks.map((c) => c.status));
+}
+
+/** Items grouped by their status, every status present (empty lists included), in input order within each. */
+export function groupByStatus<T extends { status: CheckStatus }>(items: readonly T[]): Record<CheckStatus, T[]> {
+  const groups: Record<CheckStatus, T[]> = { fail: [], warn: [], pass: [] };
+  for (const item of items) groups[item.status].push(item);
+  return groups;
 }
 
 /** The ids of the checks that did not pass, apart by status: each status gets its own pill. */
@@ -13,8 +28,6 @@ export function checksByStatus(checks: readonly { id: string; status: CheckStatu
   fail: string[];
   warn: string[];
 } {
-  return {
-    fail: checks.filter((c) => c.status === 'fail').map((c) => c.id),
-    warn: checks.filter((c) => c.status === 'warn').map((c) => c.id),
-  };
+  const groups = groupByStatus(checks);
+  return { fail: groups.fail.map((c) => c.id), warn: groups.warn.map((c) => c.id) };
 }

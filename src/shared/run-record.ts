@@ -1,31 +1,14 @@
 import type { CapacityResult } from './capacity.js';
 import type { BenchConfig } from './config.js';
+import type { CheckId } from './check-catalog.js';
 import type { DistributedRecord, WorkerLevelView } from './distributed.js';
 
 /** The run record: one per run, written as run.json. Field names are a contract (see issue 2); add, never rename. */
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
-/**
- * Check ids as in DESIGN.md, plus `preemptions` from telemetry, `cut-short` for a level a crash or cancel ended, and
- * `clock` for a distributed level (the workers' clocks mapped onto rank 0's).
- */
-export type CheckId =
-  | 'output-length'
-  | 'input-length'
-  | 'streaming'
-  | 'warmup'
-  | 'round-spread'
-  | 'sample-size'
-  | 'errors'
-  | 'throttling'
-  | 'prefix-cache'
-  | 'client'
-  | 'token-agreement'
-  | 'preemptions'
-  | 'server'
-  | 'cut-short'
-  | 'clock';
+/** Check ids: declared in check-catalog.ts, in report order. */
+export type { CheckId } from './check-catalog.js';
 
 /** A figure a check's verdict rests on, machine-readable (tests and tools read these, never the prose). */
 export type CheckFact = number | string | boolean | null;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Check, RunRecord } from '../../src/shared/run-record.js';
-import { exitAgrees, unexplained } from '../fakes/run-checks.js';
+import { exitAgrees, unexplained, verdictOf } from '../fakes/run-checks.js';
 
 const cli = new URL('../../bin/servebench.js', import.meta.url).pathname;
 /** The real demo runs 1-2 minutes on an idle 2-core machine; a loaded or slowed one may take several times that. */
@@ -30,10 +30,8 @@ describe('the default demo (`servebench run` with no flags)', () => {
       // The client and round-spread checks measure this machine's load (the simulator and the client share its
       // cores): on a starved one they rightly warn or fail, and a starved client sees stalls, which says nothing of
       // the defaults.
-      const judged = (checks: Check[]): string[] => unexplained(checks).map((c) => `${c.id}: ${c.detail}`);
-      expect(judged(record.checks)).toEqual([
-        'server: SIMULATED engine: these numbers come from the built-in simulator, not a GPU',
-      ]);
+      const judged = (checks: Check[]): string[] => unexplained(checks).map(verdictOf);
+      expect(judged(record.checks)).toEqual(['server/simulated']);
       for (const level of record.levels) {
         expect(judged(level.checks)).toEqual([]);
         expect(level.failed).toBe(0);

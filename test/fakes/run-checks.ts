@@ -6,11 +6,14 @@ import type { Check, RunRecord } from '../../src/shared/run-record.js';
  */
 export const MACHINE_CHECKS: ReadonlySet<string> = new Set(['client', 'round-spread']);
 
+/** A check as tests compare it: its id and code ("server/simulated"); the prose is for people, not for asserting. */
+export function verdictOf(c: Check): string {
+  return `${c.id}/${c.code ?? 'unrecorded'}`;
+}
+
 /** The run's failed checks that a busy machine cannot explain (what a test asserts empty instead of "exit 0"). */
 export function failedBeyondMachine(record: RunRecord): string[] {
-  return record.checks
-    .filter((c) => c.status === 'fail' && !MACHINE_CHECKS.has(c.id))
-    .map((c) => `${c.id}: ${c.detail}`);
+  return record.checks.filter((c) => c.status === 'fail' && !MACHINE_CHECKS.has(c.id)).map(verdictOf);
 }
 
 /** Exit status a run may end with when only machine checks can fail: 0, or 1 for a failed machine check. */
@@ -20,8 +23,14 @@ export function exitAgrees(status: number | null, record: RunRecord): boolean {
 }
 
 /**
+ * Streaming warnings about when tokens came, not how the stream was shaped: a stall, clumped reads, and ITL made of
+ * events read together (a descheduled client reads several at once).
+ */
+const PACE_WARNINGS: ReadonlySet<string> = new Set(['stalled', 'clumped', 'itl-coalesced']);
+
+/**
  * The checks among these that did not pass for a reason this machine cannot explain. Machine checks never count, and
- * neither do streaming warnings about the pace of arrival (a mid-stream stall, clumped reads): on a starved machine
+ * neither do streaming warnings about the pace of arrival (a mid-stream stall, clumped or coalesced reads): on a starved machine
  * the simulator and the client are descheduled for hundreds of ms, and every stream shows it. A streaming failure,
  * or a warning about the shape of the stream (single chunks, bursts), always counts.
  */
@@ -33,6 +42,3 @@ export function unexplained(checks: readonly Check[]): Check[] {
       !(c.id === 'streaming' && c.status === 'warn' && PACE_WARNINGS.has(c.code ?? '')),
   );
 }
-
-/** Streaming warnings about when tokens came, not how the stream was shaped (a stall, clumped reads). */
-const PACE_WARNINGS: ReadonlySet<string> = new Set(['stalled', 'clumped']);

@@ -53,13 +53,13 @@ describe('servebench run against a llama.cpp-like server (4 slots, a queue, sock
       expect(streaming.status, streaming.detail).not.toBe('fail');
       // On a quiet machine this passes. On a starved one the stand-in itself writes tokens in clumps (its steps come
       // late) or the client lags, and a minority of requests may be warned about: never a failure of streaming.
-      if (streaming.status === 'warn') expect(streaming.detail).not.toMatch(/not streaming/);
+      if (streaming.status === 'warn')
+        expect(['stalled', 'clumped', 'client-lag', 'itl-coalesced']).toContain(streaming.code);
       // Unique prompts: each slot reuses only BOS and the template's opening (cache_n), which is no cached case.
       const cache = level.checks.find((c) => c.id === 'prefix-cache')!;
       expect(cache.status, cache.detail).toBe('pass');
-      expect(cache.detail).toMatch(
-        /the server's responses report \d+ cached prompt tokens: no more than the \d+-token opening every prompt shares/,
-      );
+      expect(cache).toMatchObject({ code: 'unique', facts: { engineHits: null, mostlyCachedRequests: 0 } });
+      expect(cache.facts?.cachedTokens).toBeGreaterThan(0);
       expect(level.responseCache).toMatchObject({ openingCounted: true, mostlyCachedRequests: 0 });
       expect(level.responseCache?.hitRate).toBeLessThan(0.2);
     }

@@ -66,7 +66,6 @@ describe('llama.cpp verdicts against the llama.cpp-like stand-in', () => {
       if ((spread.facts?.cv as number) > 0.15) expect(spread.code).toBe('spread-follows-arrivals');
       expect(spread.facts?.shareCv as number).toBeLessThanOrEqual(0.15);
       expect(spread.facts?.offeredReqPerSec).toMatch(/^[\d.]+, [\d.]+$/);
-      expect(spread.detail).not.toMatch(/throttling/);
     }
   }, 120_000);
 
@@ -124,7 +123,6 @@ describe('llama.cpp verdicts against the llama.cpp-like stand-in', () => {
     if (streaming.code === 'itl-coalesced') {
       expect(streaming.status).toBe('warn');
       expect(streaming.facts?.serverItlP50Ms).toBe(level.serverItlMs?.p50);
-      expect(streaming.detail).toMatch(/ITL is dominated by events that arrived together/);
     }
   }, 120_000);
 
@@ -252,18 +250,15 @@ describe('a busy host, against the llama.cpp-like stand-in', () => {
     // Before: "the client is the bottleneck", and the pauses "the server stalled".
     const client = checkOf(level, 'client');
     expect(client).toMatchObject({ status: 'fail', code: 'host-busy', facts: { hostBusy: true } });
-    expect(client.detail).toMatch(/the host was busy \(this process waited for a CPU 38\.\d % of the level/);
+    expect(client.facts?.hostSelfWaitShare).toBeCloseTo(0.38, 1);
     const streaming = checkOf(level, 'streaming');
     expect(streaming, streaming.detail).toMatchObject({ code: 'stalled', facts: { hostBusy: true } });
-    expect(streaming.detail).toMatch(/the host was busy/);
-    expect(streaming.detail).not.toMatch(/server stalled/);
   }, 120_000);
 
   it('a host that was not busy: the same lag is the client, and says the host was not busy', async () => {
     const level = await starvedLevel(procAt({ some: 0.01, wait: 0.001 }));
     const client = checkOf(level, 'client');
     expect(client).toMatchObject({ status: 'fail', code: 'client-lag', facts: { hostBusy: false } });
-    expect(client.detail).toMatch(/the host was not busy/);
     expect(checkOf(level, 'streaming').facts?.hostBusy).toBe(false);
   }, 120_000);
 
@@ -272,6 +267,5 @@ describe('a busy host, against the llama.cpp-like stand-in', () => {
     expect(level.hostPressure).toMatchObject({ cpuSomeShare: null, selfWaitShare: null });
     const client = checkOf(level, 'client');
     expect(client).toMatchObject({ code: 'client-lag', facts: { hostBusy: null } });
-    expect(client.detail).toMatch(/host CPU pressure unknown/);
   }, 120_000);
 });

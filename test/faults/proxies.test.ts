@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CLIENT_LIMITS } from '../../src/core/metrics/checks.js';
+import { CLIENT_LIMITS } from '../../src/core/checks/client-limits.js';
 import {
   DEFAULT_PROFILE_NAME,
   DEFAULT_SIM_MODEL,

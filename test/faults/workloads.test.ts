@@ -117,7 +117,7 @@ describe('multi-turn conversations on llama.cpp', () => {
     expect(last.httpStatus).toBe(400);
     const errors = levelCheck(res.record, 'errors');
     expect(errors.status).toBe('fail');
-    expect(errors.detail).toMatch(/exceeds the available context size \(405 tokens\)/);
+    expect(errors.facts?.commonestMessage).toMatch(/exceeds the available context size \(405 tokens\)/);
     expect(res.stdout + res.stderr).toMatch(/exceeds the available context size/);
   }, 120_000);
 });
@@ -200,7 +200,7 @@ describe('a strict OpenAI-like server (no /tokenize)', () => {
     expect(res.requests.every((r) => r.ok)).toBe(true);
     const later = res.requests.filter((r) => r.workload?.turn === 1);
     expect(later.map((r) => r.expectedInSource)).toEqual(['server', 'server']);
-    expect(levelCheck(res.record, 'input-length').detail).toMatch(/could not be counted ahead/);
+    expect(levelCheck(res.record, 'input-length').code).toBe('not-counted-ahead');
   }, 120_000);
 
   it("a prompt file with its own lengths: every request's input is the server's count, marked unverified", async () => {
@@ -285,7 +285,7 @@ describe('shared prefix on llama.cpp', () => {
     });
     const cache = levelCheck(res.record, 'prefix-cache');
     expect(cache.status).toBe('pass');
-    expect(cache.detail).toContain(`the server's responses report ${total} cached prompt tokens`);
+    expect(cache.facts?.cachedTokens).toBe(total);
     const hitShown = `${((total / (6 * 48)) * 100).toFixed(0)} %`;
     // The CLI's table shows it in its cache-hit column.
     expect(res.stdout).toMatch(new RegExp(`cache hit[^\\n]*\\n\\s+2\\s.*\\s${hitShown}\\s`));
@@ -316,7 +316,7 @@ describe('trace replay against a queued server', () => {
     expect(res.record?.levels[0]?.scheduleLagMs?.n).toBe(12);
     // The queue delays first tokens, not sends: the schedule lag stays the client's own and never blames it.
     const client = levelCheck(res.record, 'client');
-    if (client.status === 'fail') expect(client.detail).toMatch(/event-loop lag p99 [\d.]+ ms \(/);
+    if (client.status === 'fail') expect(client.code).toBe('client-lag');
     expect(levelCheck(res.record, 'errors').status).toBe('pass');
   }, 120_000);
 });
@@ -415,7 +415,10 @@ describe('hostile control endpoints during each workload: one clear line, nothin
     expect(later.every((r) => r.expectedInSource === 'server' && r.expectedIn === r.nIn)).toBe(true);
     const input = levelCheck(res.record, 'input-length');
     expect(input.status).toBe('warn');
-    expect(input.detail).toMatch(/2\/4 multi-turn prompts could not be counted ahead \(.*the count failed\)/);
+    expect(input).toMatchObject({
+      code: 'not-counted-ahead',
+      facts: { uncountedRequests: 2, requests: 4, multiTurn: true },
+    });
     expect(server.openSockets()).toBe(0);
   }, 120_000);
 });
@@ -440,7 +443,7 @@ describe('hostile completions during a multi-turn run', () => {
     expect(res.requests).toHaveLength(1);
     expect(res.requests[0]?.ok).toBe(false);
     expect(res.record?.levels[0]?.skippedTurns).toBe(1);
-    expect(levelCheck(res.record, 'errors').detail).toMatch(/1 later turn not sent/);
+    expect(levelCheck(res.record, 'errors').facts?.skippedTurns).toBe(1);
   }, 120_000);
 
   it('an HTML page instead of a stream: one line naming --url and --api', async () => {

@@ -1,18 +1,15 @@
 import type { WorkerLevelView } from '../../shared/distributed.js';
 import type { RequestRecord } from '../../shared/request-record.js';
-import type { Check, CheckStatus, LevelResult, RoundResult } from '../../shared/run-record.js';
-import { clientCheck } from '../metrics/checks.js';
-import { fmtNum, fmtPct } from '../metrics/format.js';
+import type { Check, LevelResult } from '../../shared/run-record.js';
+import { STATUS_SEVERITY } from '../../shared/check-status.js';
+import { clientCheck } from '../checks/client.js';
+import { clockCheck } from '../checks/clock.js';
+import { fmtPct } from '../metrics/format.js';
 import { summarize } from '../metrics/percentiles.js';
 import { isMeasured } from '../metrics/request-metrics.js';
 import { driftPpm } from './clock-sync.js';
 import { workerName } from './coordinator.js';
 import type { WorkerPart } from './merge.js';
-
-/** A window error from the clocks up to this share of the shortest round passes the clock check; up to WARN warns. */
-export const CLOCK_ERROR_LIMITS = { pass: 0.01, warn: 0.05 } as const;
-
-const SEVERITY: Record<CheckStatus, number> = { pass: 0, warn: 1, fail: 2 };
 
 /** Each worker's part of a level as the per-worker view shows it: share, clock, own client check. */
 export function workerViews(
@@ -69,7 +66,10 @@ export function workersClientCheck(all: readonly WorkerLevelView[]): Check {
     v,
     c: clientCheck({ loopLagP99Ms: v.loopLagP99Ms, scheduleLagP99Ms: v.scheduleLagP99Ms }),
   }));
-  const worst = checks.reduce((a, b) => (SEVERITY[b.c.status] > SEVERITY[a.c.status] ? b : a), checks[0]!);
+  const worst = checks.reduce(
+    (a, b) => (STATUS_SEVERITY[b.c.status] > STATUS_SEVERITY[a.c.status] ? b : a),
+    checks[0]!,
+  );
   const status = worst.c.status;
   const bad = checks.filter((x) => x.c.status !== 'pass');
   const lagOf = (v: WorkerLevelView): number => Math.max(v.loopLagP99Ms ?? 0, v.scheduleLagP99Ms ?? 0);
@@ -94,67 +94,6 @@ export function workersClientCheck(all: readonly WorkerLevelView[]): Check {
     .map((x) => `${workerName(x.v.rank, x.v.host)}, which sent ${fmtPct(x.v.share)} of the requests: ${x.c.detail}`)
     .join('; ');
   return { id: 'client', status, detail, code: status === 'fail' ? 'worker-bottleneck' : 'worker-lagging', facts };
-}
-
-/**
- * clock: how far the workers' clocks, mapped onto rank 0's, can move a round's window (and so its throughput): twice
- * the largest offset uncertainty plus the largest change of an offset over the level, against the shortest complete
- * round. Latencies are untouched (each is measured on one worker's clock). Fails past 5 %, warns past 1 %.
- */
-export function clockCheck(views: readonly WorkerLevelView[], rounds: readonly RoundResult[]): Check {
-  const remote = views.filter((v) => v.rank !== 0);
-  const unknown = remote.filter((v) => v.uncertaintyMs === null && v.requests > 0);
-  const uncertaintyMs = remote.reduce((m, v) => Math.max(m, v.uncertaintyMs ?? 0), 0);
-  const changeMs = remote.reduce((m, v) => Math.max(m, Math.abs(v.offsetChangeMs ?? 0)), 0);
-  const complete = rounds.filter((r) => r.partial !== true);
-  const windowMs = complete.length > 0 ? Math.min(...complete.map((r) => r.windowMs)) : null;
-  const errorMs = 2 * uncertaintyMs + changeMs;
-  const error = windowMs !== null && windowMs > 0 ? errorMs / windowMs : null;
-  const facts = {
-    uncertaintyMs,
-    offsetChangeMs: changeMs,
-    windowErrorMs: errorMs,
-    shortestRoundMs: windowMs,
-    windowError: error,
-  };
-  if (unknown.length > 0) {
-    const names = unknown.map((v) => workerName(v.rank, v.host)).join(', ');
-    return {
-      id: 'clock',
-      status: 'warn',
-      detail: `${names} sent requests without a clock offset: their times on rank 0's timeline are not corrected`,
-      code: 'offset-missing',
-      facts,
-    };
-  }
-  const figures = `offsets known within ±${fmtNum(uncertaintyMs)} ms, moving at most ${fmtNum(changeMs)} ms over the level`;
-  if (error === null) {
-    return {
-      id: 'clock',
-      status: 'pass',
-      detail: `${figures}; no complete round to hold it against (latencies are each worker's own)`,
-      code: 'clocks-agree',
-      facts,
-    };
-  }
-  const where = `a round window (shortest ${fmtNum(windowMs as number)} ms) is exact to within ${fmtNum(errorMs)} ms (${fmtPct(error)})`;
-  if (error > CLOCK_ERROR_LIMITS.warn) {
-    return {
-      id: 'clock',
-      status: 'fail',
-      detail: `${figures}: ${where}, too coarse for this level's throughput; run longer rounds or reach rank 0 over a quieter network`,
-      code: 'clocks-too-coarse',
-      facts,
-    };
-  }
-  const status: CheckStatus = error > CLOCK_ERROR_LIMITS.pass ? 'warn' : 'pass';
-  return {
-    id: 'clock',
-    status,
-    detail: `${figures}: ${where}; latencies are each worker's own`,
-    code: status === 'pass' ? 'clocks-agree' : 'clocks-coarse',
-    facts,
-  };
 }
 
 /** Schedule lag of a worker's measured records (send - scheduled), p99; null in closed loop. */

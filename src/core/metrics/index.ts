@@ -1,4 +1,4 @@
-/** Metrics: request records -> level summaries, percentiles with CIs, checks and cost (DESIGN.md). */
+/** Metrics: request records -> level summaries, percentiles with CIs, and cost (DESIGN.md); the checks are src/core/checks. */
 export { binomialDist, type BinomialDist } from './binomial.js';
 export {
   DEFAULT_CONFIDENCE,
@@ -27,24 +27,4 @@ export {
 } from './throughput.js';
 export { apiCostPerMillionOutputTokens, blendedApiPrice, costPerMillionOutputTokens } from './cost.js';
 export { goodput, meetsSlo } from './goodput.js';
-export {
-  CLIENT_LIMITS,
-  ERROR_WARN_LIMIT,
-  ROUND_CV_LIMIT,
-  clientCheck,
-  combineChecks,
-  errorsCheck,
-  inputLengthCheck,
-  outputLengthCheck,
-  prefixCacheCheck,
-  roundSpreadCheck,
-  sampleSizeCheck,
-  streamingCheck,
-  streamTiming,
-  tokenAgreementCheck,
-  warmupCheck,
-  worstStatus,
-  type ClientInput,
-  type PrefixCacheInput,
-} from './checks.js';
 export { summarizeLevel, type LevelSummaryInput } from './level-summary.js';

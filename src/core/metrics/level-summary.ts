@@ -1,20 +1,9 @@
 import type { Slo } from '../../shared/config.js';
 import type { RequestRecord } from '../../shared/request-record.js';
-import type { Check, HostPressure, LevelResult, ServerVariant, TurnResult } from '../../shared/run-record.js';
-import {
-  clientCheck,
-  cutShortCheck,
-  errorsCheck,
-  inputLengthCheck,
-  outputLengthCheck,
-  prefixCacheCheck,
-  roundSpreadCheck,
-  sampleSizeCheck,
-  streamingCheck,
-  tokenAgreementCheck,
-  warmupCheck,
-} from './checks.js';
-import type { CutShort, ServerDecodeFigure } from './checks.js';
+import type { HostPressure, LevelResult, LevelTelemetry, ServerVariant, TurnResult } from '../../shared/run-record.js';
+import { levelEvidence, type CutShort } from '../checks/evidence.js';
+import { levelChecks } from '../checks/registry.js';
+import type { ServerDecodeFigure } from './streaming-check.js';
 import { costPerMillionOutputTokens } from './cost.js';
 import { commonestError } from './error-summary.js';
 import { goodput } from './goodput.js';
@@ -29,10 +18,8 @@ import {
 } from './request-metrics.js';
 import { offeredLoadOf } from './offered-load.js';
 import { coalescedItl, coalescedItlFinding } from './coalesced-itl.js';
-import { openLoopRounds } from './open-loop-spread.js';
 import { responseCacheOf } from './response-cache.js';
 import { requestEndBound, roundCv, roundResults } from './throughput.js';
-import { impossibleUsage } from './usage-checks.js';
 
 /** Everything summarizeLevel needs besides the records: the level's conditions and the run's options. */
 export interface LevelSummaryInput {
@@ -72,8 +59,8 @@ export interface LevelSummaryInput {
   engineDecode?: ServerDecodeFigure | null;
   /** Open loop: the --max-concurrency cap (absent: none); sends it held back are not the client's lag. */
   maxInFlight?: number;
-  /** Checks computed elsewhere (telemetry: throttling, preemptions, server), appended after ours. */
-  extraChecks?: Check[];
+  /** The level's telemetry when a recorder ran (the throttling and preemptions checks judge it); absent: none ran. */
+  telemetry?: { summary?: LevelTelemetry };
   /** Multi-turn: measured turns not sent because an earlier turn of their conversation failed. */
   skippedTurns?: number;
   /** Why prompt calibration could not make the prompts the asked length, when it could not (see prompts.ts fit). */
@@ -147,7 +134,6 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   const pooled = poolLatencies(measured);
   const rounds = roundResults(measured, input.rounds);
   const complete = rounds.filter((r) => r.partial !== true);
-  const partialRounds = rounds.length - complete.length;
   // With no complete round there is no throughput: a partial round's window is not filled by its requests.
   const noThroughput = complete.length === 0 && rounds.length > 0;
   const rate = (pick: (r: (typeof rounds)[number]) => number): number | null =>
@@ -187,52 +173,41 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   const itlFinding = coalescedItlFinding(coalesced, itlMs.p50, serverItlMs?.p50 ?? null, tpotMs.p50);
   const turns = turnResults(measured);
   const responseCache = responseCacheOf(ok, input.openingTokens ?? null);
-  const checks: Check[] = [
-    outputLengthCheck(measured),
-    inputLengthCheck(measured, input.calibration),
-    streamingCheck(
-      measured,
-      input.loopLagP99Ms ?? null,
-      input.engineDecode ?? null,
-      itlFinding,
-      input.hostPressure ?? null,
-    ),
-    warmupCheck(all),
-    roundSpreadCheck(
-      complete.map((r) => r.outputTokPerSec),
-      partialRounds,
-      uncounted,
-      openLoop ? openLoopRounds(measured, complete) : null,
-    ),
-    sampleSizeCheck(ttftMs),
-    errorsCheck(measured, input.skippedTurns ?? 0),
-    prefixCacheCheck({
-      uniquePrefix: input.uniquePrefix,
-      sharedPrefixes: input.sharedPrefixes,
-      promptsFromFile: input.promptsFromFile,
-      repeatedRecords: input.repeatedRecords,
-      prefixCacheHitsDelta: input.prefixCacheHitsDelta ?? null,
+  const checks = levelChecks(
+    levelEvidence({
+      records: all,
+      rounds,
+      ttftMs,
+      openLoop,
+      clientLagsMs: clientLags,
+      load: {
+        offered: judgeOffered ? offered.offered : null,
+        askedConcurrency: openLoop ? undefined : input.concurrency,
+        askedRate: input.rate,
+        rateLateMs: offered.rate?.lateMs,
+        rateRounds: offered.rate?.rounds,
+        cap: input.maxInFlight,
+        loopLagP99Ms: input.loopLagP99Ms ?? null,
+      },
+      prompts: {
+        uniquePrefix: input.uniquePrefix,
+        sharedPrefixes: input.sharedPrefixes ?? false,
+        promptsFromFile: input.promptsFromFile ?? false,
+        repeatedRecords: input.repeatedRecords ?? 0,
+        openingTokens: input.openingTokens ?? null,
+        multiTurn: turns !== null,
+      },
+      coalescedItl: itlFinding,
       responseCache,
-      openingTokens: input.openingTokens ?? null,
-      measuredRequests: measured.length,
-      multiTurn: turns !== null,
-      impossibleCached: impossibleUsage(ok, 'cached_tokens', 'left out of the cache figures and the hit rate'),
+      calibration: input.calibration,
+      skippedTurns: input.skippedTurns,
+      host: input.hostPressure,
+      engineDecode: input.engineDecode,
+      prefixCacheHitsDelta: input.prefixCacheHitsDelta,
+      cutShort: input.cutShort,
+      telemetry: input.telemetry ?? null,
     }),
-    clientCheck({
-      loopLagP99Ms: input.loopLagP99Ms ?? null,
-      scheduleLagP99Ms: clientLags.length > 0 ? summarize(clientLags).p99 : null,
-      ...(judgeOffered ? { offered: offered.offered } : {}),
-      askedConcurrency: openLoop ? undefined : input.concurrency,
-      askedRate: input.rate,
-      rateLateMs: offered.rate?.lateMs,
-      rateRounds: offered.rate?.rounds,
-      cap: input.maxInFlight,
-      host: input.hostPressure ?? null,
-    }),
-    tokenAgreementCheck(measured),
-    ...(input.cutShort ? [cutShortCheck(input.cutShort, rounds)] : []),
-    ...(input.extraChecks ?? []),
-  ];
+  );
 
   // The level's span includes warm-up: it is the stretch of GPU time (and telemetry) this level occupied.
   const startMs = all.length > 0 ? all.reduce((a, r) => Math.min(a, r.scheduledMs ?? r.sendMs, r.sendMs), Infinity) : 0;

@@ -1,6 +1,6 @@
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { CheckFact, CheckStatus, RoundResult } from '../../shared/run-record.js';
-import { fmtNum, fmtPct } from './format.js';
+import { fmtNum } from './format.js';
 import { isMeasured } from './request-metrics.js';
 import { coefficientOfVariation } from './throughput.js';
 
@@ -85,12 +85,11 @@ export function openLoopRounds(
   return rounds.length > 0 ? rounds : null;
 }
 
-/** The open-loop verdict of the round-spread check: status, code, facts and the words after the CV. */
+/** The open-loop verdict of the round-spread check: status, code and facts (the prose renderer words them). */
 export interface OpenLoopJudgement {
   status: CheckStatus;
   code: 'steady' | 'spread-follows-arrivals' | 'server-speed-changed';
   facts: Record<string, CheckFact>;
-  text: string;
 }
 
 /**
@@ -109,24 +108,7 @@ export function judgeOpenLoopSpread(cv: number, limit: number, rounds: readonly 
     shares: spread.shares.map((x) => fmtNum(x)).join(', '),
     falseFailRate: OPEN_LOOP_FALSE_FAIL_RATE,
   };
-  const against = `against what each round's own arrivals offered (${rates} req/s as scheduled)`;
-  if (shareCv > limit) {
-    return {
-      status: 'fail',
-      code: 'server-speed-changed',
-      facts,
-      text:
-        `; ${against} the rounds differ by ${fmtPct(shareCv)}, over ${fmtPct(limit)}: the server's speed changed ` +
-        'between rounds: look for throttling or other load on the GPU',
-    };
-  }
-  if (cv <= limit) return { status: 'pass', code: 'steady', facts, text: '' };
-  return {
-    status: 'pass',
-    code: 'spread-follows-arrivals',
-    facts,
-    text:
-      `: the rounds' throughput followed their random arrivals; ${against} they differ by ${fmtPct(shareCv)}, ` +
-      `within ${fmtPct(limit)}: the server's speed held`,
-  };
+  if (shareCv > limit) return { status: 'fail', code: 'server-speed-changed', facts };
+  if (cv <= limit) return { status: 'pass', code: 'steady', facts };
+  return { status: 'pass', code: 'spread-follows-arrivals', facts };
 }

@@ -1,6 +1,7 @@
 import type { RequestRecord } from '../../shared/request-record.js';
 import { hostBusy, hostPressureText } from '../telemetry/host-pressure.js';
-import type { Check, CheckFact, CheckStatus, HostPressure } from '../../shared/run-record.js';
+import type { CheckFact, CheckStatus, HostPressure } from '../../shared/run-record.js';
+import { verdict, type Judged } from '../checks/verdict.js';
 import { fmtNum, fmtPct } from './format.js';
 import { percentile } from './percentiles.js';
 import { isMeasured } from './request-metrics.js';
@@ -62,8 +63,8 @@ function median(values: readonly number[]): number {
       );
 }
 
-function streamingResult(status: CheckStatus, code: string, detail: string, facts: Record<string, CheckFact>): Check {
-  return { id: 'streaming', status, detail, code, facts };
+function streamingResult(status: CheckStatus, code: string, detail: string, facts: Record<string, CheckFact>): Judged {
+  return verdict('streaming', status, code, facts, detail);
 }
 
 /** Requests with a mid-stream pause far longer than the typical chunk gap (diffusion blocks are regular, so pass). */
@@ -231,7 +232,7 @@ function streamedVerdict(
   input: StreamingInput,
   base: Record<string, CheckFact>,
   held: number,
-): Check {
+): Judged {
   const perFlush = median(timings.map((t) => t.chunks / Math.max(1, t.flushes)));
   const spanMs = median(timings.map((t) => t.spanMs));
   const tokPerS = median(timings.map((t) => rate(t.restTokens, t.spanMs)));
@@ -326,7 +327,7 @@ function levelShapes(multi: RequestRecord[], input: StreamingInput): LevelShapes
 }
 
 /** Most requests held (or in one chunk beside held ones): a failure, or on a lagging client a warning. */
-function bufferedVerdict(level: LevelShapes, input: StreamingInput): Check {
+function bufferedVerdict(level: LevelShapes, input: StreamingInput): Judged {
   const { timings, single, base, server } = level;
   const shape = commonestBuffered(timings);
   const { what, facts } = bufferedText(
@@ -361,7 +362,7 @@ function bufferedVerdict(level: LevelShapes, input: StreamingInput): Check {
  * server's timing proves the buffering. Single chunks alone only warn; stalls (a pause, then tokens at the normal
  * pace) warn.
  */
-export function judgeStreaming(records: readonly RequestRecord[], input: StreamingInput): Check {
+export function judgeStreaming(records: readonly RequestRecord[], input: StreamingInput): Judged {
   const multi = records.filter((r) => isMeasured(r) && r.ok && r.nOut > 1);
   if (multi.length === 0) {
     return streamingResult(

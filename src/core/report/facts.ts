@@ -1,3 +1,4 @@
+import { STATUS_SEVERITY } from '../../shared/check-status.js';
 import type { Check, RunRecord } from '../../shared/run-record.js';
 import { fmtFixed } from '../../shared/report-columns.js';
 import { loadText } from '../../shared/level-load.js';
@@ -122,6 +123,5 @@ export function costLines(record: RunRecord): string[] {
 
 /** Checks that did not pass first, then the rest; each with its reason. */
 export function sortedChecks(checks: readonly Check[]): Check[] {
-  const rank = { fail: 0, warn: 1, pass: 2 } as const;
-  return [...checks].sort((a, b) => rank[a.status] - rank[b.status]);
+  return [...checks].sort((a, b) => STATUS_SEVERITY[b.status] - STATUS_SEVERITY[a.status]);
 }

@@ -14,13 +14,13 @@ import type { BodyCompat } from '../load/request-body.js';
 import type { PromptCounting } from '../load/server-api.js';
 import type { AbortReason } from '../load/stream-client.js';
 import { summarizeLevel } from '../metrics/index.js';
-import type { ServerDecodeFigure } from '../metrics/checks.js';
+import type { ServerDecodeFigure } from '../metrics/streaming-check.js';
 import { clientErrorFix, commonestError } from '../metrics/error-summary.js';
 import { outputCounted } from '../metrics/request-metrics.js';
 import type { RunWriter } from '../runs/run-store.js';
 import { hostPressureBetween, readProcFile, sampleHostPressure, type ProcReader } from '../telemetry/host-pressure.js';
 import { levelEnergyFromRecorder } from '../telemetry/level-energy.js';
-import type { TelemetryChecks, TelemetryRecorder } from '../telemetry/types.js';
+import type { TelemetryRecorder } from '../telemetry/types.js';
 import type { HostPressure } from '../../shared/run-record.js';
 
 /**
@@ -88,7 +88,6 @@ export interface LevelMeasureInput {
   emit: (event: RunEvent) => void;
   writer: RunWriter;
   telemetry: TelemetryRecorder | null;
-  telemetryChecks?: TelemetryChecks;
   simulated: boolean;
   /** Ends the run as failed with this reason (the level's warm-up showed no request can succeed); exit code 2 unless given. */
   stopRun: (reason: string, exitCode?: number) => void;
@@ -257,7 +256,6 @@ export function summarizeLevelRun(input: LevelMeasureInput, levelRun: LevelRun):
     input.telemetry && run.measureStartMs !== null && run.measureEndMs !== null
       ? input.telemetry.summarizeWindow(run.measureStartMs, run.measureEndMs, outputTokens)
       : undefined;
-  const extraChecks = input.telemetryChecks ? input.telemetryChecks(telemetry) : [];
   const abortReason = levelRun.abortReason;
   const cutShort = run.aborted
     ? {
@@ -293,7 +291,7 @@ export function summarizeLevelRun(input: LevelMeasureInput, levelRun: LevelRun):
     hostPressure: levelRun.hostPressure ?? null,
     engineDecode: engineDecodeFigure(telemetry),
     maxInFlight: plan.maxInFlight,
-    extraChecks,
+    ...(input.telemetry ? { telemetry: telemetry ? { summary: telemetry } : {} } : {}),
     cutShort,
     skippedTurns: run.skippedTurns,
     ...(levelRun.calibration ? { calibration: levelRun.calibration } : {}),

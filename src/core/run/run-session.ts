@@ -4,11 +4,12 @@ import { cpus, hostname, platform, release, totalmem } from 'node:os';
 import type { CapacityResult } from '../../shared/capacity.js';
 import type { BenchConfig } from '../../shared/config.js';
 import type { RunEvent } from '../../shared/events.js';
-import type { Check, LevelResult, RunEnvironment, RunRecord } from '../../shared/run-record.js';
+import type { LevelResult, RunEnvironment, RunRecord } from '../../shared/run-record.js';
 import type { Clock } from '../clock.js';
 import { UserError } from '../errors.js';
 import type { LevelPlan } from '../load/level-plan.js';
-import { combineChecks } from '../metrics/index.js';
+import { combineChecks } from '../checks/combine.js';
+import { runChecks } from '../checks/registry.js';
 import { levelTitle } from '../../shared/report-columns.js';
 import { renderSummaryCsv } from '../report/registry.js';
 import { RUN_FILES, RunWriter, createRunDir } from '../runs/run-store.js';
@@ -60,18 +61,6 @@ function basicHost(): RunEnvironment['host'] {
     cpus: cpuList.length,
     memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
     node: process.version,
-  };
-}
-
-function serverCheck(failure: ServerFailure | null, simulated: boolean, started: boolean, why?: string): Check | null {
-  if (failure) return { id: 'server', status: 'fail', detail: `${failure.message} — ${failure.fix}` };
-  if (!started) return why ? { id: 'server', status: 'fail', detail: `the server never became ready: ${why}` } : null;
-  return {
-    id: 'server',
-    status: simulated ? 'warn' : 'pass',
-    detail: simulated
-      ? 'SIMULATED engine: these numbers come from the built-in simulator, not a GPU'
-      : 'server stayed up for the whole run',
   };
 }
 
@@ -284,8 +273,14 @@ export class RunSession {
       record.levels.map((l) => l.checks),
       record.levels.map((l) => levelTitle(l)),
     );
-    const server = serverCheck(this.serverFailure, record.simulated, this.serversStarted > 0, failure);
-    if (server) record.checks.push(server);
+    record.checks.push(
+      ...runChecks({
+        serverFailure: this.serverFailure,
+        simulated: record.simulated,
+        serversStarted: this.serversStarted,
+        failure: failure ?? null,
+      }),
+    );
     await writer.writeRecord(record);
     await writer.writeText(RUN_FILES.summary, await renderSummaryCsv(record));
     await writer.close();

@@ -18,7 +18,7 @@ import { createWorkerExecutor } from '../load/worker-executor.js';
 import type { RunningServer, ServerFailure, StartServer } from '../servers/types.js';
 import { engineFor } from '../servers/engines/index.js';
 import { concurrencyWarning } from '../servers/variants.js';
-import type { TelemetryChecks, TelemetryRecorder } from '../telemetry/types.js';
+import type { TelemetryRecorder } from '../telemetry/types.js';
 import type { TelemetryFactoryOptions } from './telemetry-options.js';
 import { cancelWords } from './cancel-words.js';
 import { measureLevel, type LevelMeasureInput } from './level-measure.js';
@@ -38,7 +38,6 @@ export interface ServerSessionOptions {
   workload: Workload;
   startServer: StartServer;
   createTelemetry?: (options: TelemetryFactoryOptions) => TelemetryRecorder;
-  telemetryChecks?: TelemetryChecks;
   /** Measures a level another way (a distributed run: with every worker); default measureLevel. */
   measure?: (input: LevelMeasureInput) => Promise<LevelResult | null>;
 }
@@ -321,7 +320,6 @@ export class ServerSession {
       emit: (event) => run.emit(event),
       writer: run.writer,
       telemetry: this.telemetry,
-      telemetryChecks: this.options.telemetryChecks,
       simulated: ready.server.info.simulated,
       readProc: run.readProc,
       // The server refuses every request as sent: stop now, keep the folder, exit 2 with its words and the fix.

@@ -1,4 +1,4 @@
-import type { Check, LevelTelemetry } from '../../shared/run-record.js';
+import type { LevelTelemetry } from '../../shared/run-record.js';
 import type { ClientSample, EngineSample, GpuSample, ThrottleEpisode } from '../../shared/telemetry.js';
 
 /** Samples GPU, engine and client during a run on the run's clock. */
@@ -39,9 +39,6 @@ export interface TelemetryRecorder {
     roundCv: number | null,
   ): string | null;
 }
-
-/** Checks derived from a level's telemetry: throttling and preemptions. */
-export type TelemetryChecks = (telemetry: LevelTelemetry | undefined) => Check[];
 
 /** A stretch without GPU samples: the sampler died and was restarted (toMs null while still open). */
 export interface TelemetryGap {

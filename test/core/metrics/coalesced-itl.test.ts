@@ -59,7 +59,6 @@ describe('ITL from coalesced reads', () => {
     expect(streaming).toMatchObject({ status: 'warn', code: 'itl-coalesced' });
     expect(streaming.facts).toMatchObject({ coalescedGaps: 840, itlGaps: 1260 });
     expect(streaming.facts?.serverItlP50Ms).toBeCloseTo(0.45, 6);
-    expect(streaming.detail).toMatch(/ITL is dominated by events that arrived together: 66\.7 % of the chunk gaps/);
   });
 
   it('without server timings the time per token is TPOT', () => {
@@ -68,7 +67,6 @@ describe('ITL from coalesced reads', () => {
     const streaming = result.checks.find((c) => c.id === 'streaming')!;
     expect(streaming.code).toBe('itl-coalesced');
     expect(streaming.facts?.serverItlP50Ms).toBeNull();
-    expect(streaming.detail).toMatch(/TPOT p50 [\d.]+ ms is the time per token/);
   });
 
   it('one event a read: streamed, and the server figure is still recorded', () => {

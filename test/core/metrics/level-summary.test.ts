@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { summarizeLevel, type LevelSummaryInput } from '../../../src/core/metrics/level-summary.js';
-import type { Check } from '../../../src/shared/run-record.js';
+import { levelTelemetry } from '../../fakes/level-telemetry.js';
 import { failed, streamed } from './make-record.js';
 
 // Round r (0, 1): two requests sent at base, base+100 with TTFT 100/200 ms, 4 tokens 10 ms apart.
@@ -31,14 +31,13 @@ const base: LevelSummaryInput = {
 
 describe('summarizeLevel', () => {
   it('summarizes a level by hand', () => {
-    const extra: Check = { id: 'throttling', status: 'pass', detail: 'no throttling' };
     const level = summarizeLevel({
       ...base,
       records: levelRecords(),
       gpuPricePerHour: 2,
       utilization: 0.5,
       slo: { ttftMs: 150 },
-      extraChecks: [extra],
+      telemetry: { summary: levelTelemetry() },
     });
     expect(level.startMs).toBe(500);
     expect(level.endMs).toBe(2330);
@@ -143,9 +142,7 @@ describe('summarizeLevel', () => {
     expect(level.reqPerSec).toBeCloseTo(2 / 0.33, 9);
     expect(level.roundCv).toBe(0);
     const spread = level.checks.find((c) => c.id === 'round-spread')!;
-    expect(spread.status).toBe('pass');
-    expect(spread.detail).toContain('over 2 rounds');
-    expect(spread.detail).toContain('1 partial round left out');
+    expect(spread).toMatchObject({ status: 'pass', code: 'steady', facts: { rounds: 2, partialRounds: 1 } });
     // Latency keeps every ok measured request, the partial round's included.
     expect(level.ttftMs.n).toBe(5);
     expect(level.completed).toBe(5);
@@ -168,8 +165,7 @@ describe('summarizeLevel', () => {
     expect(level.outputTokPerSec).toBeNull();
     expect(level.roundCv).toBeNull();
     const spread = level.checks.find((c) => c.id === 'round-spread')!;
-    expect(spread.status).toBe('warn');
-    expect(spread.detail).toMatch(/^no round completed/);
+    expect(spread).toMatchObject({ status: 'warn', code: 'no-complete-round' });
     // A dying server is a failure.
     expect(level.failed).toBe(1);
     expect(level.errorsByReason).toEqual({ 'server-died': 1 });
@@ -181,8 +177,7 @@ describe('summarizeLevel', () => {
     const level = summarizeLevel({ ...base, records });
     expect(level.malformedLines).toBe(0 + 1 + 2 + 3); // the warm-up's 7 are not measured
     const c = level.checks.find((x) => x.id === 'token-agreement')!;
-    expect(c.status).toBe('warn');
-    expect(c.detail).toContain('6 SSE lines were not valid JSON');
+    expect(c).toMatchObject({ status: 'warn', code: 'stream-problems', facts: { malformedLines: 6 } });
   });
 
   it('warns in the warmup check when every warm-up request failed', () => {
@@ -193,8 +188,7 @@ describe('summarizeLevel', () => {
     const level = summarizeLevel({ ...base, records });
     expect(level.warmupRequests).toBe(1);
     const c = level.checks.find((x) => x.id === 'warmup')!;
-    expect(c.status).toBe('warn');
-    expect(c.detail).toContain('warm-up requests all failed: the server was not warm');
+    expect(c).toMatchObject({ status: 'warn', code: 'warmup-failed', facts: { warmupRequests: 1, succeeded: 0 } });
   });
 
   it('gives an empty but well-formed level for no records', () => {

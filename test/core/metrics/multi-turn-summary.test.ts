@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { errorsCheck, inputLengthCheck, prefixCacheCheck } from '../../../src/core/metrics/checks.js';
+import { errorsCheck } from '../../../src/core/checks/errors.js';
+import { inputLengthCheck } from '../../../src/core/checks/input-length.js';
+import { prefixCacheCheck } from '../../../src/core/checks/prefix-cache.js';
 import { summarizeLevel, turnResults } from '../../../src/core/metrics/level-summary.js';
 import { failed, makeRecord } from './make-record.js';
 
@@ -39,12 +41,14 @@ describe('multi-turn level summary', () => {
     const counted = [40, 86, 132, 178, 224].map((n, i) => turn(i, 1, n));
     expect(inputLengthCheck(counted)).toMatchObject({
       status: 'pass',
-      detail: expect.stringMatching(/exactly 40–224 tokens/),
+      code: 'exact',
+      facts: { requests: 5 },
     });
     const uncounted = [...counted, { ...turn(1, 1, 86), expectedInSource: 'server' as const }];
     expect(inputLengthCheck(uncounted)).toMatchObject({
       status: 'warn',
-      detail: expect.stringMatching(/^1\/6 multi-turn prompts could not be counted ahead/),
+      code: 'not-counted-ahead',
+      facts: { uncountedRequests: 1, requests: 6, multiTurn: true },
     });
     const wrong = [...uncounted, { ...turn(2, 1, 130), expectedIn: 132 }];
     expect(inputLengthCheck(wrong)).toMatchObject({ status: 'fail' });
@@ -53,7 +57,8 @@ describe('multi-turn level summary', () => {
   it('takes prefix-cache hits on the histories as expected in a multi-turn level', () => {
     expect(prefixCacheCheck({ uniquePrefix: true, prefixCacheHitsDelta: 120, multiTurn: true })).toMatchObject({
       status: 'pass',
-      detail: expect.stringMatching(/reports 120 prefix-cache hits/),
+      code: 'history-cached',
+      facts: { engineHits: 120 },
     });
     expect(prefixCacheCheck({ uniquePrefix: true, prefixCacheHitsDelta: 120 })).toMatchObject({ status: 'warn' });
   });
@@ -79,9 +84,8 @@ describe('multi-turn level summary', () => {
     // The share counts sent requests only: 2 of 3, not of 6.
     expect(level.checks.find((c) => c.id === 'errors')).toMatchObject({
       status: 'fail',
-      detail: expect.stringMatching(
-        /^2\/3 requests failed \(.*\): http-5xx 2; 3 later turns not sent because an earlier turn of the conversation failed/,
-      ),
+      code: 'too-many-failed',
+      facts: { failed: 2, requests: 3, skippedTurns: 3, errorKinds: 'http-5xx 2' },
     });
     const none = summarizeLevel({
       records: [turn(0, 10, 40)],
@@ -95,7 +99,7 @@ describe('multi-turn level summary', () => {
       skippedTurns: 0,
     });
     expect(none.skippedTurns).toBeUndefined();
-    expect(errorsCheck([turn(0, 10, 40)]).detail).toBe('0/1 requests failed');
-    expect(errorsCheck(records, 1).detail).toContain('1 later turn not sent');
+    expect(errorsCheck([turn(0, 10, 40)])).toMatchObject({ code: 'none-failed', facts: { skippedTurns: 0 } });
+    expect(errorsCheck(records, 1).facts).toMatchObject({ skippedTurns: 1 });
   });
 });

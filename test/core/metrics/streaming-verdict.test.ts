@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_STREAM_TOKENS_PER_S, streamingCheck, streamTiming } from '../../../src/core/metrics/checks.js';
+import { streamingCheck } from '../../../src/core/checks/streaming.js';
+import { MAX_STREAM_TOKENS_PER_S, streamTiming } from '../../../src/core/metrics/stream-timing.js';
 import { requestMetrics } from '../../../src/core/metrics/request-metrics.js';
 import type { RequestRecord } from '../../../src/shared/request-record.js';
 import { firstThenRest, flushEvery, oneReadAtEnd, queuedLevel, replayAtEnd } from './queued-level.js';

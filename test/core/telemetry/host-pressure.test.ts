@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { clientCheck, streamingCheck } from '../../../src/core/metrics/checks.js';
+import { clientCheck } from '../../../src/core/checks/client.js';
+import { streamingCheck } from '../../../src/core/checks/streaming.js';
 import { explainSpread } from '../../../src/core/telemetry/explain-spread.js';
 import {
   hostBusy,
@@ -61,15 +62,10 @@ describe("the host's CPU pressure", () => {
     const busy = clientCheck({ ...lagging, host: BUSY });
     expect(busy).toMatchObject({ status: 'fail', code: 'host-busy' });
     expect(busy.facts).toMatchObject({ hostBusy: true, hostCpuSomeShare: 0.64, hostSelfWaitShare: 0.38 });
-    expect(busy.detail).toMatch(
-      /the host was busy \(this process waited for a CPU 38\.0 % of the level, some task 64\.0 % \(PSI\)\)/,
-    );
     const own = clientCheck({ ...lagging, host: QUIET });
     expect(own).toMatchObject({ status: 'fail', code: 'client-lag', facts: { hostBusy: false } });
-    expect(own.detail).toMatch(/the client is the bottleneck.*the host was not busy/);
     const unknown = clientCheck({ ...lagging, host: UNKNOWN });
     expect(unknown).toMatchObject({ code: 'client-lag', facts: { hostBusy: null } });
-    expect(unknown.detail).toMatch(/host CPU pressure unknown \(no \/proc\/pressure\/cpu here\)/);
   });
 
   it('client check: a concurrency shortfall on a busy host says the host held it back', () => {
@@ -80,8 +76,7 @@ describe("the host's CPU pressure", () => {
       offered: { inFlightMean: 30, inFlightP5: 20 },
       host: BUSY,
     });
-    expect(c).toMatchObject({ status: 'fail', code: 'offered-below-asked' });
-    expect(c.detail).toMatch(/the host was busy .*: other processes held it back/);
+    expect(c).toMatchObject({ status: 'fail', code: 'offered-below-asked', facts: { hostBusy: true } });
   });
 
   it('streaming: pauses at c=1 on a busy host are the host, not "the server stalled"', () => {
@@ -93,13 +88,8 @@ describe("the host's CPU pressure", () => {
     });
     const busy = streamingCheck(records, 5, null, null, BUSY);
     expect(busy).toMatchObject({ status: 'warn', code: 'stalled', facts: { hostBusy: true } });
-    expect(busy.detail).toMatch(
-      /the host was busy \(.*\): this client, and a server on this machine, got the CPU late/,
-    );
-    expect(busy.detail).not.toMatch(/the server stalled/);
     const quiet = streamingCheck(records, 5, null, null, QUIET);
     expect(quiet).toMatchObject({ code: 'stalled', facts: { hostBusy: false } });
-    expect(quiet.detail).toMatch(/the server stalled/);
   });
 
   it('round spread: a loop that lagged at 3 % CPU was waiting for the CPU, not saturated', () => {

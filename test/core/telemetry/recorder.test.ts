@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createMonoClock } from '../../../src/core/clock.js';
-import { telemetryChecks } from '../../../src/core/telemetry/checks.js';
+import { preemptionsCheck } from '../../../src/core/checks/preemptions.js';
+import { throttlingCheck } from '../../../src/core/checks/throttling.js';
 import { createTelemetryRecorder } from '../../../src/core/telemetry/recorder.js';
 import type { EngineSample, GpuSample } from '../../../src/shared/telemetry.js';
 import { countdown, FAKE_NVIDIA_SMI, scenarioEnv, stepClock } from './helpers.js';
@@ -63,9 +64,9 @@ describe('telemetry recorder over recorded nvidia-smi outputs', () => {
     expect(t.clockRatioMin).toBeCloseTo(2100 / 3120);
     expect(t.energyJ).toBeGreaterThan(0);
     expect(t.jPerOutputTok).toBeCloseTo((t.energyJ ?? 0) / 5000);
-    const throttling = telemetryChecks(t).find((c) => c.id === 'throttling');
-    expect(throttling?.status).toBe('fail');
-    expect(throttling?.detail).toMatch(/thermal slowdown \d+ %/);
+    const throttling = throttlingCheck(t);
+    expect(throttling).toMatchObject({ status: 'fail', code: 'gpu-slowed' });
+    expect(throttling.facts.thermalFraction).toBeGreaterThan(0);
     expect(recorder.episodes().some((e) => e.kind === 'thermal' && e.lowestClockRatio !== null)).toBe(true);
     // the RTX's memory temperature is [N/A]: null, never 0
     expect(samples.every((s) => s.memTempC === null)).toBe(true);
@@ -82,9 +83,9 @@ describe('telemetry recorder over recorded nvidia-smi outputs', () => {
     const t = recorder.summarizeWindow(from, to, 1000);
     expect(t.throttle.powerCapFraction).toBeGreaterThan(0.5);
     expect(t.throttle.thermalFraction).toBe(0);
-    const throttling = telemetryChecks(t).find((c) => c.id === 'throttling');
-    expect(throttling?.status).toBe('warn');
-    expect(throttling?.detail).toMatch(/power-capped \d+ % of the measured window \(normal at full load/);
+    const throttling = throttlingCheck(t);
+    expect(throttling).toMatchObject({ status: 'warn', code: 'power-capped' });
+    expect(throttling.facts.powerCapFraction).toBeGreaterThan(0);
   });
 
   it('a cool run passes; the warm-up stretch before the window is left out', async () => {
@@ -94,7 +95,7 @@ describe('telemetry recorder over recorded nvidia-smi outputs', () => {
     const t = recorder.summarizeWindow(from, to, 1000);
     expect(t.throttle.idleFraction).toBe(0);
     expect(t.clockRatioMean).toBe(1);
-    expect(telemetryChecks(t).find((c) => c.id === 'throttling')?.status).toBe('pass');
+    expect(throttlingCheck(t)).toMatchObject({ status: 'pass', code: 'no-slowdown' });
     expect(recorder.gpuInfo()[0]).toMatchObject({
       name: 'NVIDIA H100 80GB HBM3',
       driver: '535.104.05',
@@ -109,8 +110,8 @@ describe('telemetry recorder over recorded nvidia-smi outputs', () => {
     expect(samples.every((s) => s.class === 'unknown')).toBe(true);
     expect(samples.some((s) => s.powerW === null)).toBe(true);
     const { from, to } = window(samples);
-    const c = telemetryChecks(recorder.summarizeWindow(from, to, 1)).find((x) => x.id === 'throttling');
-    expect(c).toMatchObject({ status: 'warn', detail: expect.stringMatching(/^unknown/) });
+    const c = throttlingCheck(recorder.summarizeWindow(from, to, 1));
+    expect(c).toMatchObject({ status: 'warn', code: 'reasons-unknown' });
   });
 
   it('restarts a loop that dies and records the gap', async () => {
@@ -156,7 +157,7 @@ describe('telemetry recorder over recorded nvidia-smi outputs', () => {
     const t = recorder.summarizeWindow(engine[0]!.tMs, engine[3]!.tMs, 1);
     expect(t.preemptions).toBe(3);
     expect(t.waitingPeak).toBe(2);
-    expect(telemetryChecks(t).find((c) => c.id === 'preemptions')?.status).toBe('warn');
+    expect(preemptionsCheck(t)).toMatchObject({ status: 'warn', code: 'preempted' });
   });
 
   it('waitCool resolves once the GPU is idle and cool, and stops waiting when aborted', async () => {
@@ -193,13 +194,12 @@ describe('telemetry recorder without a GPU source', () => {
     });
     const t = recorder.summarizeWindow(0, clock.nowMs(), 100);
     expect(t).toMatchObject({ source: 'unavailable', samples: 0, energyJ: null, smClockMeanMhz: null });
-    expect(telemetryChecks(t)).toEqual([
-      {
-        id: 'throttling',
-        status: 'warn',
-        detail: 'unknown: nvidia-smi not found; install the NVIDIA driver or pass --nvidia-smi PATH',
-      },
-    ]);
+    expect(throttlingCheck(t)).toMatchObject({
+      status: 'warn',
+      code: 'telemetry-unavailable',
+      facts: { reason: 'nvidia-smi not found; install the NVIDIA driver or pass --nvidia-smi PATH' },
+    });
+    expect(preemptionsCheck(t)).toBeNull();
     await recorder.waitCool(40);
     await recorder.stop();
   });

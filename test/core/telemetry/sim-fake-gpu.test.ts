@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMonoClock } from '../../../src/core/clock.js';
-import { telemetryChecks } from '../../../src/core/telemetry/checks.js';
+import { throttlingCheck } from '../../../src/core/checks/throttling.js';
 import { createTelemetryRecorder } from '../../../src/core/telemetry/recorder.js';
 import type { GpuSample } from '../../../src/shared/telemetry.js';
 
@@ -114,7 +114,7 @@ describe.skipIf(!existsSync(FAKE))('with the simulator fake GPU (resources/fake-
     expect(t.throttle.thermalFraction).toBe(1);
     expect(t.clockRatioMin).toBeCloseTo(0.7, 2);
     expect(t.tempMaxC).toBe(91);
-    expect(telemetryChecks(t)[0]?.status).toBe('fail');
+    expect(throttlingCheck(t).status).toBe('fail');
     expect(recorder.gpuInfo()[0]).toMatchObject({ driver: '550.54.15', maxSmClockMhz: 1980 });
   });
 
@@ -124,6 +124,6 @@ describe.skipIf(!existsSync(FAKE))('with the simulator fake GPU (resources/fake-
       'power-cap',
     );
     const t = recorder.summarizeWindow(hotSamples[0]!.tMs, hotSamples.at(-1)!.tMs, 1000);
-    expect(telemetryChecks(t)[0]?.status).toBe('warn');
+    expect(throttlingCheck(t).status).toBe('warn');
   });
 });

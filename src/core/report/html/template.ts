@@ -77,7 +77,8 @@ function facts(list: readonly Fact[], cls = ''): string {
 }
 
 function checkItem(c: Check, where = ''): string {
-  return `<li><span class="status ${esc(c.status)}">${esc(c.status.toUpperCase())}</span> <b>${esc(c.id)}</b>${where ? ` <span class="sub">${esc(where)}</span>` : ''}: ${esc(c.detail)}</li>`;
+  const code = c.code ? ` data-code="${esc(c.code)}"` : '';
+  return `<li data-check="${esc(c.id)}" data-status="${esc(c.status)}"${code}><span class="status ${esc(c.status)}">${esc(c.status.toUpperCase())}</span> <b>${esc(c.id)}</b>${where ? ` <span class="sub">${esc(where)}</span>` : ''}: ${esc(c.detail)}</li>`;
 }
 
 /** "Messages during the run": severity, time since the start, where and text; nothing when the run said none. */

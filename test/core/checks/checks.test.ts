@@ -1,21 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import {
-  clientCheck,
-  combineChecks,
-  errorsCheck,
-  inputLengthCheck,
-  outputLengthCheck,
-  prefixCacheCheck,
-  roundSpreadCheck,
-  sampleSizeCheck,
-  streamingCheck,
-  streamTiming,
-  tokenAgreementCheck,
-  warmupCheck,
-} from '../../../src/core/metrics/checks.js';
+import { clientCheck } from '../../../src/core/checks/client.js';
+import { combineChecks } from '../../../src/core/checks/combine.js';
+import { errorsCheck } from '../../../src/core/checks/errors.js';
+import { inputLengthCheck } from '../../../src/core/checks/input-length.js';
+import { outputLengthCheck } from '../../../src/core/checks/output-length.js';
+import { prefixCacheCheck } from '../../../src/core/checks/prefix-cache.js';
+import { roundSpreadCheck } from '../../../src/core/checks/round-spread.js';
+import { sampleSizeCheck } from '../../../src/core/checks/sample-size.js';
+import { streamingCheck } from '../../../src/core/checks/streaming.js';
+import { tokenAgreementCheck } from '../../../src/core/checks/token-agreement.js';
+import { warmupCheck } from '../../../src/core/checks/warmup.js';
+import { streamTiming } from '../../../src/core/metrics/stream-timing.js';
 import { summarize } from '../../../src/core/metrics/percentiles.js';
 import type { RequestRecord } from '../../../src/shared/request-record.js';
-import { failed, makeRecord, streamed } from './make-record.js';
+import { failed, makeRecord, streamed } from '../metrics/make-record.js';
 
 const times = <T>(n: number, make: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => make(i));
 const warmOk = (): RequestRecord => streamed({ chunks: 4 }, { round: -1, warmup: true });
@@ -26,27 +24,31 @@ const ok256 = (over: Partial<RequestRecord> = {}): RequestRecord =>
 describe('output-length', () => {
   it('passes when every request produced the requested tokens by server count', () => {
     const c = outputLengthCheck(times(48, () => ok256()));
-    expect(c).toEqual({
+    expect(c).toMatchObject({
       id: 'output-length',
       status: 'pass',
-      detail: '48/48 requests produced exactly 256 tokens (server count)',
+      code: 'exact',
+      facts: { requests: 48, serverCounted: 48, wrongRequests: 0 },
     });
   });
 
   it('fails on any mismatch, naming how many and the counts', () => {
     const records = [...times(36, () => ok256()), ...times(12, () => ok256({ nOut: 250, finishReason: 'stop' }))];
     const c = outputLengthCheck(records);
-    expect(c.status).toBe('fail');
-    expect(c.detail).toContain(
-      '12/48 requests produced 250 tokens instead of 256 (server count; finish reason stop 12)',
-    );
+    expect(c).toMatchObject({
+      status: 'fail',
+      code: 'length-off',
+      facts: { requests: 48, wrongRequests: 12, minTokens: 250, maxTokens: 250, finishReasons: 'stop 12' },
+    });
   });
 
   it('warns when counts are only estimated', () => {
     const c = outputLengthCheck(times(4, () => ok256({ nOutSource: 'estimated', chunkTokensSource: 'estimated' })));
-    expect(c.status).toBe('warn');
-    expect(c.detail).toContain('4/4 requests came without usage from the server');
-    expect(c.detail).toContain('could not be verified');
+    expect(c).toMatchObject({
+      status: 'warn',
+      code: 'no-server-count',
+      facts: { requests: 4, estimatedRequests: 4, estimateDiffers: 0 },
+    });
   });
 
   it('ignores failed and warm-up requests', () => {
@@ -59,19 +61,24 @@ describe('input-length', () => {
   it('passes, fails and warns on prompt tokens', () => {
     expect(inputLengthCheck(times(3, () => ok256())).status).toBe('pass');
     const wrong = inputLengthCheck([ok256(), ok256({ nIn: 510 }), ok256({ nIn: 511 })]);
-    expect(wrong.status).toBe('fail');
-    expect(wrong.detail).toBe('2/3 prompts had 510–511 tokens instead of 512 (server count)');
+    expect(wrong).toMatchObject({
+      status: 'fail',
+      code: 'prompt-length-off',
+      facts: { wrongRequests: 2, requests: 3, calibration: null },
+    });
     const unknown = inputLengthCheck([ok256(), ok256({ nIn: null })]);
-    expect(unknown.status).toBe('warn');
-    expect(unknown.detail).toContain('no prompt_tokens for 1/2 requests');
+    expect(unknown).toMatchObject({
+      status: 'warn',
+      code: 'no-prompt-usage',
+      facts: { unreportedRequests: 1, requests: 2 },
+    });
   });
 });
 
 describe('streaming', () => {
   it('passes a token-by-token stream', () => {
     const c = streamingCheck(times(10, () => streamed({ ttftMs: 100, gapMs: 20, chunks: 50 })));
-    expect(c.status).toBe('pass');
-    expect(c.detail).toContain('median 50 chunks per request');
+    expect(c).toMatchObject({ status: 'pass', code: 'streamed', facts: { requests: 10, chunksMedian: 50 } });
   });
 
   it('passes a diffusion model sending 8 blocks of 32 tokens over time', () => {
@@ -88,9 +95,7 @@ describe('streaming', () => {
     const c = streamingCheck([...times(9, () => streamed({ ttftMs: 100, gapMs: 10, chunks: 40 })), stalled]);
     expect(c.status).toBe('warn');
     expect(c.code).toBe('stalled');
-    expect(c.detail).toBe(
-      '1/10 requests paused mid-stream for up to 310 ms (median chunk gap 10 ms): the server stalled (a long prefill of other requests, a preemption) or the network did; it inflates E2E and TPOT',
-    );
+    expect(c.facts).toMatchObject({ stalledRequests: 1, maxGapMs: 310, medianGapMs: 10, hostBusy: null });
   });
 
   it('names this client among the causes of a stall when its own event loop lagged past its limit', () => {
@@ -98,10 +103,9 @@ describe('streaming', () => {
     stalled.chunks = stalled.chunks.map(([t, n], i) => [i >= 20 ? t + 300 : t, n]);
     stalled.endMs = (stalled.endMs as number) + 300;
     const records = [...times(9, () => streamed({ ttftMs: 100, gapMs: 10, chunks: 40 })), stalled];
-    expect(streamingCheck(records, 5).detail).toContain('the server stalled');
+    expect(streamingCheck(records, 5).facts).toMatchObject({ stalledRequests: 1, clientLoopLagP99Ms: 5 });
     const c = streamingCheck(records, 250);
-    expect(c.status).toBe('warn');
-    expect(c.detail).toContain('the server, the network or this client stalled (its event loop lagged 250 ms at p99)');
+    expect(c).toMatchObject({ status: 'warn', code: 'stalled', facts: { clientLoopLagP99Ms: 250 } });
   });
 
   it('warns, not fails, when the whole output came in one chunk: streaming cannot be judged', () => {
@@ -110,12 +114,10 @@ describe('streaming', () => {
     const all = streamingCheck(single);
     expect(all.status).toBe('warn');
     expect(all.code).toBe('single-chunk');
-    expect(all.detail).toMatch(/^cannot judge streaming: the whole output came in one chunk \(a block-diffusion/);
+    expect(all.facts).toMatchObject({ requests: 8, singleChunkRequests: 8 });
     // Most in one chunk, the rest streamed: still nothing shows the buffered shape, so still a warning.
     const c = streamingCheck([...single, ...times(2, () => streamed({ chunks: 30 }))]);
-    expect(c.status).toBe('warn');
-    expect(c.detail).toContain('cannot judge streaming: for 8/10 multi-token requests the whole output came in one');
-    expect(c.detail).toContain('the other 2 streamed');
+    expect(c).toMatchObject({ status: 'warn', code: 'single-chunk', facts: { requests: 10, singleChunkRequests: 8 } });
   });
 
   it('fails single-chunk requests when others show the buffered shape', () => {
@@ -141,8 +143,7 @@ describe('streaming', () => {
 
   it('warns when a minority of requests burst', () => {
     const c = streamingCheck([streamed({ chunks: 1, tokensPerChunk: 4 }), ...times(3, () => streamed({ chunks: 30 }))]);
-    expect(c.status).toBe('warn');
-    expect(c.detail).toContain('1/4');
+    expect(c).toMatchObject({ status: 'warn', code: 'single-chunk', facts: { requests: 4, singleChunkRequests: 1 } });
   });
 
   it('warns when there is nothing multi-token to judge', () => {
@@ -152,28 +153,27 @@ describe('streaming', () => {
 
 describe('warmup', () => {
   it('passes when warm-up requests succeeded and were discarded, warns when off', () => {
-    expect(warmupCheck([...times(4, warmOk), ok256()])).toEqual({
+    expect(warmupCheck([...times(4, warmOk), ok256()])).toMatchObject({
       id: 'warmup',
       status: 'pass',
-      detail: '4/4 warm-up requests succeeded; warm-up was discarded before measuring',
+      code: 'warmed',
+      facts: { warmupRequests: 4, succeeded: 4, failed: 0 },
     });
-    const off = warmupCheck([ok256(), ok256()]);
-    expect(off.status).toBe('warn');
-    expect(off.detail).toContain('warm-up was off');
+    expect(warmupCheck([ok256(), ok256()])).toMatchObject({ status: 'warn', code: 'warmup-off' });
   });
 
   it('passes when at least one warm-up request succeeded, counting only the successes', () => {
     const c = warmupCheck([warmFailed(), warmOk(), warmFailed('timeout'), ok256()]);
-    expect(c.status).toBe('pass');
-    expect(c.detail).toBe('1/3 warm-up requests succeeded (2 failed); warm-up was discarded before measuring');
+    expect(c).toMatchObject({ status: 'pass', code: 'warmed', facts: { warmupRequests: 3, succeeded: 1, failed: 2 } });
   });
 
   it('warns when every warm-up request failed: the server was not warm', () => {
     const c = warmupCheck([warmFailed(), warmFailed(), warmFailed('timeout'), ok256()]);
-    expect(c.status).toBe('warn');
-    expect(c.detail).toMatch(
-      /^warm-up requests all failed: the server was not warm \(3\/3 failed: http-503 2, timeout 1\)/,
-    );
+    expect(c).toMatchObject({
+      status: 'warn',
+      code: 'warmup-failed',
+      facts: { warmupRequests: 3, succeeded: 0, errorKinds: 'http-503 2, timeout 1' },
+    });
   });
 });
 
@@ -183,7 +183,6 @@ describe('round-spread', () => {
     expect(roundSpreadCheck([90, 100, 110])).toMatchObject({
       id: 'round-spread',
       status: 'pass',
-      detail: 'CV 10.0 % over 3 rounds (90, 100, 110 tok/s)',
       code: 'steady',
       facts: { cv: expect.closeTo(0.1, 6), limit: 0.15, rounds: 3 },
     });
@@ -192,28 +191,24 @@ describe('round-spread', () => {
   it('fails above 15 %, giving the CV and per-round figures', () => {
     // [80, 100, 120] -> std 20, CV 0.2
     const c = roundSpreadCheck([80, 100, 120]);
-    expect(c).toMatchObject({ status: 'fail', code: 'spread-over-limit' });
-    expect(c.detail).toContain('CV 20.0 % over 3 rounds (80, 100, 120 tok/s) exceeds 15.0 %');
+    expect(c).toMatchObject({ status: 'fail', code: 'spread-over-limit', facts: { rounds: 3, limit: 0.15 } });
+    expect(c.facts.cv).toBeCloseTo(0.2, 6);
   });
 
   it('warns with fewer than 2 rounds', () => {
-    expect(roundSpreadCheck([1234.4]).status).toBe('warn');
-    expect(roundSpreadCheck([1234.4]).detail).toContain('1 round (1234 tok/s)');
+    expect(roundSpreadCheck([1234.4])).toMatchObject({ status: 'warn', code: 'too-few-rounds', facts: { rounds: 1 } });
   });
 
   it('names partial rounds left out of the spread', () => {
     const c = roundSpreadCheck([90, 100, 110], 1);
-    expect(c.status).toBe('pass');
-    expect(c.detail).toBe('CV 10.0 % over 3 rounds (90, 100, 110 tok/s); 1 partial round left out');
+    expect(c).toMatchObject({ status: 'pass', code: 'steady', facts: { rounds: 3, partialRounds: 1 } });
     const one = roundSpreadCheck([100], 1);
-    expect(one.status).toBe('warn');
-    expect(one.detail).toContain('1 complete round (100 tok/s); 1 partial round left out');
+    expect(one).toMatchObject({ status: 'warn', code: 'too-few-rounds', facts: { rounds: 1, partialRounds: 1 } });
   });
 
   it('warns when no round completed: the partial round gives no throughput', () => {
     const c = roundSpreadCheck([], 1);
-    expect(c.status).toBe('warn');
-    expect(c.detail).toMatch(/^no round completed: the partial round .* give no throughput, cost or spread/);
+    expect(c).toMatchObject({ status: 'warn', code: 'no-complete-round', facts: { rounds: 0, partialRounds: 1 } });
   });
 });
 
@@ -224,51 +219,62 @@ describe('sample-size', () => {
 
   it('names the percentiles lacking samples and the n they need', () => {
     const c = sampleSizeCheck(summarize(times(48, (i) => i)));
-    expect(c.status).toBe('warn');
-    expect(c.detail).toContain('48 TTFT samples');
-    expect(c.detail).toContain('p95 needs 59, p99 needs 299');
+    expect(c).toMatchObject({
+      status: 'warn',
+      code: 'too-few-samples',
+      facts: { samples: 48, metric: 'TTFT', p95Ci: false, p99Ci: false, p95MinSamples: 59, p99MinSamples: 299 },
+    });
     const onlyP99 = sampleSizeCheck(summarize(times(100, (i) => i)));
-    expect(onlyP99.detail).toContain('(p99 needs 299)');
+    expect(onlyP99.facts).toMatchObject({ samples: 100, p95Ci: true, p99Ci: false, p99MinSamples: 299 });
   });
 });
 
 describe('errors', () => {
   it('passes with no failures', () => {
-    expect(errorsCheck(times(10, () => ok256()))).toEqual({
+    expect(errorsCheck(times(10, () => ok256()))).toMatchObject({
       id: 'errors',
       status: 'pass',
-      detail: '0/10 requests failed',
+      code: 'none-failed',
+      facts: { failed: 0, requests: 10, cancelled: 0 },
     });
   });
 
   it('warns at <= 1 % and fails above, with counts by kind', () => {
     const warn = errorsCheck([...times(199, () => ok256()), failed(0, 5, 'timeout')]);
-    expect(warn.status).toBe('warn');
-    expect(warn.detail).toBe('1/200 requests failed (0.5 %): timeout 1');
+    expect(warn).toMatchObject({
+      status: 'warn',
+      code: 'few-failed',
+      facts: { failed: 1, requests: 200, share: 0.005, limit: 0.01, errorKinds: 'timeout 1' },
+    });
     const fail = errorsCheck([
       ...times(43, () => ok256()),
       ...times(3, () => failed(0, 5, 'http-500')),
       ...times(2, () => failed(0, 5, 'timeout')),
     ]);
-    expect(fail.status).toBe('fail');
-    expect(fail.detail).toBe('5/48 requests failed (10.4 %): http-500 3, timeout 2');
+    expect(fail).toMatchObject({
+      status: 'fail',
+      code: 'too-many-failed',
+      facts: { failed: 5, requests: 48, errorKinds: 'http-500 3, timeout 2', commonestKind: 'http-500' },
+    });
   });
 
   it('leaves user-cancelled requests out of the count and the share, naming them', () => {
     const c = errorsCheck([...times(8, () => ok256()), ...times(4, () => failed(0, 5, 'cancelled'))]);
-    expect(c).toEqual({
+    expect(c).toMatchObject({
       id: 'errors',
       status: 'pass',
-      detail: '0/8 requests failed; 4 cancelled when the run was stopped, not counted',
+      code: 'none-failed',
+      facts: { failed: 0, requests: 8, cancelled: 4 },
     });
   });
 
   it('counts a dying server as a failure', () => {
     const c = errorsCheck([...times(8, () => ok256()), failed(0, 5, 'server-died'), failed(0, 5, 'cancelled')]);
-    expect(c.status).toBe('fail');
-    expect(c.detail).toBe(
-      '1/9 requests failed (11.1 %): server-died 1; 1 cancelled when the run was stopped, not counted',
-    );
+    expect(c).toMatchObject({
+      status: 'fail',
+      code: 'too-many-failed',
+      facts: { failed: 1, requests: 9, cancelled: 1, errorKinds: 'server-died 1' },
+    });
   });
 });
 
@@ -280,27 +286,21 @@ describe('prefix-cache', () => {
 
   it('warns on the cached case and on hits despite unique prompts', () => {
     const off = prefixCacheCheck({ uniquePrefix: false });
-    expect(off.status).toBe('warn');
-    expect(off.detail).toContain('measuring the cached case');
+    expect(off).toMatchObject({ status: 'warn', code: 'unique-prefix-off' });
     const hits = prefixCacheCheck({ uniquePrefix: true, prefixCacheHitsDelta: 1200 });
-    expect(hits.status).toBe('warn');
-    expect(hits.detail).toContain('1200 prefix-cache hits despite unique prompts');
+    expect(hits).toMatchObject({ status: 'warn', code: 'engine-hits', facts: { engineHits: 1200 } });
   });
 
   it('takes a prompt file’s natural hits as the workload’s, and warns when the file was read round again', () => {
     const once = prefixCacheCheck({ uniquePrefix: true, promptsFromFile: true, prefixCacheHitsDelta: 416 });
-    expect(once.status).toBe('pass');
-    expect(once.detail).toMatch(/each record once.*416 prefix-cache hits/);
+    expect(once).toMatchObject({ status: 'pass', code: 'file-prompts', facts: { engineHits: 416 } });
     const again = prefixCacheCheck({
       uniquePrefix: true,
       promptsFromFile: true,
       repeatedRecords: 12,
       prefixCacheHitsDelta: 9000,
     });
-    expect(again.status).toBe('warn');
-    expect(again.detail).toMatch(
-      /^12 requests resent a record of the prompt file .* use a longer file or fewer requests$/,
-    );
+    expect(again).toMatchObject({ status: 'warn', code: 'file-records-resent', facts: { repeatedRecords: 12 } });
   });
 });
 
@@ -317,29 +317,30 @@ describe("prefix-cache from the server's responses (no engine counter: llama.cpp
 
   it('passes unique prompts whose cached tokens are only the opening every prompt shares', () => {
     const c = prefixCacheCheck({ uniquePrefix: true, responseCache: rc(1200, 0), openingTokens: 31 });
-    expect(c.status).toBe('pass');
-    expect(c.detail).toBe(
-      "every prompt starts with a unique prefix; the server's responses report 1200 cached prompt tokens: no more than the 31-token opening every prompt shares (chat template, first words), which real traffic caches too",
-    );
+    expect(c).toMatchObject({
+      status: 'pass',
+      code: 'unique',
+      facts: { engineHits: null, cachedTokens: 1200, mostlyCachedRequests: 0, openingTokens: 31 },
+    });
   });
 
   it('warns when responses say requests had half or more of the rest of their prompt from the cache', () => {
     const c = prefixCacheCheck({ uniquePrefix: true, responseCache: rc(30_000, 25) });
-    expect(c.status).toBe('warn');
-    expect(c.detail).toMatch(/^25 requests had half or more of their prompt past the shared opening served/);
+    expect(c).toMatchObject({ status: 'warn', code: 'served-from-cache', facts: { mostlyCachedRequests: 25 } });
   });
 
   it('believes responses that saw reuse over an engine counter that missed it, and says how many reported', () => {
     // A counter scraped once a second can miss a short level's hits; the responses count each request.
     const both = prefixCacheCheck({ uniquePrefix: true, prefixCacheHitsDelta: 0, responseCache: rc(30_000, 25) });
     expect(both.status).toBe('warn');
-    expect(prefixCacheCheck({ uniquePrefix: true, prefixCacheHitsDelta: 0, responseCache: rc(400, 0) }).detail).toBe(
-      "every prompt starts with a unique prefix; the engine reports 0 prefix-cache hits; the server's responses report 400 cached prompt tokens: no more than the 31-token opening every prompt shares (chat template, first words), which real traffic caches too",
-    );
+    expect(both).toMatchObject({ code: 'served-from-cache', facts: { engineHits: 0, cachedTokens: 30_000 } });
+    expect(prefixCacheCheck({ uniquePrefix: true, prefixCacheHitsDelta: 0, responseCache: rc(400, 0) })).toMatchObject({
+      status: 'pass',
+      code: 'unique',
+      facts: { engineHits: 0, cachedTokens: 400 },
+    });
     const shared = prefixCacheCheck({ uniquePrefix: true, sharedPrefixes: true, responseCache: rc(9000, 30, 30, 40) });
-    expect(shared.detail).toContain(
-      "the server's responses report 9000 cached prompt tokens (30 of 40 responses said)",
-    );
+    expect(shared).toMatchObject({ status: 'pass', code: 'shared-on-purpose', facts: { cachedTokens: 9000 } });
   });
 });
 
@@ -351,26 +352,31 @@ describe('prefix-cache from the engine counter: the opening every prompt shares 
       measuredRequests: 300,
       openingTokens: 31,
     });
-    expect(opening.status).toBe('pass');
-    expect(opening.detail).toBe(
-      'every prompt starts with a unique prefix; the engine reports 4800 prefix-cache hits: no more than the 31-token opening every prompt shares (chat template, first words), which real traffic caches too',
-    );
+    expect(opening).toMatchObject({
+      status: 'pass',
+      code: 'unique',
+      facts: { engineHits: 4800, hitsPerRequest: 16, openingTokens: 31 },
+    });
     const more = prefixCacheCheck({
       uniquePrefix: true,
       prefixCacheHitsDelta: 512 * 300,
       measuredRequests: 300,
       openingTokens: 31,
     });
-    expect(more.status).toBe('warn');
-    expect(more.detail).toContain('(512 tokens per request, more than the 31-token opening every prompt shares)');
+    expect(more).toMatchObject({
+      status: 'warn',
+      code: 'engine-hits',
+      facts: { hitsPerRequest: 512, openingTokens: 31 },
+    });
   });
 
   it('warns on any hits when the opening could not be counted (no exact /tokenize)', () => {
     const c = prefixCacheCheck({ uniquePrefix: true, prefixCacheHitsDelta: 4800, measuredRequests: 300 });
-    expect(c.status).toBe('warn');
-    expect(c.detail).toBe(
-      'the engine reports 4800 prefix-cache hits despite unique prompts: some requests may have reused cached prefill',
-    );
+    expect(c).toMatchObject({
+      status: 'warn',
+      code: 'engine-hits',
+      facts: { engineHits: 4800, hitsPerRequest: 16, openingTokens: null },
+    });
   });
 });
 
@@ -380,11 +386,9 @@ describe('client', () => {
     expect(clientCheck({ loopLagP99Ms: 3, scheduleLagP99Ms: 2 }).status).toBe('pass');
     expect(clientCheck({ loopLagP99Ms: 25, scheduleLagP99Ms: null }).status).toBe('warn');
     const sched = clientCheck({ loopLagP99Ms: 3, scheduleLagP99Ms: 12 });
-    expect(sched.status).toBe('warn');
-    expect(sched.detail).toContain('schedule lag p99 12 ms');
+    expect(sched).toMatchObject({ status: 'warn', code: 'client-lag', facts: { scheduleLagP99Ms: 12 } });
     const bad = clientCheck({ loopLagP99Ms: 150, scheduleLagP99Ms: null });
-    expect(bad.status).toBe('fail');
-    expect(bad.detail).toContain('event-loop lag p99 150 ms');
+    expect(bad).toMatchObject({ status: 'fail', code: 'client-lag', facts: { loopLagP99Ms: 150 } });
     expect(clientCheck({ loopLagP99Ms: 5, scheduleLagP99Ms: 101 }).status).toBe('fail');
     expect(clientCheck({ loopLagP99Ms: null, scheduleLagP99Ms: null }).status).toBe('warn');
   });
@@ -466,7 +470,7 @@ describe('token-agreement', () => {
   it('passes when per-chunk usage sums to the server count', () => {
     const c = tokenAgreementCheck(times(4, () => streamed({ chunks: 8, tokensPerChunk: 32 })));
     expect(c.status).toBe('pass');
-    expect(c.detail).toContain('all 4 requests (per-chunk usage)');
+    expect(c).toMatchObject({ code: 'agree', facts: { serverCounted: 4 } });
   });
 
   it('passes when one chunk per token matches the server count', () => {
@@ -481,8 +485,8 @@ describe('token-agreement', () => {
     const c = tokenAgreementCheck(blocks);
     expect(c.status).toBe('warn');
     // 8 / 256 = 0.03125
-    expect(c.detail).toContain('4/4 requests: client counted 8 vs server 256 tokens (median ratio 0.0313)');
-    expect(c.detail).toContain('chunks are not tokens');
+    expect(c).toMatchObject({ code: 'counts-differ', facts: { serverCounted: 4, differRequests: 4 } });
+    expect(c.facts.medianRatio).toBeCloseTo(8 / 256, 6);
   });
 
   it('warns on malformed SSE lines even when the counts agree', () => {
@@ -494,8 +498,7 @@ describe('token-agreement', () => {
     expect(tokenAgreementCheck(records.slice(0, 1)).status).toBe('pass');
     const c = tokenAgreementCheck(records);
     expect(c.status).toBe('warn');
-    expect(c.detail).toMatch(/^3 SSE lines were not valid JSON; tokens they carried were absorbed by the next chunk/);
-    expect(c.detail).toContain('client and server agree on output tokens for all 3 requests');
+    expect(c).toMatchObject({ code: 'stream-problems', facts: { malformedLines: 3, serverCounted: 3 } });
     // Malformed lines of a failed request count too; warm-up lines do not.
     expect(
       tokenAgreementCheck([streamed({ chunks: 8 }), failed(0, 5, 'midstream-error', { malformedLines: 1 })]).status,
@@ -513,10 +516,7 @@ describe('token-agreement', () => {
     lost.chunks[3] = [lost.chunks[3]![0], 2];
     lost.clientChunkCount = 7;
     const c = tokenAgreementCheck([streamed({ chunks: 8 }), lost]);
-    expect(c.status).toBe('warn');
-    expect(c.detail).toMatch(
-      /^1\/2 requests had a chunk carrying more tokens than their usual chunk \(e\.g\. 2 vs 1\)/,
-    );
+    expect(c).toMatchObject({ status: 'warn', code: 'stream-problems', facts: { irregularChunkRequests: 1 } });
   });
 
   it('keeps diffusion blocks clean, a smaller last block included', () => {
@@ -541,8 +541,7 @@ describe('token-agreement', () => {
     const c = tokenAgreementCheck([
       streamed({ chunks: 4 }, { nOutSource: 'estimated', chunkTokensSource: 'estimated' }),
     ]);
-    expect(c.status).toBe('warn');
-    expect(c.detail).toContain('no token usage');
+    expect(c).toMatchObject({ status: 'warn', code: 'no-server-usage', facts: { requests: 1, serverCounted: 0 } });
   });
 });
 
@@ -558,10 +557,16 @@ describe('combineChecks', () => {
       ['warmup', 'warn'],
       ['round-spread', 'fail'],
     ]);
-    expect(run[0]!.detail).toMatch(/^warn at c=4 \(c=4: warm-up was off/);
-    expect(run[1]!.detail).toMatch(/^fail at c=2; warn at c=4 \(c=2: CV 20\.0 %/);
+    expect(run[0]).toMatchObject({ code: 'warmup-off', facts: { levels: 3, worstLevel: 'c=4', warnLevels: 'c=4' } });
+    expect(run[1]).toMatchObject({
+      code: 'spread-over-limit',
+      facts: { levels: 3, worstLevel: 'c=2', failLevels: 'c=2', warnLevels: 'c=4', rounds: 3 },
+    });
     const allPass = combineChecks([[warmupCheck([warmOk()])], [warmupCheck([warmOk()])]]);
-    expect(allPass).toEqual([{ id: 'warmup', status: 'pass', detail: 'pass at all 2 levels' }]);
-    expect(combineChecks([[errorsCheck([makeRecord()])]])[0]!.detail).toBe('0/1 requests failed');
+    expect(allPass).toMatchObject([{ id: 'warmup', status: 'pass', code: 'warmed', facts: { levels: 2 } }]);
+    expect(combineChecks([[errorsCheck([makeRecord()])]])[0]).toMatchObject({
+      code: 'none-failed',
+      facts: { levels: 1 },
+    });
   });
 });
