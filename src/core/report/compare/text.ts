@@ -1,3 +1,4 @@
+import { fmtNumber, fmtRatio } from '../../../shared/format.js';
 import { stripControls } from '../../../shared/control-chars.js';
 import type { Comparison } from './compare.js';
 import { definitionNotes } from './definition-notes.js';
@@ -5,9 +6,7 @@ import {
   Footnotes,
   baselineText,
   fmtDiffCi,
-  fmtRatio,
   fmtRatioCi,
-  fmtValue,
   likeForLikeText,
   methodText,
 } from './format.js';
@@ -62,8 +61,8 @@ export function compareText(c: Comparison): string {
     );
     const rows = level.figures.map((f) => [
       `${plain(f.label)} (${f.unit})`,
-      fmtValue(f.baseline),
-      fmtValue(f.value),
+      fmtNumber(f.baseline),
+      fmtNumber(f.value),
       fmtRatio(f.ratio),
       fmtDiffCi(f),
       fmtRatioCi(f),
