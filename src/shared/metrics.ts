@@ -43,6 +43,8 @@ export interface MetricViews {
   compare?: string;
   /** vLLM's result key, where vLLM writes the figure. */
   vllm?: boolean;
+  /** The live view's figures so far (provisional, from the requests finished). */
+  live?: boolean;
 }
 
 /** One figure of the registry. */
@@ -51,6 +53,8 @@ export interface MetricDef {
   key: string;
   /** For people ("TTFT p95"). */
   label: string;
+  /** A longer name where the label is terse ("output throughput" for "out tok/s"). */
+  title?: string;
   /** Figures of one quantity sit under one heading ("TTFT"). */
   group?: string;
   unit: Unit;
@@ -94,8 +98,8 @@ function ciOf(stat: Stat): ((s: Summary) => Ci) | undefined {
 }
 
 /** vLLM's key of a statistic: `p_word = str(int(p)) if int(p) == p else str(p)`, so p99.9 is "p99.9_ttft_ms". */
-function vllmKeyOf(q: Quantity, stat: Stat): string {
-  return `${stat === 'p50' ? 'median' : stat}_${q.vllm}_ms`;
+export function vllmKeyOf(id: QuantityId, stat: Stat): string {
+  return `${stat === 'p50' ? 'median' : stat}_${QUANTITIES[id].vllm}_ms`;
 }
 
 /** A latency figure: one line of the registry. */
@@ -114,7 +118,7 @@ function latency(id: QuantityId, stat: Stat, views: MetricViews): MetricDef {
     digits: 3,
     level: (l) => statOf(q.summary(l), stat),
     ...(ci ? { ci: (l: LevelResult) => ci(q.summary(l)), slo: `${id}_p${p}` } : {}),
-    ...(views.vllm ? { vllmKey: vllmKeyOf(q, stat) } : {}),
+    ...(views.vllm ? { vllmKey: vllmKeyOf(id, stat) } : {}),
     views,
   };
 }
@@ -130,6 +134,7 @@ export const METRICS: readonly MetricDef[] = [
   {
     key: 'output_tok_s',
     label: 'out tok/s',
+    title: 'output throughput',
     unit: 'tok/s',
     direction: 'higher',
     level: (l) => l.outputTokPerSec,
@@ -167,9 +172,9 @@ export const METRICS: readonly MetricDef[] = [
     views: { csv: 'core' },
   },
   latency('ttft', 'mean', { vllm: true }),
-  latency('ttft', 'p50', { table: true, csv: 'core', compare: 'ttftP50', vllm: true }),
+  latency('ttft', 'p50', { table: true, csv: 'core', compare: 'ttftP50', vllm: true, live: true }),
   latency('ttft', 'std', { vllm: true }),
-  latency('ttft', 'p95', { table: true, csv: 'core', compare: 'ttftP95' }),
+  latency('ttft', 'p95', { table: true, csv: 'core', compare: 'ttftP95', live: true }),
   latency('ttft', 'p99', { csv: 'core', vllm: true }),
   latency('ttft', 'p99.9', { table: sampledFor('ttft', 99.9), csv: 'appended', compare: 'ttftP999', vllm: true }),
   latency('tpot', 'mean', { vllm: true }),
@@ -183,7 +188,7 @@ export const METRICS: readonly MetricDef[] = [
   latency('itl', 'p95', { csv: 'core' }),
   latency('itl', 'p99', { vllm: true }),
   latency('e2e', 'mean', { vllm: true }),
-  latency('e2e', 'p50', { table: true, csv: 'core', compare: 'e2eP50', vllm: true }),
+  latency('e2e', 'p50', { table: true, csv: 'core', compare: 'e2eP50', vllm: true, live: true }),
   latency('e2e', 'std', { vllm: true }),
   latency('e2e', 'p95', { table: true, csv: 'core', compare: 'e2eP95' }),
   latency('e2e', 'p99', { vllm: true }),

@@ -179,8 +179,8 @@ function compareLevels(
   const aName = sa.label;
   const bName = sb.label;
   return FIGURES.flatMap((f): FigureComparison[] => {
-    const x = a.figures[f.key];
-    const y = b.figures[f.key];
+    const x = a.figures[f.key] ?? null;
+    const y = b.figures[f.key] ?? null;
     const unlike = unlikeRows(f, x, y, sa, sb);
     if (unlike) return unlike;
     const ratio = x !== null && y !== null && x > 0 ? y / x : null;
