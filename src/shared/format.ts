@@ -14,7 +14,8 @@ export type Unit = 'ms' | 's' | 'tok/s' | 'req/s' | 'tok' | '$' | '%' | 'J' | 'W
 const SIGNIFICANT = 3;
 const grouped = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 
-const missing = (v: number | null | undefined): v is null | undefined => v === null || v === undefined || !Number.isFinite(v);
+const missing = (v: number | null | undefined): v is null | undefined =>
+  v === null || v === undefined || !Number.isFinite(v);
 
 /**
  * A bare number: "1,234", "123", "12.3", "1.23", "0.0123", "3.2e-7"; the dash when missing. `digits` fixes the
@@ -88,5 +89,11 @@ export function fmtClock(ms: number): string {
 export function fmtDate(iso: string): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  return d.toLocaleString('en-GB', { year: 'numeric', month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit' });
+  return d.toLocaleString('en-GB', {
+    year: 'numeric',
+    month: 'short',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+  });
 }

@@ -13,7 +13,6 @@ import {
   sweepXLabel,
   throughputChart,
 } from '../../src/renderer/lib/chart-data.js';
-import { fmtMs, fmtPct, fmtRate, fmtUsd } from '../../src/renderer/lib/format.js';
 import type { RequestRecord } from '../../src/shared/request-record.js';
 import type { LevelResult, RunRecord, Summary } from '../../src/shared/run-record.js';
 import type { EngineSample, GpuSample } from '../../src/shared/telemetry.js';
@@ -177,13 +176,6 @@ describe('chart data (plain, shared with the HTML report)', () => {
       { from: 2, to: 6, label: 'c=1' },
       { from: 7, to: 9, label: '8/s' },
     ]);
-  });
-
-  it('formats table figures', () => {
-    expect([fmtMs(12.34), fmtMs(123.4), fmtMs(12345), fmtMs(null)]).toEqual(['12.3', '123', '12.3 s', '–']);
-    expect([fmtRate(12.34), fmtRate(1234.5)]).toEqual(['12.3', '1,235']);
-    expect([fmtUsd(0.2777), fmtUsd(1.111)]).toEqual(['$0.278', '$1.11']);
-    expect(fmtPct(0.5)).toBe('50 %');
   });
 });
 

@@ -1,7 +1,10 @@
-import { fmtNumber } from '../../shared/format.js';
+import { fmtNumber, fmtShare } from '../../shared/format.js';
 
-// Check details write numbers by the one set of rules (src/shared/format.ts); these names are what the checks import.
-export { fmtNumber as fmtNum, fmtShare as fmtPct } from '../../shared/format.js';
+/** A number in a check detail, by the one set of rules (src/shared/format.ts); one argument, so `map(fmtNum)` works. */
+export const fmtNum = (x: number): string => fmtNumber(x);
+
+/** A 0..1 share with one decimal ("12.5 %"): check details compare it with a bound written the same way. */
+export const fmtPct = (share: number): string => fmtShare(share, 1);
 
 /** "a–b" for a range of numbers, or the single value when they are equal. */
 export function fmtRange(values: readonly number[]): string {

@@ -198,7 +198,7 @@ describe('round-spread', () => {
 
   it('warns with fewer than 2 rounds', () => {
     expect(roundSpreadCheck([1234.4]).status).toBe('warn');
-    expect(roundSpreadCheck([1234.4]).detail).toContain('1 round (1234 tok/s)');
+    expect(roundSpreadCheck([1234.4]).detail).toContain('1 round (1,234 tok/s)');
   });
 
   it('names partial rounds left out of the spread', () => {
@@ -284,7 +284,7 @@ describe('prefix-cache', () => {
     expect(off.detail).toContain('measuring the cached case');
     const hits = prefixCacheCheck({ uniquePrefix: true, prefixCacheHitsDelta: 1200 });
     expect(hits.status).toBe('warn');
-    expect(hits.detail).toContain('1200 prefix-cache hits despite unique prompts');
+    expect(hits.detail).toContain('1,200 prefix-cache hits despite unique prompts');
   });
 
   it('takes a prompt file’s natural hits as the workload’s, and warns when the file was read round again', () => {
@@ -319,7 +319,7 @@ describe("prefix-cache from the server's responses (no engine counter: llama.cpp
     const c = prefixCacheCheck({ uniquePrefix: true, responseCache: rc(1200, 0), openingTokens: 31 });
     expect(c.status).toBe('pass');
     expect(c.detail).toBe(
-      "every prompt starts with a unique prefix; the server's responses report 1200 cached prompt tokens: no more than the 31-token opening every prompt shares (chat template, first words), which real traffic caches too",
+      "every prompt starts with a unique prefix; the server's responses report 1,200 cached prompt tokens: no more than the 31-token opening every prompt shares (chat template, first words), which real traffic caches too",
     );
   });
 
@@ -338,7 +338,7 @@ describe("prefix-cache from the server's responses (no engine counter: llama.cpp
     );
     const shared = prefixCacheCheck({ uniquePrefix: true, sharedPrefixes: true, responseCache: rc(9000, 30, 30, 40) });
     expect(shared.detail).toContain(
-      "the server's responses report 9000 cached prompt tokens (30 of 40 responses said)",
+      "the server's responses report 9,000 cached prompt tokens (30 of 40 responses said)",
     );
   });
 });
@@ -353,7 +353,7 @@ describe('prefix-cache from the engine counter: the opening every prompt shares 
     });
     expect(opening.status).toBe('pass');
     expect(opening.detail).toBe(
-      'every prompt starts with a unique prefix; the engine reports 4800 prefix-cache hits: no more than the 31-token opening every prompt shares (chat template, first words), which real traffic caches too',
+      'every prompt starts with a unique prefix; the engine reports 4,800 prefix-cache hits: no more than the 31-token opening every prompt shares (chat template, first words), which real traffic caches too',
     );
     const more = prefixCacheCheck({
       uniquePrefix: true,
@@ -369,7 +369,7 @@ describe('prefix-cache from the engine counter: the opening every prompt shares 
     const c = prefixCacheCheck({ uniquePrefix: true, prefixCacheHitsDelta: 4800, measuredRequests: 300 });
     expect(c.status).toBe('warn');
     expect(c.detail).toBe(
-      'the engine reports 4800 prefix-cache hits despite unique prompts: some requests may have reused cached prefill',
+      'the engine reports 4,800 prefix-cache hits despite unique prompts: some requests may have reused cached prefill',
     );
   });
 });
