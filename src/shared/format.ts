@@ -72,6 +72,25 @@ export function fmtValue(v: number | null | undefined, unit: Unit, digits?: numb
   }
 }
 
+/** Decimals an axis step needs so neighbouring ticks differ (0.25 → 2, 0.00002 → 5), at most 12. */
+function stepDigits(step: number): number {
+  let digits = 0;
+  while (digits < 12 && Math.abs(step * 10 ** digits - Math.round(step * 10 ** digits)) > 1e-6) digits++;
+  return digits;
+}
+
+/**
+ * An axis tick: as many decimals as the step between ticks needs (never "0.000 0.000"), thousands grouped, and
+ * from ten thousand on the short form ("12k", "1.5M") an axis has room for.
+ */
+export function fmtTick(v: number | null | undefined, step?: number): string {
+  if (missing(v)) return '';
+  const a = Math.abs(v);
+  if (a >= 1e6) return `${fmtNumber(v / 1e6)}M`;
+  if (a >= 1e4) return `${fmtNumber(v / 1e3)}k`;
+  return step !== undefined && step > 0 ? fmtNumber(v, stepDigits(step)) : fmtNumber(v);
+}
+
 /** A ratio: "1.23×". */
 export function fmtRatio(v: number | null | undefined): string {
   return missing(v) ? DASH : `${fmtNumber(v)}×`;

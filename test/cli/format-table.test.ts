@@ -28,9 +28,7 @@ describe('the CLI table (the shared column definitions)', () => {
       const cols = visibleColumns(ARTICLE_COLUMNS, rows);
       const lines = formatLevelTable(record).split('\n');
       expect(lines).toHaveLength(rows.length + 1);
-      expect(cells(lines[0]!)).toEqual(
-        cols.map((c) => (c.unit ? `${c.header} (${c.unit})` : c.header)),
-      );
+      expect(cells(lines[0]!)).toEqual(cols.map((c) => (c.unit ? `${c.header} (${c.unit})` : c.header)));
       rows.forEach((row, i) => expect(cells(lines[i + 1]!)).toEqual(cols.map((c) => cellText(c, row))));
     },
   );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DASH, fmtDurationMs, fmtNumber, fmtRatio, fmtShare, fmtValue } from '../../src/shared/format.js';
+import { DASH, fmtDurationMs, fmtNumber, fmtRatio, fmtShare, fmtTick, fmtValue } from '../../src/shared/format.js';
 
 describe('the one formatting module', () => {
   it('writes one dash for every missing or non-finite value, whatever the unit', () => {
@@ -51,5 +51,15 @@ describe('the one formatting module', () => {
     expect(fmtValue(0.312, 'J')).toBe('0.312 J');
     expect(fmtValue(650.4, 'W')).toBe('650 W');
     expect(fmtRatio(1.234)).toBe('1.23×');
+  });
+});
+
+describe('axis ticks', () => {
+  it('take the decimals their step needs: tiny steps never read 0.000 0.000 0.000', () => {
+    expect([0.00001, 0.00002, 0.00003].map((t) => fmtTick(t, 0.00001))).toEqual(['0.00001', '0.00002', '0.00003']);
+    expect([0, 0.25, 0.5].map((t) => fmtTick(t, 0.25))).toEqual(['0', '0.25', '0.50']);
+    expect([1000, 2000].map((t) => fmtTick(t, 1000))).toEqual(['1,000', '2,000']);
+    expect([20_000, 30_000_000].map((t) => fmtTick(t))).toEqual(['20k', '30M']);
+    expect(fmtTick(NaN)).toBe('');
   });
 });

@@ -1,3 +1,4 @@
+import { requestE2eMs, requestTtftMs } from '../../shared/request-record.js';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { LevelResult, RunRecord, Summary } from '../../shared/run-record.js';
 import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
@@ -133,8 +134,8 @@ export function requestLatencyChart(requests: RequestRecord[]): ChartData {
   const e2e: Array<[number, number | null]> = [];
   for (const r of measured) {
     const t = (r.endMs as number) / 1000;
-    ttft.push([t, r.firstTokenMs === null ? null : r.firstTokenMs - r.sendMs]);
-    e2e.push([t, (r.endMs as number) - r.sendMs]);
+    ttft.push([t, requestTtftMs(r)]);
+    e2e.push([t, requestE2eMs(r)]);
   }
   return latencyData(ttft, e2e);
 }

@@ -5,15 +5,7 @@ import { renderXyChart } from '../html/xy-chart.js';
 import { compareCharts } from './charts.js';
 import type { Comparison, Verdict } from './compare.js';
 import { definitionNotes } from './definition-notes.js';
-import {
-  Footnotes,
-  baselineText,
-  fmtDiffCi,
-  fmtRatioCi,
-  likeForLikeText,
-  methodText,
-  offeredLine,
-} from './format.js';
+import { Footnotes, baselineText, fmtDiffCi, fmtRatioCi, likeForLikeText, methodText, offeredLine } from './format.js';
 import { loadText } from './types.js';
 
 // Only what the report's stylesheet lacks: verdict colours and the marked condition rows.

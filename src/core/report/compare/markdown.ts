@@ -1,15 +1,7 @@
 import { fmtNumber, fmtRatio } from '../../../shared/format.js';
 import type { Comparison } from './compare.js';
 import { definitionNotes } from './definition-notes.js';
-import {
-  Footnotes,
-  baselineText,
-  fmtDiffCi,
-  fmtRatioCi,
-  likeForLikeText,
-  methodText,
-  offeredLine,
-} from './format.js';
+import { Footnotes, baselineText, fmtDiffCi, fmtRatioCi, likeForLikeText, methodText, offeredLine } from './format.js';
 import { loadText } from './types.js';
 import { mdText as cell } from '../markdown-escape.js';
 

@@ -17,7 +17,8 @@ function pct(values: number[], p: number): number | null {
 /** Every compared figure from a throughput and a percentile of each latency (the registry says which). */
 function figuresOf(throughput: number | null, at: (q: CompareQuantity, p: number) => number | null): LevelFigures {
   const out: LevelFigures = {};
-  for (const f of FIGURES) out[f.key] = f.quantity && f.percentile !== undefined ? at(f.quantity, f.percentile) : throughput;
+  for (const f of FIGURES)
+    out[f.key] = f.quantity && f.percentile !== undefined ? at(f.quantity, f.percentile) : throughput;
   return out;
 }
 

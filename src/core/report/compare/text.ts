@@ -2,14 +2,7 @@ import { fmtNumber, fmtRatio } from '../../../shared/format.js';
 import { stripControls } from '../../../shared/control-chars.js';
 import type { Comparison } from './compare.js';
 import { definitionNotes } from './definition-notes.js';
-import {
-  Footnotes,
-  baselineText,
-  fmtDiffCi,
-  fmtRatioCi,
-  likeForLikeText,
-  methodText,
-} from './format.js';
+import { Footnotes, baselineText, fmtDiffCi, fmtRatioCi, likeForLikeText, methodText } from './format.js';
 import { loadText } from './types.js';
 
 /** Text from a file as the terminal shows it, on one line: controls and bidi marks gone, tab and newline a space. */
