@@ -69,7 +69,7 @@ describe('chart data (plain, shared with the HTML report)', () => {
   it('plots throughput and p50/p95 against concurrency', () => {
     const r = record([level(1, 100), level(4, 350)]);
     expect(throughputChart(r)).toMatchObject({ x: [1, 4], ys: [[100, 350]], series: [{ label: 'output tok/s' }] });
-    const ttft = percentileChart(r, (l) => l.ttftMs, 'TTFT');
+    const ttft = percentileChart(r, 'ttft');
     expect(ttft.ys).toEqual([
       [10, 40],
       [20, 80],
@@ -82,7 +82,7 @@ describe('chart data (plain, shared with the HTML report)', () => {
     const r = record([level(0, 900, { burst: 64 })]);
     expect(sweepXLabel(r)).toBe('burst size (requests at once)');
     expect(throughputChart(r)).toMatchObject({ x: [64], ys: [[900]] });
-    expect(percentileChart(r, (l) => l.ttftMs, 'TTFT').x).toEqual([64]);
+    expect(percentileChart(r, 'ttft').x).toEqual([64]);
   });
 
   it('plots a trace level with a rate as an open-loop rate level', () => {

@@ -1,6 +1,8 @@
+import { QUANTITIES } from '../../shared/metrics.js';
+import type { QuantityId } from '../../shared/metrics.js';
 import { requestE2eMs, requestTtftMs } from '../../shared/request-record.js';
 import type { RequestRecord } from '../../shared/request-record.js';
-import type { LevelResult, RunRecord, Summary } from '../../shared/run-record.js';
+import type { LevelResult, RunRecord } from '../../shared/run-record.js';
 import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
 import { sloTargetText } from '../../shared/capacity.js';
 import type { SloVerdict } from '../../shared/capacity.js';
@@ -110,8 +112,9 @@ export function throughputChart(record: RunRecord): ChartData {
   return { ...alignPoints(pts), series };
 }
 
-/** p50 and p95 of one latency summary against the load (concurrency, rate or burst size). */
-export function percentileChart(record: RunRecord, pick: (l: LevelResult) => Summary, name: string): ChartData {
+/** p50 and p95 of one latency (the registry's quantity) against the load (concurrency, rate or burst size). */
+export function percentileChart(record: RunRecord, quantity: QuantityId): ChartData {
+  const { summary: pick, label: name } = QUANTITIES[quantity];
   const groups = levelGroups(record);
   const series: SeriesSpec[] = [];
   const pts: Array<Array<[number, number | null]>> = [];
