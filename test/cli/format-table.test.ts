@@ -126,8 +126,8 @@ describe('the CLI table of TTFT per turn (multi-turn)', () => {
     const lines = formatTurnTable(turns)!.split('\n').map(cells);
     expect(lines).toEqual([
       ['level', 'turn', 'n', 'in tok', 'TTFT p50', 'p95', 'p99'],
-      ['c=2', '1', '4', '40', '10.0', '11.0', '12.0'],
-      ['c=2', '2', '4', '86', '6.3', '7.3', '8.3'],
+      ['c=2', '1', '4', '40', '10', '11', '12'],
+      ['c=2', '2', '4', '86', '6.25', '7.25', '8.25'],
     ]);
   });
 });
