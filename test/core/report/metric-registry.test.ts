@@ -2,6 +2,8 @@ import { readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { formatLevelTable } from '../../../src/cli/format-table.js';
+import { outcomeToRecord } from '../../../src/core/load/outcome-to-record.js';
+import { StreamAccumulator } from '../../../src/core/load/stream-accumulator.js';
 import { benchConfigFromFlags } from '../../../src/cli/run-options.js';
 import { compareSeries } from '../../../src/core/report/compare/compare.js';
 import { compareMarkdown } from '../../../src/core/report/compare/markdown.js';
@@ -117,6 +119,18 @@ describe('TTFT p99.9: one registry entry, shown everywhere a figure is', () => {
 });
 
 describe('request records store TTFT and E2E; older records still read', () => {
+  it('writes both when the request is recorded', () => {
+    const acc = new StreamAccumulator();
+    const chunk = { id: 'c', object: 'chat.completion.chunk', model: 'm', created: 1 };
+    acc.onEvent(
+      JSON.stringify({ ...chunk, choices: [{ index: 0, finish_reason: 'stop', delta: { content: 'x' } }] }),
+      5,
+    );
+    const outcome = { id: 1, requestTag: 't-1', sendMs: 2, endMs: 9, httpStatus: 200, result: acc.result() };
+    const record = outcomeToRecord(outcome, { levelIndex: 0, round: 0, expectedIn: 1, expectedOut: 1 });
+    expect(record).toMatchObject({ firstTokenMs: 5, ttftMs: 3, e2eMs: 7 });
+  });
+
   it('derives them in one place for a record without them, and vLLM JSON lists the same figures', async () => {
     const folder = await loadRunFolder(fixtureDir('closed'));
     const r = folder.requests.find((x) => x.ok && !x.warmup)!;
