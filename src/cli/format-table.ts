@@ -13,10 +13,10 @@ function pad(cells: string[][]): string {
     .join('\n');
 }
 
-/** A header for the terminal: ms is said once under the table, other units beside the name. */
-const head = (c: Column): string => (c.unit && c.unit !== 'ms' ? `${c.header} (${c.unit})` : c.header);
+/** A header for the terminal: a unit beside the name (latency cells carry their own). */
+const head = (c: Column): string => (c.unit ? `${c.header} (${c.unit})` : c.header);
 
-/** The article's table from the shared column definitions: one row per level, latencies in ms unless marked s. */
+/** The article's table from the shared column definitions: one row per level. */
 export function formatLevelTable(record: RunRecord): string {
   const rows = levelRows(record);
   const cols = visibleColumns(ARTICLE_COLUMNS, rows);

@@ -1,6 +1,8 @@
 import cliProgress from 'cli-progress';
 import type { RunEvent } from '../shared/events.js';
 import { loadText } from '../shared/level-load.js';
+import { fmtDurationMs, fmtNumber, fmtShare, fmtValue } from '../shared/format.js';
+import { metric } from '../shared/metrics.js';
 import { offeredText, prefixCacheHitRate } from '../shared/report-columns.js';
 import { stripControls } from '../shared/control-chars.js';
 import { barStream } from './terminal-output.js';
@@ -75,19 +77,19 @@ export function createProgressRenderer(stream: NodeJS.WriteStream, verbose: bool
       case 'level-finished': {
         const l = event.level;
         // Reasoning streams: the first answer token (TTFO) beside TTFT, which a reasoning token already ends.
-        const ttfo = l.ttfoMs ? `, TTFO p50 ${l.ttfoMs.p50?.toFixed(1) ?? '—'} ms` : '';
+        const ttfo = l.ttfoMs ? `, TTFO p50 ${fmtDurationMs(l.ttfoMs.p50)}` : '';
         // Multi-turn: TTFT p50 of each turn, first to last.
-        const perTurn = l.byTurn
-          ? ` (by turn ${l.byTurn.map((t) => t.ttftMs.p50?.toFixed(1) ?? '—').join('/')} ms)`
-          : '';
+        const perTurn = l.byTurn ? ` (by turn ${l.byTurn.map((t) => fmtDurationMs(t.ttftMs.p50)).join('/')})` : '';
         // Workloads that share prefixes: the prefix-cache hit rate beside TTFT, which it lowers.
         const hit = prefixCacheHitRate(l);
-        const cache = typeof hit === 'number' && hit > 0 ? `, prefix-cache hits ${(hit * 100).toFixed(0)} %` : '';
+        const cache = typeof hit === 'number' && hit > 0 ? `, prefix-cache hits ${fmtShare(hit)}` : '';
         // Multi-turn: turns never sent because an earlier turn of their conversation failed.
         const skipped = l.skippedTurns ? `, ${l.skippedTurns} later turns not sent` : '';
         // The load really offered: the level is named by the asked one, this says whether it was held.
         const offered = l.offered ? `, offered ${offeredText(l.offered, l.scheduleLagMs?.p99)}` : '';
-        const text = `  ${label}: ${l.outputTokPerSec?.toFixed(1) ?? '—'} out tok/s, TTFT p50 ${l.ttftMs.p50?.toFixed(1) ?? '—'} ms${perTurn}${ttfo}${cache}${offered}, ${l.failed} failed${skipped}`;
+        const [out, ttft] = [metric('output_tok_s'), metric('ttft_p50_ms')];
+        const figures = `${fmtNumber(out.level(l))} ${out.label}, ${ttft.label} ${fmtValue(ttft.level(l), ttft.unit)}`;
+        const text = `  ${label}: ${figures}${perTurn}${ttfo}${cache}${offered}, ${l.failed} failed${skipped}`;
         if (bar) {
           bar.stop();
           bar = null;

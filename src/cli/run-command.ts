@@ -123,7 +123,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       console.log('');
       if (record.simulated) console.log('SIMULATED — built-in simulator, not a GPU measurement');
       console.log(formatLevelTable(record));
-      console.log('latencies in ms (s where marked); * = level cut short');
+      console.log('* = level cut short');
       const turns = formatTurnTable(record);
       if (turns) console.log(`\nTTFT per conversation turn (ms):\n${turns}`);
       const workers = formatWorkerTable(record);

@@ -1,20 +1,19 @@
 import { sloTargetText, type CapacityProbe, type CapacityResult, type SloJudgement } from './capacity.js';
+import { fmtNumber, fmtValue } from './format.js';
 
-const ms = (x: number): string => (Math.abs(x) >= 10 ? Math.round(x).toLocaleString('en-US') : x.toFixed(1));
-const rate = (x: number): string =>
-  x >= 100 ? Math.round(x).toLocaleString('en-US') : Number(x.toPrecision(3)).toString();
-const usd = (x: number): string => (x >= 0.01 ? `$${x.toFixed(2)}` : `$${x.toPrecision(2)}`);
+const usd = (x: number): string => fmtValue(x, '$', 2);
 
 /** A load as the user wrote it: c=24 in the closed loop, 24 req/s in the open loop. */
 export function loadText(mode: CapacityResult['mode'], load: number): string {
-  return mode === 'rate' ? `${rate(load)} req/s` : `c=${load}`;
+  return mode === 'rate' ? `${fmtNumber(load)} req/s` : `c=${load}`;
 }
 
 /** One SLO's figure with its interval: `TTFT p95 612 ms [580, 650]`. */
 export function judgementText(j: SloJudgement): string {
   const name = `${j.target.metric.toUpperCase()} p${j.target.percentile}`;
-  const value = j.valueMs === null ? 'n/a' : `${ms(j.valueMs)} ms`;
-  const ci = j.ci ? ` [${ms(j.ci[0])}, ${ms(j.ci[1])}]` : '';
+  // The value and its interval in one unit: ms, never switched to seconds (the interval's ends stay comparable).
+  const value = j.valueMs === null ? 'n/a' : `${fmtNumber(j.valueMs)} ms`;
+  const ci = j.ci ? ` [${fmtNumber(j.ci[0])}, ${fmtNumber(j.ci[1])}]` : '';
   return `${name} ${value}${ci}${j.note ? ` (${j.note})` : ''}`;
 }
 
@@ -69,7 +68,7 @@ export function capacityLines(c: CapacityResult): string[] {
   }
   const searched = c.probes
     .map((p) => {
-      const good = p.goodputReqPerSec === null ? '' : ` ${rate(p.goodputReqPerSec)}`;
+      const good = p.goodputReqPerSec === null ? '' : ` ${fmtNumber(p.goodputReqPerSec)}`;
       return `${loadText(c.mode, p.load)} ${p.verdict}${good}`;
     })
     .join(' · ');
@@ -93,12 +92,14 @@ export function capacityTable(c: CapacityResult): { header: string[]; rows: stri
   const rows = [...c.probes]
     .sort((a, b) => a.load - b.load)
     .map((p) => [
-      c.mode === 'rate' ? rate(p.load) : String(p.load),
+      c.mode === 'rate' ? fmtNumber(p.load) : String(p.load),
       p.load === c.capacity ? `${p.verdict} (capacity)` : p.verdict,
       ...p.slos.map((j) =>
-        j.valueMs === null ? 'n/a' : `${ms(j.valueMs)}${j.ci ? ` [${ms(j.ci[0])}, ${ms(j.ci[1])}]` : ''}`,
+        j.valueMs === null
+          ? 'n/a'
+          : `${fmtNumber(j.valueMs)}${j.ci ? ` [${fmtNumber(j.ci[0])}, ${fmtNumber(j.ci[1])}]` : ''}`,
       ),
-      p.goodputReqPerSec === null ? '–' : rate(p.goodputReqPerSec),
+      p.goodputReqPerSec === null ? '–' : fmtNumber(p.goodputReqPerSec),
       p.outputTokPerSec === null ? '–' : Math.round(p.outputTokPerSec).toLocaleString('en-US'),
     ]);
   return { header, rows };

@@ -1,17 +1,23 @@
+import { SLO_METRICS_BY_NAME, statPercentile } from './metrics.js';
+import type { QuantityId } from './metrics.js';
 import type { Ci, ServerVariant } from './run-record.js';
 
-/** The latency metrics an SLO can bound, and the percentiles that carry a confidence interval. */
-export const SLO_METRICS = ['ttft', 'tpot', 'e2e', 'itl'] as const;
-export type SloMetric = (typeof SLO_METRICS)[number];
-export const SLO_PERCENTILES = [95, 99] as const;
-export type SloPercentile = (typeof SLO_PERCENTILES)[number];
+/** The quantity an SLO bounds (ttft, tpot, e2e, itl): the registry's (src/shared/metrics.ts). */
+export type SloMetric = QuantityId;
+
+/** The SLO names `--slo` takes, from the metric registry: ttft_p95, ttft_p99, ttft_p99.9, tpot_p95 ... */
+export const SLO_NAMES: readonly string[] = [...SLO_METRICS_BY_NAME.keys()];
 
 /** One percentile SLO, e.g. ttft_p95=500: the level's TTFT p95 must stay at or under 500 ms. */
 export interface SloTarget {
   metric: SloMetric;
-  percentile: SloPercentile;
+  /** 95, 99, 99.9: a percentile whose summary carries an interval. */
+  percentile: number;
   limitMs: number;
 }
+
+/** The registry's name of a target ("ttft_p99.9"). */
+export const sloName = (t: Pick<SloTarget, 'metric' | 'percentile'>): string => `${t.metric}_p${t.percentile}`;
 
 /** Parses `ttft_p95=500,tpot_p95=50[,e2e_p99=...]`; an error names the fix in one line. */
 export function parseSloTargets(text: string): { ok: true; targets: SloTarget[] } | { ok: false; error: string } {
@@ -22,28 +28,28 @@ export function parseSloTargets(text: string): { ok: true; targets: SloTarget[] 
     .filter((s) => s !== '');
   if (parts.length === 0) return { ok: false, error: 'needs at least one SLO such as ttft_p95=500' };
   for (const part of parts) {
-    const m = /^(ttft|tpot|e2e|itl)_p(95|99)\s*=\s*([0-9]+(?:\.[0-9]+)?)\s*(?:ms)?$/i.exec(part);
-    if (!m) {
+    const m = /^([a-z0-9]+_p[0-9.]+)\s*=\s*([0-9]+(?:\.[0-9]+)?)\s*(?:ms)?$/i.exec(part);
+    const def = m ? SLO_METRICS_BY_NAME.get(m[1]!.toLowerCase()) : undefined;
+    if (!m || !def || def.quantity === undefined) {
       return {
         ok: false,
-        error: `cannot read '${part}': write METRIC_pP=MS with METRIC ttft, tpot, e2e or itl and P 95 or 99 (e.g. ttft_p95=500,tpot_p95=50)`,
+        error: `cannot read '${part}': write NAME=MS with NAME one of ${SLO_NAMES.join(', ')} (e.g. ttft_p95=500,tpot_p95=50)`,
       };
     }
-    const limitMs = Number(m[3]);
+    const limitMs = Number(m[2]);
     if (!(limitMs > 0)) return { ok: false, error: `'${part}': the limit must be a positive number of milliseconds` };
-    const metric = m[1]!.toLowerCase() as SloMetric;
-    const percentile = Number(m[2]) as SloPercentile;
-    if (targets.some((t) => t.metric === metric && t.percentile === percentile)) {
+    const target: SloTarget = { metric: def.quantity, percentile: statPercentile(def.stat) ?? 0, limitMs };
+    if (targets.some((t) => sloName(t) === sloName(target))) {
       return { ok: false, error: `'${part}' is given twice; keep one` };
     }
-    targets.push({ metric, percentile, limitMs });
+    targets.push(target);
   }
   return { ok: true, targets };
 }
 
 /** `ttft_p95≤500 ms`. */
 export function sloTargetText(t: SloTarget): string {
-  return `${t.metric}_p${t.percentile}≤${t.limitMs} ms`;
+  return `${sloName(t)}≤${t.limitMs} ms`;
 }
 
 /** Whether a level meets an SLO: proven under (CI upper bound at or under it), proven over, or neither. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseSloTargets } from './capacity.js';
+import { SLO_NAMES, parseSloTargets } from './capacity.js';
 import { atMost, setting } from './setting.js';
 import {
   DEFAULT_ENGINE,
@@ -67,7 +67,7 @@ export const SloSchema = z.object({
       flag: 'slo',
       label: 'SLOs (percentiles)',
       metavar: 'ttft_p95=MS,tpot_p95=MS',
-      help: 'percentile SLOs (ttft, tpot, e2e, itl at p95 or p99) for --find-capacity and goodput',
+      help: `percentile SLOs (${SLO_NAMES.join(', ')}) for --find-capacity and goodput`,
       group: SLO_GROUP,
       placeholder: 'ttft_p95=500,tpot_p95=50',
     },

@@ -1,5 +1,8 @@
-import type { LevelResult, OfferedLoad, RunRecord, Summary } from './run-record.js';
+import type { LevelResult, OfferedLoad, RunRecord } from './run-record.js';
+import { DASH, fmtDurationMs, fmtNumber, fmtShare, fmtValue } from './format.js';
 import { loadText, loadValue } from './level-load.js';
+import { METRICS } from './metrics.js';
+import type { MetricDef, QuantityId } from './metrics.js';
 
 /** One level of one run: what a table row is made from. */
 export interface LevelRow {
@@ -27,8 +30,6 @@ export interface Column {
   when?: (rows: readonly LevelRow[]) => boolean;
 }
 
-type Pct = 'p50' | 'p90' | 'p95' | 'p99';
-const pick = (s: Summary | undefined, p: Pct): number | null => s?.[p] ?? null;
 const failedIds = (l: LevelResult): string =>
   l.checks
     .filter((c) => c.status === 'fail')
@@ -40,19 +41,6 @@ const warnedIds = (l: LevelResult): string =>
     .map((c) => c.id)
     .join(' ');
 
-/** A latency for people: ms below a second, s with two decimals above; a dash when unknown. */
-export function fmtMs(v: number | null | undefined): string {
-  if (v === null || v === undefined || !Number.isFinite(v)) return '—';
-  if (v >= 1000) return `${(v / 1000).toFixed(2)} s`;
-  // Below 1 ms (a diffusion model's whole-block streams) one decimal would print 0.0.
-  return v > 0 && v < 1 ? String(Number(v.toPrecision(2))) : v.toFixed(v >= 100 ? 0 : 1);
-}
-
-/** A number for people with fixed decimals; a dash when unknown. */
-export function fmtFixed(v: number | null | undefined, digits: number): string {
-  return v === null || v === undefined || !Number.isFinite(v) ? '—' : v.toFixed(digits);
-}
-
 /**
  * The load a level really offered, for people: closed loop, requests in flight on average and their p5 ("63.8 (p5
  * 63)"; multi-turn: conversations, "7.9 conv (p5 7)"); open loop, requests sent per second and the schedule lag p99
@@ -60,13 +48,13 @@ export function fmtFixed(v: number | null | undefined, digits: number): string {
  */
 export function offeredText(o: OfferedLoad | undefined, scheduleLagP99Ms?: number | null): string {
   if (o?.conversationsMean !== undefined)
-    return `${fmtFixed(o.conversationsMean, 1)} conv (p5 ${o.conversationsP5 ?? '—'})`;
-  if (o?.inFlightMean !== undefined) return `${fmtFixed(o.inFlightMean, 1)} (p5 ${o.inFlightP5 ?? '—'})`;
+    return `${fmtNumber(o.conversationsMean)} conv (p5 ${fmtNumber(o.conversationsP5)})`;
+  if (o?.inFlightMean !== undefined) return `${fmtNumber(o.inFlightMean)} (p5 ${fmtNumber(o.inFlightP5)})`;
   if (o?.ratePerSec !== undefined) {
-    const lag = typeof scheduleLagP99Ms === 'number' ? `, lag p99 ${fmtMs(scheduleLagP99Ms)} ms` : '';
-    return `${fmtFixed(o.ratePerSec, o.ratePerSec >= 10 ? 1 : 2)}/s${lag}`;
+    const lag = typeof scheduleLagP99Ms === 'number' ? `, lag p99 ${fmtDurationMs(scheduleLagP99Ms)}` : '';
+    return `${fmtNumber(o.ratePerSec)}/s${lag}`;
   }
-  return '—';
+  return DASH;
 }
 
 /** The offered load as one number: in flight (conversations in multi-turn) in closed loop, req/s sent in open loop. */
@@ -139,16 +127,43 @@ const OFFERED_COLUMN: Column = {
   when: offeredMeasured,
 };
 
-const share = (v: number | null | undefined): string => (typeof v === 'number' ? `${(v * 100).toFixed(0)} %` : '—');
+const share = (v: number | null | undefined): string => fmtShare(v);
 
-const latency = (key: string, group: string, get: (l: LevelResult) => Summary, p: Pct): Column => ({
-  key,
-  header: `${group} ${p}`,
-  group,
-  unit: 'ms',
-  value: ({ level }) => pick(get(level), p),
-  text: ({ level }) => fmtMs(pick(get(level), p)),
-});
+/** A registry figure as a column: a duration carries its unit in the cell (it may switch to s), others in the header. */
+function metricColumn(m: MetricDef, when?: Column['when']): Column {
+  return {
+    key: m.key,
+    header: m.label,
+    ...(m.group ? { group: m.group } : {}),
+    ...(m.unit !== 'ms' && m.unit !== '' && !m.label.includes(m.unit) ? { unit: m.unit } : {}),
+    value: ({ level }) => m.level(level),
+    text: ({ level }) => (m.unit === 'ms' ? fmtDurationMs(m.level(level)) : fmtNumber(m.level(level))),
+    ...(m.digits !== undefined ? { digits: m.digits } : {}),
+    ...(when ? { when } : {}),
+  };
+}
+
+/** The people's table columns of the registry's figures (of one quantity, or the level-wide ones). */
+function tableColumns(quantity: QuantityId | null): Column[] {
+  return METRICS.filter((m) => m.views.table && (m.quantity ?? null) === quantity).map((m) => {
+    const shown = m.views.table;
+    return metricColumn(m, typeof shown === 'function' ? (rows) => shown(rows.map((r) => r.level)) : undefined);
+  });
+}
+
+/** summary.csv's columns of the registry's figures: the first set, or those added after it (only where measured). */
+function csvColumns(set: 'core' | 'appended'): Column[] {
+  return METRICS.filter((m) => m.views.csv === set).map((m) =>
+    metricColumn(m, set === 'appended' ? (rows) => rows.some((r) => m.level(r.level) !== null) : undefined),
+  );
+}
+
+/** Output throughput in the people's tables: `*` marks a level cut short. */
+const throughputColumns = (): Column[] =>
+  tableColumns(null).map((c) => ({
+    ...c,
+    text: (row: LevelRow) => (c.text ? c.text(row) : DASH) + (row.level.partial ? '*' : ''),
+  }));
 
 /** The source article's table (one row per level): the CLI table, the HTML report and Markdown show these. */
 export const ARTICLE_COLUMNS: readonly Column[] = [
@@ -180,15 +195,8 @@ export const ARTICLE_COLUMNS: readonly Column[] = [
     when: openLoop,
   },
   OFFERED_COLUMN,
-  {
-    key: 'output_tok_s',
-    header: 'out tok/s',
-    value: ({ level }) => level.outputTokPerSec,
-    text: ({ level }) =>
-      (level.outputTokPerSec === null ? '—' : level.outputTokPerSec.toFixed(1)) + (level.partial ? '*' : ''),
-  },
-  latency('ttft_p50_ms', 'TTFT', (l) => l.ttftMs, 'p50'),
-  latency('ttft_p95_ms', 'TTFT', (l) => l.ttftMs, 'p95'),
+  ...throughputColumns(),
+  ...tableColumns('ttft'),
   {
     key: 'prefix_cache_hit_rate',
     header: 'cache hit',
@@ -196,29 +204,28 @@ export const ARTICLE_COLUMNS: readonly Column[] = [
     text: ({ level }) => share(prefixCacheHitRate(level)),
     when: cacheMatters,
   },
-  latency('tpot_p50_ms', 'TPOT', (l) => l.tpotMs, 'p50'),
-  latency('tpot_p95_ms', 'TPOT', (l) => l.tpotMs, 'p95'),
-  latency('e2e_p50_ms', 'E2E', (l) => l.e2eMs, 'p50'),
-  latency('e2e_p95_ms', 'E2E', (l) => l.e2eMs, 'p95'),
+  ...tableColumns('tpot'),
+  ...tableColumns('itl'),
+  ...tableColumns('e2e'),
   {
     key: 'cost_per_m_output_usd',
     header: '$/1M out',
     value: ({ level }) => level.costPerMOutputTokUsd ?? null,
-    text: ({ level }) => fmtFixed(level.costPerMOutputTokUsd, 3),
+    text: ({ level }) => fmtValue(level.costPerMOutputTokUsd, '$', 3),
     when: priced,
   },
   {
     key: 'cost_per_m_output_at_utilization_usd',
     header: '$/1M out at util.',
     value: ({ level }) => level.costPerMOutputTokAtUtilizationUsd ?? null,
-    text: ({ level }) => fmtFixed(level.costPerMOutputTokAtUtilizationUsd, 3),
+    text: ({ level }) => fmtValue(level.costPerMOutputTokAtUtilizationUsd, '$', 3),
     when: atUtil,
   },
   {
     key: 'goodput',
     header: 'goodput',
     value: ({ level }) => level.goodput ?? null,
-    text: ({ level }) => (typeof level.goodput === 'number' ? `${(level.goodput * 100).toFixed(0)} %` : '—'),
+    text: ({ level }) => fmtShare(level.goodput),
     when: withSlo,
   },
   { key: 'checks', header: 'checks', value: ({ level }) => checksText(level) },
@@ -242,19 +249,7 @@ export const SUMMARY_CSV_COLUMNS: readonly Column[] = [
   { key: 'output_len', header: 'output tokens', value: ({ level }) => level.outputLen },
   { key: 'completed', header: 'completed', value: ({ level }) => level.completed },
   { key: 'failed', header: 'failed', value: ({ level }) => level.failed },
-  { key: 'output_tok_s', header: 'out tok/s', value: ({ level }) => level.outputTokPerSec, digits: 1 },
-  { key: 'total_tok_s', header: 'total tok/s', value: ({ level }) => level.totalTokPerSec, digits: 1 },
-  { key: 'req_s', header: 'req/s', value: ({ level }) => level.reqPerSec, digits: 3 },
-  { key: 'round_cv', header: 'round CV', value: ({ level }) => level.roundCv, digits: 4 },
-  { key: 'ttft_p50_ms', header: 'TTFT p50', unit: 'ms', value: ({ level }) => level.ttftMs.p50, digits: 3 },
-  { key: 'ttft_p95_ms', header: 'TTFT p95', unit: 'ms', value: ({ level }) => level.ttftMs.p95, digits: 3 },
-  { key: 'ttft_p99_ms', header: 'TTFT p99', unit: 'ms', value: ({ level }) => level.ttftMs.p99, digits: 3 },
-  { key: 'tpot_p50_ms', header: 'TPOT p50', unit: 'ms', value: ({ level }) => level.tpotMs.p50, digits: 3 },
-  { key: 'tpot_p95_ms', header: 'TPOT p95', unit: 'ms', value: ({ level }) => level.tpotMs.p95, digits: 3 },
-  { key: 'itl_p50_ms', header: 'ITL p50', unit: 'ms', value: ({ level }) => level.itlMs.p50, digits: 3 },
-  { key: 'itl_p95_ms', header: 'ITL p95', unit: 'ms', value: ({ level }) => level.itlMs.p95, digits: 3 },
-  { key: 'e2e_p50_ms', header: 'E2E p50', unit: 'ms', value: ({ level }) => level.e2eMs.p50, digits: 3 },
-  { key: 'e2e_p95_ms', header: 'E2E p95', unit: 'ms', value: ({ level }) => level.e2eMs.p95, digits: 3 },
+  ...csvColumns('core'),
   // Only in runs that use or hit the prefix cache: files of other runs keep their header.
   {
     key: 'prefix_cache_hit_rate',
@@ -295,6 +290,7 @@ export const SUMMARY_CSV_COLUMNS: readonly Column[] = [
     digits: 3,
     when: (rows) => rows.some((r) => r.level.scheduleLagMs !== undefined && r.level.offered !== undefined),
   },
+  ...csvColumns('appended'),
 ];
 
 const tel = (row: LevelRow): NonNullable<LevelResult['telemetry']> | undefined => row.level.telemetry;
@@ -315,7 +311,7 @@ export const TELEMETRY_COLUMNS: readonly Column[] = [
     header: 'SM clock mean',
     unit: 'MHz',
     value: (r) => tel(r)?.smClockMeanMhz ?? null,
-    text: (r) => fmtFixed(tel(r)?.smClockMeanMhz, 0),
+    text: (r) => fmtNumber(tel(r)?.smClockMeanMhz),
   },
   {
     key: 'clock_ratio_min',
@@ -329,20 +325,20 @@ export const TELEMETRY_COLUMNS: readonly Column[] = [
     header: 'temp max',
     unit: '°C',
     value: (r) => tel(r)?.tempMaxC ?? null,
-    text: (r) => fmtFixed(tel(r)?.tempMaxC, 0),
+    text: (r) => fmtNumber(tel(r)?.tempMaxC),
   },
   {
     key: 'power_mean_w',
     header: 'power mean',
     unit: 'W',
     value: (r) => tel(r)?.powerMeanW ?? null,
-    text: (r) => fmtFixed(tel(r)?.powerMeanW, 0),
+    text: (r) => fmtNumber(tel(r)?.powerMeanW),
   },
   {
     key: 'j_per_output_tok',
     header: 'J / out tok',
     value: (r) => tel(r)?.jPerOutputTok ?? null,
-    text: (r) => fmtFixed(tel(r)?.jPerOutputTok, 3),
+    text: (r) => fmtNumber(tel(r)?.jPerOutputTok),
   },
   {
     key: 'thermal_fraction',
@@ -374,13 +370,13 @@ export const TELEMETRY_COLUMNS: readonly Column[] = [
     key: 'waiting_peak',
     header: 'waiting peak',
     value: (r) => tel(r)?.waitingPeak ?? null,
-    text: (r) => fmtFixed(tel(r)?.waitingPeak, 0),
+    text: (r) => fmtNumber(tel(r)?.waitingPeak),
   },
   {
     key: 'preemptions',
     header: 'preemptions',
     value: (r) => tel(r)?.preemptions ?? null,
-    text: (r) => fmtFixed(tel(r)?.preemptions, 0),
+    text: (r) => fmtNumber(tel(r)?.preemptions),
   },
 ];
 
@@ -398,7 +394,8 @@ export function visibleColumns(columns: readonly Column[], rows: readonly LevelR
 export function cellText(column: Column, row: LevelRow): string {
   if (column.text) return column.text(row);
   const v = column.value(row);
-  return v === null ? '—' : String(v);
+  if (typeof v === 'number') return fmtNumber(v);
+  return v === null ? DASH : String(v);
 }
 
 /** A cell for machines (CSV): numbers rounded to the column's digits, empty when unknown. */

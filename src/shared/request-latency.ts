@@ -1,4 +1,4 @@
-import type { RequestRecord } from './request-record.js';
+import { requestE2eMs, requestTtftMs, type RequestRecord } from './request-record.js';
 
 /** Where a request is drawn on the latency-over-time chart: when it ended (s, run clock), its TTFT and E2E (ms). */
 export interface RequestLatencyPoint {
@@ -12,7 +12,7 @@ export function requestLatencyPoint(r: RequestRecord): RequestLatencyPoint | nul
   if (r.warmup || !r.ok || r.endMs === null) return null;
   return {
     tS: r.endMs / 1000,
-    ttftMs: r.firstTokenMs === null ? null : r.firstTokenMs - r.sendMs,
-    e2eMs: r.endMs - r.sendMs,
+    ttftMs: requestTtftMs(r),
+    e2eMs: requestE2eMs(r) ?? 0,
   };
 }

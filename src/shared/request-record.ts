@@ -13,6 +13,12 @@ export interface RequestRecord {
   /** First chunk carrying non-empty generated text. */
   firstTokenMs: number | null;
   endMs: number | null;
+  /**
+   * Time to first token and end-to-end latency, written when the request is recorded (absent in records of earlier
+   * versions: read them with requestTtftMs and requestE2eMs, which derive them there).
+   */
+  ttftMs?: number | null;
+  e2eMs?: number | null;
   /** Token-bearing chunks: [timeMs, tokens] in arrival order. */
   chunks: Array<[number, number]>;
   /** Output tokens: server usage.completion_tokens, or chunk count when the server gave none. */
@@ -75,4 +81,46 @@ export interface UsageProblem {
     | 'above-completion-tokens';
   value: number | null;
   bound?: number;
+}
+
+/** TTFT of a record (first token − send): the stored figure, or derived for records written before it was stored. */
+export function requestTtftMs(r: RequestRecord): number | null {
+  return r.ttftMs !== undefined ? r.ttftMs : recordLatencies(r).ttftMs;
+}
+
+/** E2E of a record (end of stream − send): the stored figure, or derived for records written before it was stored. */
+export function requestE2eMs(r: RequestRecord): number | null {
+  return r.e2eMs !== undefined ? r.e2eMs : recordLatencies(r).e2eMs;
+}
+
+/** TTFT and E2E from a record's times: the one place they are computed (at record time, or on reading an old record). */
+export function recordLatencies(r: Pick<RequestRecord, 'sendMs' | 'firstTokenMs' | 'endMs'>): {
+  ttftMs: number | null;
+  e2eMs: number | null;
+} {
+  return {
+    ttftMs: r.firstTokenMs === null ? null : r.firstTokenMs - r.sendMs,
+    e2eMs: r.endMs === null ? null : r.endMs - r.sendMs,
+  };
+}
+
+/** True when the server's count of a usage field was impossible for this request (usageProblems), so left out. */
+export function usageRejected(record: RequestRecord, field: UsageProblem['field']): boolean {
+  return record.usageProblems?.some((p) => p.field === field) ?? false;
+}
+
+/** True when the request's output token count is known: no figure is built on a count the server got impossibly wrong. */
+export function outputCounted(record: RequestRecord): boolean {
+  return !usageRejected(record, 'completion_tokens');
+}
+
+/**
+ * TPOT of a record: (E2E − TTFT) / (nOut − 1); null for one output token, for a stream whose whole output came in one
+ * chunk (a diffusion block: no decoding was seen) and where the server's output count was impossible.
+ */
+export function requestTpotMs(r: RequestRecord): number | null {
+  const ttft = requestTtftMs(r);
+  const e2e = requestE2eMs(r);
+  if (!outputCounted(r) || ttft === null || e2e === null || r.nOut <= 1 || r.chunks.length < 2) return null;
+  return (e2e - ttft) / (r.nOut - 1);
 }

@@ -46,6 +46,8 @@ const SummarySchema = z.looseObject({
   p99: numOrNull,
   p95Ci: ci,
   p99Ci: ci,
+  p999: numOrNull.optional(),
+  p999Ci: ci.optional(),
 });
 
 /** A summary of a latency or a size (TTFT, TPOT, ITL, E2E, tokens per chunk): no figure of it is negative. */
@@ -59,6 +61,8 @@ const LatencySchema = SummarySchema.extend({
   p99: nonnegOrNull,
   p95Ci: latencyCi,
   p99Ci: latencyCi,
+  p999: nonnegOrNull.optional(),
+  p999Ci: latencyCi.optional(),
 });
 
 const RoundSchema = z.looseObject({

@@ -48,6 +48,9 @@ export interface Summary {
   p99: number | null;
   p95Ci: Ci;
   p99Ci: Ci;
+  /** The 99.9th percentile and its interval (absent in runs recorded before it was summarised). */
+  p999?: number | null;
+  p999Ci?: Ci;
 }
 
 export interface RoundResult {

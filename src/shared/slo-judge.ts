@@ -1,17 +1,16 @@
-import { capacitySearches, parseSloTargets } from './capacity.js';
+import { capacitySearches, parseSloTargets, sloName } from './capacity.js';
 import type { SloJudgement, SloTarget, SloVerdict } from './capacity.js';
-import type { LevelResult, RunRecord, Summary } from './run-record.js';
-
-const SUMMARY_OF = { ttft: 'ttftMs', tpot: 'tpotMs', e2e: 'e2eMs', itl: 'itlMs' } as const;
+import { SLO_METRICS_BY_NAME } from './metrics.js';
+import type { LevelResult, RunRecord } from './run-record.js';
 
 /**
  * One SLO at one level: meets only when the percentile's confidence interval lies at or under the limit, fails when
  * it lies over it, else uncertain. Failed requests count as misses: more than (100 - P) % of them fail a pP SLO.
  */
 export function judgeSlo(level: LevelResult, target: SloTarget): SloJudgement {
-  const summary: Summary = level[SUMMARY_OF[target.metric]];
-  const valueMs = target.percentile === 95 ? summary.p95 : summary.p99;
-  const ci = target.percentile === 95 ? summary.p95Ci : summary.p99Ci;
+  const def = SLO_METRICS_BY_NAME.get(sloName(target));
+  const valueMs = def ? def.level(level) : null;
+  const ci = def?.ci ? def.ci(level) : null;
   const total = level.completed + level.failed;
   const failShare = total > 0 ? level.failed / total : 0;
   if (failShare > 1 - target.percentile / 100) {

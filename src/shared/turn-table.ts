@@ -1,10 +1,9 @@
+import { fmtNumber } from './format.js';
 import { levelTitle } from './report-columns.js';
 import type { LevelResult, RunRecord } from './run-record.js';
 
 /** Header of the TTFT-per-turn table (ms). */
 export const TURN_TABLE_HEAD = ['level', 'turn', 'n', 'in tok', 'TTFT p50', 'p95', 'p99'] as const;
-
-const ms = (v: number | null): string => (v === null ? '—' : v.toFixed(1));
 
 /**
  * Multi-turn levels: one row of cells per level and turn (1-based), with the turn's ok request count, mean prompt
@@ -16,10 +15,10 @@ export function turnTableRows(record: RunRecord, name: (level: LevelResult) => s
       name(l),
       String(t.turn + 1),
       String(t.ttftMs.n),
-      t.inputTokens === null ? '—' : String(Math.round(t.inputTokens)),
-      ms(t.ttftMs.p50),
-      ms(t.ttftMs.p95),
-      ms(t.ttftMs.p99),
+      fmtNumber(t.inputTokens === null ? null : Math.round(t.inputTokens)),
+      fmtNumber(t.ttftMs.p50),
+      fmtNumber(t.ttftMs.p95),
+      fmtNumber(t.ttftMs.p99),
     ]),
   );
 }

@@ -27,7 +27,7 @@ describe('servebench compare with other tools’ results', () => {
     expect(r.stdout).toMatch(/^servebench compare: closed vs servebench_sim-llama-8b-openai-chat-concurrency4\n/);
     expect(r.stdout).toContain('how its figures were read');
     expect(r.stdout).toMatch(/\nAIPerf inter_token_latency p50 \(ms\) +— +10\.8 +— /);
-    expect(r.stdout).toMatch(/\nTTFT p50 \(ms\) +29\.2 +28\.7 +0\.98× /);
+    expect(r.stdout).toMatch(/\nTTFT p50 \(ms\) +29\.2 +28\.7 +0\.984× /);
   });
 
   it('--format-in forces the reader; a wrong one is refused in one line with exit 2', () => {

@@ -13,7 +13,6 @@ import {
   sweepXLabel,
   throughputChart,
 } from '../../src/renderer/lib/chart-data.js';
-import { fmtMs, fmtPct, fmtRate, fmtUsd } from '../../src/renderer/lib/format.js';
 import type { RequestRecord } from '../../src/shared/request-record.js';
 import type { LevelResult, RunRecord, Summary } from '../../src/shared/run-record.js';
 import type { EngineSample, GpuSample } from '../../src/shared/telemetry.js';
@@ -70,7 +69,7 @@ describe('chart data (plain, shared with the HTML report)', () => {
   it('plots throughput and p50/p95 against concurrency', () => {
     const r = record([level(1, 100), level(4, 350)]);
     expect(throughputChart(r)).toMatchObject({ x: [1, 4], ys: [[100, 350]], series: [{ label: 'output tok/s' }] });
-    const ttft = percentileChart(r, (l) => l.ttftMs, 'TTFT');
+    const ttft = percentileChart(r, 'ttft');
     expect(ttft.ys).toEqual([
       [10, 40],
       [20, 80],
@@ -83,7 +82,7 @@ describe('chart data (plain, shared with the HTML report)', () => {
     const r = record([level(0, 900, { burst: 64 })]);
     expect(sweepXLabel(r)).toBe('burst size (requests at once)');
     expect(throughputChart(r)).toMatchObject({ x: [64], ys: [[900]] });
-    expect(percentileChart(r, (l) => l.ttftMs, 'TTFT').x).toEqual([64]);
+    expect(percentileChart(r, 'ttft').x).toEqual([64]);
   });
 
   it('plots a trace level with a rate as an open-loop rate level', () => {
@@ -177,13 +176,6 @@ describe('chart data (plain, shared with the HTML report)', () => {
       { from: 2, to: 6, label: 'c=1' },
       { from: 7, to: 9, label: '8/s' },
     ]);
-  });
-
-  it('formats table figures', () => {
-    expect([fmtMs(12.34), fmtMs(123.4), fmtMs(12345), fmtMs(null)]).toEqual(['12.3', '123', '12.3 s', '–']);
-    expect([fmtRate(12.34), fmtRate(1234.5)]).toEqual(['12.3', '1,235']);
-    expect([fmtUsd(0.2777), fmtUsd(1.111)]).toEqual(['$0.278', '$1.11']);
-    expect(fmtPct(0.5)).toBe('50 %');
   });
 });
 

@@ -43,6 +43,8 @@ export const WireRecordSchema = z.looseObject({
   sendMs: finite,
   firstTokenMs: finite.nullable(),
   endMs: finite.nullable(),
+  ttftMs: finite.nullable().optional(),
+  e2eMs: finite.nullable().optional(),
   chunks: z.array(z.tuple([finite, finite])),
   nOut: int,
   nIn: int.nullable(),

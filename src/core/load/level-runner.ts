@@ -13,6 +13,7 @@ import type { BodyCompat } from './request-body.js';
 import { poissonSchedule, runClosedLoop, runOpenLoop, traceSchedule, waitUntil } from './scheduler.js';
 import type { ScheduledOutcome, WaitUntil } from './scheduler.js';
 import type { RequestSpec } from './stream-client.js';
+import { recordLatencies } from '../../shared/request-record.js';
 
 export interface LevelRunInput {
   plan: LevelPlan;
@@ -132,8 +133,7 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
         levelIndex,
         round,
         ok,
-        ttftMs: o.result.firstTokenMs !== null ? o.result.firstTokenMs - o.sendMs : null,
-        e2eMs: o.endMs - o.sendMs,
+        ...recordLatencies({ sendMs: o.sendMs, firstTokenMs: o.result.firstTokenMs, endMs: o.endMs }),
         endMs: o.endMs,
         ...(o.scheduledMs !== undefined ? { scheduledMs: o.scheduledMs } : {}),
         ...(conversation !== undefined ? { conversation } : {}),

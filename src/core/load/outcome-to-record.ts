@@ -1,3 +1,4 @@
+import { recordLatencies } from '../../shared/request-record.js';
 import type { RequestRecord, UsageProblem } from '../../shared/request-record.js';
 import { reasoningFields } from './reasoning-fields.js';
 import type { ScheduledOutcome } from './scheduler.js';
@@ -69,6 +70,7 @@ export function outcomeToRecord(outcome: ScheduledOutcome, ctx: RecordContext): 
     sendMs: outcome.sendMs,
     firstTokenMs: r.firstTokenMs,
     endMs: outcome.endMs,
+    ...recordLatencies({ sendMs: outcome.sendMs, firstTokenMs: r.firstTokenMs, endMs: outcome.endMs }),
     chunks: r.chunks,
     nOut: r.completionTokens ?? estimatedOut,
     nOutSource: r.completionTokens !== null ? 'server' : 'estimated',

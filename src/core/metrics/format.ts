@@ -1,21 +1,17 @@
-/** Number for a human check detail: whole numbers from 100 up, else 3 significant digits. */
-export function fmtNum(x: number): string {
-  if (!Number.isFinite(x)) return String(x);
-  if (Math.abs(x) >= 100) return String(Math.round(x));
-  return String(Number(x.toPrecision(3)));
-}
+import { fmtNumber, fmtShare } from '../../shared/format.js';
 
-/** A 0..1 share as a percentage with one decimal, e.g. "12.5 %". */
-export function fmtPct(share: number): string {
-  return `${(share * 100).toFixed(1)} %`;
-}
+/** A number in a check detail, by the one set of rules (src/shared/format.ts); one argument, so `map(fmtNum)` works. */
+export const fmtNum = (x: number): string => fmtNumber(x);
 
-/** "a–b" for a range of integers, or the single value when they are equal. */
+/** A 0..1 share with one decimal ("12.5 %"): check details compare it with a bound written the same way. */
+export const fmtPct = (share: number): string => fmtShare(share, 1);
+
+/** "a–b" for a range of numbers, or the single value when they are equal. */
 export function fmtRange(values: readonly number[]): string {
   // reduce, not Math.min(...values): spreading a large array overflows the stack.
   const lo = values.reduce((a, b) => Math.min(a, b), Infinity);
   const hi = values.reduce((a, b) => Math.max(a, b), -Infinity);
-  return lo === hi ? fmtNum(lo) : `${fmtNum(lo)}–${fmtNum(hi)}`;
+  return lo === hi ? fmtNumber(lo) : `${fmtNumber(lo)}–${fmtNumber(hi)}`;
 }
 
 /** "k1 n1, k2 n2" of a count map, most frequent first. */

@@ -1,15 +1,25 @@
 import type { Slo } from '../../shared/config.js';
+import { QUANTITIES } from '../../shared/metrics.js';
 import type { RequestRecord } from '../../shared/request-record.js';
-import { isCancelled, isMeasured, requestMetrics } from './request-metrics.js';
+import { isCancelled, isMeasured } from './request-metrics.js';
+
+/** Each per-request limit and the registry quantity it bounds. */
+const LIMITS = [
+  ['ttftMs', 'ttft'],
+  ['e2eMs', 'e2e'],
+  ['tpotMs', 'tpot'],
+] as const;
 
 /** True when an ok request meets every SLO given; a failed request never does. */
 export function meetsSlo(record: RequestRecord, slo: Slo): boolean {
   if (!record.ok) return false;
-  const m = requestMetrics(record);
-  if (slo.ttftMs !== undefined && (m.ttftMs === null || m.ttftMs > slo.ttftMs)) return false;
-  if (slo.e2eMs !== undefined && (m.e2eMs === null || m.e2eMs > slo.e2eMs)) return false;
-  // TPOT is undefined for a single-token answer; such a request cannot break a TPOT SLO.
-  if (slo.tpotMs !== undefined && m.tpotMs !== null && m.tpotMs > slo.tpotMs) return false;
+  for (const [key, id] of LIMITS) {
+    const limit = slo[key];
+    if (limit === undefined) continue;
+    const v = QUANTITIES[id].perRequest(record);
+    // TPOT is undefined for a single-token answer; such a request cannot break a TPOT SLO.
+    if (v === null ? id !== 'tpot' : v > limit) return false;
+  }
   return true;
 }
 

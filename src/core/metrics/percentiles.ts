@@ -118,10 +118,12 @@ export function emptySummary(): Summary {
     p99: null,
     p95Ci: null,
     p99Ci: null,
+    p999: null,
+    p999Ci: null,
   };
 }
 
-/** n, mean, sample std (ddof=1), min, max, p50/p90/p95/p99 and the p95/p99 CIs of unsorted values. */
+/** n, mean, sample std (ddof=1), min, max, p50/p90/p95/p99/p99.9 and the p95/p99/p99.9 CIs of unsorted values. */
 export function summarize(values: readonly number[]): Summary {
   const n = values.length;
   if (n === 0) return emptySummary();
@@ -147,5 +149,7 @@ export function summarize(values: readonly number[]): Summary {
     p99: percentile(sorted, 99),
     p95Ci,
     p99Ci,
+    p999: percentile(sorted, 99.9),
+    p999Ci: quantileCi(sorted, 99.9),
   };
 }

@@ -1,4 +1,13 @@
-import type { RequestRecord, UsageProblem } from '../../shared/request-record.js';
+import {
+  outputCounted,
+  requestE2eMs,
+  requestTpotMs,
+  requestTtftMs,
+  usageRejected,
+} from '../../shared/request-record.js';
+import type { RequestRecord } from '../../shared/request-record.js';
+
+export { outputCounted, usageRejected };
 
 /** Latency figures of one request (ms); null where the request cannot define them. */
 export interface RequestMetrics {
@@ -28,29 +37,15 @@ export function isCancelled(record: RequestRecord): boolean {
   return !record.ok && record.errorKind === 'cancelled';
 }
 
-/** True when the server's count of a usage field was impossible for this request (usageProblems), so left out. */
-export function usageRejected(record: RequestRecord, field: UsageProblem['field']): boolean {
-  return record.usageProblems?.some((p) => p.field === field) ?? false;
-}
-
-/** True when the request's output token count is known: no figure is built on a count the server got impossibly wrong. */
-export function outputCounted(record: RequestRecord): boolean {
-  return !usageRejected(record, 'completion_tokens');
-}
-
 /**
  * Derives TTFT, E2E, TPOT, ITL and ITL per token from one record (DESIGN.md "Metric definitions"). Where the
  * server's output count was impossible, the figures built on it (TPOT, ITL per token, tokens per chunk) are left out.
  */
 export function requestMetrics(record: RequestRecord): RequestMetrics {
-  const ttftMs = record.firstTokenMs === null ? null : record.firstTokenMs - record.sendMs;
-  const e2eMs = record.endMs === null ? null : record.endMs - record.sendMs;
+  const ttftMs = requestTtftMs(record);
+  const e2eMs = requestE2eMs(record);
   const counted = outputCounted(record);
-  // One token-bearing chunk holds the whole output (a diffusion block): no decoding was seen, so there is no TPOT.
-  const tpotMs =
-    counted && ttftMs !== null && e2eMs !== null && record.nOut > 1 && record.chunks.length >= 2
-      ? (e2eMs - ttftMs) / (record.nOut - 1)
-      : null;
+  const tpotMs = requestTpotMs(record);
   const itlMs: number[] = [];
   const itlPerTokenMs: number[] = [];
   const tokensPerChunk: number[] = [];

@@ -1,6 +1,6 @@
 import { STATUS_SEVERITY } from '../../shared/check-status.js';
 import type { Check, RunRecord } from '../../shared/run-record.js';
-import { fmtFixed } from '../../shared/report-columns.js';
+import { fmtNumber, fmtValue } from '../../shared/format.js';
 import { loadText } from '../../shared/level-load.js';
 import { countOf } from '../../shared/plural.js';
 import type { Fact } from '../../shared/environment-facts.js';
@@ -112,9 +112,9 @@ export function costLines(record: RunRecord): string[] {
   if (best && best.outputTokPerSec !== null) {
     const at = best.rate !== undefined || best.burst !== undefined ? loadText(best) : `concurrency ${best.concurrency}`;
     lines.push(
-      `Cheapest level: ${at} at ${best.outputTokPerSec.toFixed(1)} output tok/s: $${fmtFixed(best.costPerMOutputTokUsd, 3)} per 1M output tokens at full use` +
+      `Cheapest level: ${at} at ${fmtNumber(best.outputTokPerSec)} output tok/s: ${fmtValue(best.costPerMOutputTokUsd, '$', 3)} per 1M output tokens at full use` +
         (best.costPerMOutputTokAtUtilizationUsd !== undefined
-          ? `, $${fmtFixed(best.costPerMOutputTokAtUtilizationUsd, 3)} at the given utilization.`
+          ? `, ${fmtValue(best.costPerMOutputTokAtUtilizationUsd, '$', 3)} at the given utilization.`
           : '.'),
     );
   }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { stringify } from 'yaml';
+import { requestE2eMs } from '../../shared/request-record.js';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { LevelResult, RunRecord, Summary } from '../../shared/run-record.js';
 import { loadText } from '../../shared/level-load.js';
@@ -138,9 +139,10 @@ function requestsSection(level: LevelResult, requests: readonly RequestRecord[])
 
 function latencySection(level: LevelResult, requests: readonly RequestRecord[]): Obj {
   // NTPOT, E2E / output tokens per request: the schema's "time per output token including the first".
-  const ntpot = requests
-    .filter((r) => r.ok && r.endMs !== null && r.nOut > 0)
-    .map((r) => ((r.endMs as number) - r.sendMs) / r.nOut);
+  const ntpot = requests.flatMap((r) => {
+    const e2e = requestE2eMs(r);
+    return r.ok && e2e !== null && r.nOut > 0 ? [e2e / r.nOut] : [];
+  });
   return compact({
     time_to_first_token: statistics(level.ttftMs, 'ms'),
     normalized_time_per_output_token: statistics(ntpot.length ? summarize(ntpot) : undefined, 'ms/token'),

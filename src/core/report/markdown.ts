@@ -48,7 +48,7 @@ export function markdownReport(folder: RunFolder): string {
   for (const f of headlineFacts(record)) out.push(`- **${esc(f.label)}:** ${esc(f.value)}`);
   out.push('', '## Results', '');
   out.push(rows.length ? table(ARTICLE_COLUMNS, rows) : '_No level was measured._');
-  out.push('', 'Latencies in ms (s where marked); * = level cut short.', '');
+  out.push('', '* = level cut short.', '');
   const turns = turnTableRows(record);
   if (turns.length) {
     out.push('## TTFT per conversation turn', '', `| ${TURN_TABLE_HEAD.map(esc).join(' | ')} |`);

@@ -1,5 +1,7 @@
+import { METRICS } from '../../shared/metrics.js';
+import { requestE2eMs, requestTtftMs } from '../../shared/request-record.js';
 import type { RequestRecord } from '../../shared/request-record.js';
-import type { LevelResult, RunRecord, Summary } from '../../shared/run-record.js';
+import type { LevelResult, RunRecord } from '../../shared/run-record.js';
 import type { Exporter } from './exporter.js';
 import { requestsByLevel } from './load-run-folder.js';
 import type { RunFolder } from './load-run-folder.js';
@@ -18,14 +20,15 @@ function vllmDate(iso: string): string {
   return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
 }
 
-function summaryKeys(name: string, s: Summary): Record<string, number | null> {
-  return {
-    [`mean_${name}_ms`]: s.mean,
-    [`median_${name}_ms`]: s.p50,
-    [`std_${name}_ms`]: s.std,
-    [`p99_${name}_ms`]: s.p99,
-  };
+/** The registry's figures vLLM writes, under vLLM's keys (throughputs, and mean/median/std/pP of each latency). */
+function figureKeys(level: LevelResult): Record<string, number | null> {
+  const out: Record<string, number | null> = {};
+  for (const m of METRICS) if (m.views.vllm && m.vllmKey) out[m.vllmKey] = m.level(level);
+  return out;
 }
+
+/** A per-request latency in seconds as vLLM lists it: 0 for a failed request. */
+const seconds = (r: RequestRecord, ms: number | null): number => (r.ok && ms !== null ? round(ms / 1000) : 0);
 
 /** Measured requests of one level, in send order (warm-up and user-cancelled ones left out, as vLLM never sends them). */
 function measured(requests: readonly RequestRecord[]): RequestRecord[] {
@@ -64,24 +67,18 @@ export function vllmLevelResult(record: RunRecord, level: LevelResult, requests:
     failed: level.failed,
     total_input_tokens: ok.reduce((a, r) => a + (r.nIn ?? r.expectedIn), 0),
     total_output_tokens: ok.reduce((a, r) => a + r.nOut, 0),
-    request_throughput: level.reqPerSec,
     request_goodput:
       level.goodput !== undefined && level.goodput !== null && level.reqPerSec !== null
         ? level.goodput * level.reqPerSec
         : null,
-    output_throughput: level.outputTokPerSec,
-    total_token_throughput: level.totalTokPerSec,
     input_lens: requests.map((r) => r.nIn ?? r.expectedIn),
     output_lens: requests.map((r) => (r.ok ? r.nOut : 0)),
-    ttfts: requests.map((r) => (r.ok && r.firstTokenMs !== null ? round((r.firstTokenMs - r.sendMs) / 1000) : 0)),
+    ttfts: requests.map((r) => seconds(r, requestTtftMs(r))),
     itls: requests.map((r) => (r.ok ? itls(r) : [])),
-    latencies: requests.map((r) => (r.ok && r.endMs !== null ? round((r.endMs - r.sendMs) / 1000) : 0)),
+    latencies: requests.map((r) => seconds(r, requestE2eMs(r))),
     start_times: requests.map((r) => round(r.sendMs / 1000)),
     errors: requests.map((r) => (r.ok ? '' : (r.error ?? r.errorKind ?? 'failed'))),
-    ...summaryKeys('ttft', level.ttftMs),
-    ...summaryKeys('tpot', level.tpotMs),
-    ...summaryKeys('itl', level.itlMs),
-    ...summaryKeys('e2el', level.e2eMs),
+    ...figureKeys(level),
     // servebench's own conditions, beside vLLM's keys (vLLM's readers ignore unknown keys).
     servebench: {
       run_id: record.id,

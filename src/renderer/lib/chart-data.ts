@@ -1,5 +1,8 @@
+import { QUANTITIES } from '../../shared/metrics.js';
+import type { QuantityId } from '../../shared/metrics.js';
+import { requestE2eMs, requestTtftMs } from '../../shared/request-record.js';
 import type { RequestRecord } from '../../shared/request-record.js';
-import type { LevelResult, RunRecord, Summary } from '../../shared/run-record.js';
+import type { LevelResult, RunRecord } from '../../shared/run-record.js';
 import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
 import { sloTargetText } from '../../shared/capacity.js';
 import { THROTTLE_KIND_LABELS, THROTTLING, throttleSpans } from '../../shared/throttle-spans.js';
@@ -110,8 +113,9 @@ export function throughputChart(record: RunRecord): ChartData {
   return { ...alignPoints(pts), series };
 }
 
-/** p50 and p95 of one latency summary against the load (concurrency, rate or burst size). */
-export function percentileChart(record: RunRecord, pick: (l: LevelResult) => Summary, name: string): ChartData {
+/** p50 and p95 of one latency (the registry's quantity) against the load (concurrency, rate or burst size). */
+export function percentileChart(record: RunRecord, quantity: QuantityId): ChartData {
+  const { summary: pick, label: name } = QUANTITIES[quantity];
   const groups = levelGroups(record);
   const series: SeriesSpec[] = [];
   const pts: Array<Array<[number, number | null]>> = [];
@@ -134,8 +138,8 @@ export function requestLatencyChart(requests: RequestRecord[]): ChartData {
   const e2e: Array<[number, number | null]> = [];
   for (const r of measured) {
     const t = (r.endMs as number) / 1000;
-    ttft.push([t, r.firstTokenMs === null ? null : r.firstTokenMs - r.sendMs]);
-    e2e.push([t, (r.endMs as number) - r.sendMs]);
+    ttft.push([t, requestTtftMs(r)]);
+    e2e.push([t, requestE2eMs(r)]);
   }
   return latencyData(ttft, e2e);
 }

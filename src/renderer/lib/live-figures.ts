@@ -1,3 +1,5 @@
+import { METRICS, statPercentile } from '../../shared/metrics.js';
+import type { MetricDef } from '../../shared/metrics.js';
 import { measureOffered } from '../../shared/offered-load.js';
 import type { OfferedLoad } from '../../shared/run-record.js';
 import type { LiveLevel, LivePoint, LiveRun } from './live-run.js';
@@ -68,15 +70,25 @@ function pct(sorted: number[], p: number): number | null {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] as number;
 }
 
+/** One registry figure as it forms. */
+export interface FormingFigure {
+  metric: MetricDef;
+  value: number | null;
+}
+
+/** The registry's live figures the points carry (a point has a request's TTFT and E2E). */
+const LIVE = METRICS.filter(
+  (m) => m.views.live && (m.quantity === 'ttft' || m.quantity === 'e2e') && statPercentile(m.stat) !== null,
+);
+
 /** The current level's figures so far, from its measured (not warm-up) requests. */
 export interface FormingFigures {
   measured: number;
   failed: number;
   /** Completions per second over the level's recent requests. */
   rate: number | null;
-  ttftP50: number | null;
-  ttftP95: number | null;
-  e2eP50: number | null;
+  /** The registry's live figures (TTFT p50, p95, E2E p50 ...), in registry order. */
+  figures: FormingFigure[];
   /** The load really offered over the level's completed rounds, measured as the level's own is; null before one. */
   offered: OfferedLoad | null;
 }
@@ -99,15 +111,17 @@ function offeredSoFar(run: LiveRun, levelIndex: number, points: readonly LivePoi
 export function formingFigures(run: LiveRun, levelIndex: number): FormingFigures {
   const points = run.points.filter((p) => p.levelIndex === levelIndex && !p.warmup);
   const ok = points.filter((p) => p.ok);
-  const ttft = ok.flatMap((p) => (p.ttftMs === null ? [] : [p.ttftMs])).sort((a, b) => a - b);
-  const e2e = ok.flatMap((p) => (p.e2eMs === null ? [] : [p.e2eMs])).sort((a, b) => a - b);
+  const sorted = (q: 'ttftMs' | 'e2eMs'): number[] =>
+    ok.flatMap((p) => (p[q] === null ? [] : [p[q]])).sort((a, b) => a - b);
+  const samples = { ttft: sorted('ttftMs'), e2e: sorted('e2eMs') };
   return {
     measured: points.length,
     failed: points.length - ok.length,
     rate: levelRate(run, levelIndex),
-    ttftP50: pct(ttft, 50),
-    ttftP95: pct(ttft, 95),
-    e2eP50: pct(e2e, 50),
+    figures: LIVE.map((metric) => ({
+      metric,
+      value: pct(samples[metric.quantity as 'ttft' | 'e2e'], statPercentile(metric.stat) as number),
+    })),
     offered: offeredSoFar(run, levelIndex, points),
   };
 }

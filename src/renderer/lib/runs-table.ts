@@ -12,7 +12,7 @@ export const RUN_COLUMNS: readonly { key: RunSortKey; label: string; numeric?: b
   { key: 'engine', label: 'Engine' },
   { key: 'date', label: 'Date' },
   { key: 'peak', label: 'Peak out tok/s', numeric: true },
-  { key: 'ttft', label: 'TTFT p95 first level (ms)', numeric: true },
+  { key: 'ttft', label: 'TTFT p95, first level', numeric: true },
   { key: 'verdict', label: 'Verdict' },
 ];
 

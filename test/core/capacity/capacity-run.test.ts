@@ -65,7 +65,7 @@ describe('--find-capacity against the simulator', () => {
       expect(capacity.costPerMOutputTokUsd).toBeGreaterThan(0);
       expect(capacityLines(capacity)[0]).toMatch(
         new RegExp(
-          `^capacity: c=${found} meets tpot_p95≤80 ms \\(c=${found + 1} (fails|uncertain, the interval straddles the limit): TPOT p95 \\d+ ms \\[\\d+, \\d+\\]\\) — [\\d,]+ out tok\\/s, \\$[\\d.]+ per 1M output tokens$`,
+          `^capacity: c=${found} meets tpot_p95≤80 ms \\(c=${found + 1} (fails|uncertain, the interval straddles the limit): TPOT p95 [\\d.,]+ ms \\[[\\d.,]+, [\\d.,]+\\]\\) — [\\d,]+ out tok\\/s, \\$[\\d.]+ per 1M output tokens$`,
         ),
       );
       // The record on disk carries it too.

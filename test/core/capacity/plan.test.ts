@@ -26,7 +26,7 @@ describe('capacity settings', () => {
     );
     expect(c).toMatchObject({ findCapacity: true, capacityMax: 64, slo: { targets: 'ttft_p95=500,tpot_p95=50' } });
     expect(() => benchConfigFromFlags({ slo: 'ttft_p90=500' }, {})).toThrow(
-      /cannot read 'ttft_p90=500': write METRIC_pP=MS .*\(e\.g\. ttft_p95=500,tpot_p95=50\)$/,
+      /cannot read 'ttft_p90=500': write NAME=MS with NAME one of ttft_p95, ttft_p99, ttft_p99\.9, .*\(e\.g\. ttft_p95=500,tpot_p95=50\)$/,
     );
   });
 

@@ -197,6 +197,16 @@ describe('summarize', () => {
       p99: null,
       p95Ci: null,
       p99Ci: null,
+      p999: null,
+      p999Ci: null,
     });
+  });
+
+  it('carries p99.9 and its interval, which needs thousands of samples', () => {
+    const values = Array.from({ length: 5000 }, (_, i) => i + 1);
+    const s = summarize(values);
+    expect(s.p999).toBeCloseTo(4995.001, 6);
+    expect(s.p999Ci).not.toBeNull();
+    expect(summarize(values.slice(0, 1000)).p999Ci).toBeNull();
   });
 });

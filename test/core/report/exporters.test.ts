@@ -111,7 +111,7 @@ describe('markdown', () => {
     const folder = await loadRunFolder(fixtureDir('closed'));
     const md = (await renderExport(findExporter('md')!, folder)) as string;
     expect(md).toMatch(/^# servebench report: closed \(SIMULATED\)/);
-    expect(md).toContain('| conc | out tok/s | TTFT p50 (ms) |');
+    expect(md).toContain('| conc | out tok/s | TTFT p50 |');
     expect(md.split('\n').filter((l) => /^\| [14] \| /.test(l))).toHaveLength(2 * 2); // results + telemetry tables
     expect(md).toMatch(/\*\*FAIL\*\* throttling: .*thermal slowdown/);
     expect(md).toContain('GPU price $2/h, average utilization 50 %');

@@ -23,7 +23,7 @@ describe('HTML report charts: the x of each kind of load', () => {
     expect(t.logX).toBe(false);
     expect(t.xTicks).toEqual([48]);
     expect(t.series[0]!.points.map((p) => p.x)).toEqual([48]);
-    const ttft = latencyChart(record, 'chart-ttft', 'TTFT', (l) => l.ttftMs);
+    const ttft = latencyChart(record, 'ttft', 'TTFT');
     expect(ttft.series.flatMap((s) => s.points.map((p) => p.x))).toEqual([48, 48, 48]);
     // The Pareto view names the level by its load.
     expect(levelCharts(record)[4]!.series[0]!.points[0]!.label).toBe('burst ×48');

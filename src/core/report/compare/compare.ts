@@ -179,8 +179,10 @@ function compareLevels(
   const aName = sa.label;
   const bName = sb.label;
   return FIGURES.flatMap((f): FigureComparison[] => {
-    const x = a.figures[f.key];
-    const y = b.figures[f.key];
+    const x = a.figures[f.key] ?? null;
+    const y = b.figures[f.key] ?? null;
+    // Neither side recorded it (runs from before a figure existed, tools that never write it): no row.
+    if (x === null && y === null) return [];
     const unlike = unlikeRows(f, x, y, sa, sb);
     if (unlike) return unlike;
     const ratio = x !== null && y !== null && x > 0 ? y / x : null;
@@ -244,8 +246,11 @@ function unlikeRows(
   });
   const rows: FigureComparison[] = [];
   // The notes name the metric, not the percentile: p50 and p95 of one definition share a footnote.
-  const metric = f.label.replace(/ p\d+$/, '');
-  const own = (d: FigureSource): string => d.name.replace(/ p\d+$/, '');
+  const metric = f.label.replace(/ p[\d.]+$/, '');
+  const own = (d: FigureSource): string => d.name.replace(/ p[\d.]+$/, '');
+  // A tool's own figure gets a row only where the tool wrote it (its files may lack a percentile servebench has).
+  const ownA = fa !== undefined && x !== null;
+  const ownB = fb !== undefined && y !== null;
   // servebench's figure, where one side has it: the other side's tool wrote its own quantity instead.
   const servebenchValue = fa ? y : x;
   if (!(fa && fb) && servebenchValue !== null)
@@ -254,11 +259,12 @@ function unlikeRows(
         f.label,
         fa ? null : x,
         fb ? null : y,
-        `${(fa ? sa : sb).label} wrote no ${metric} as servebench defines it (its own figure is the next row)`,
+        `${(fa ? sa : sb).label} wrote no ${metric} as servebench defines it` +
+          ((fa ? ownA : ownB) ? ' (its own figure is the next row)' : ''),
       ),
     );
-  if (fa) rows.push(row(fa.name, x, null, `${sa.label}: ${own(fa)} is not servebench's ${metric}: ${fa.note}`));
-  if (fb) rows.push(row(fb.name, null, y, `${sb.label}: ${own(fb)} is not servebench's ${metric}: ${fb.note}`));
+  if (fa && ownA) rows.push(row(fa.name, x, null, `${sa.label}: ${own(fa)} is not servebench's ${metric}: ${fa.note}`));
+  if (fb && ownB) rows.push(row(fb.name, null, y, `${sb.label}: ${own(fb)} is not servebench's ${metric}: ${fb.note}`));
   return rows;
 }
 

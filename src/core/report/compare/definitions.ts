@@ -1,4 +1,5 @@
-import type { FigureKey, FigureSource } from './types.js';
+import { FIGURES } from './types.js';
+import type { CompareQuantity, FigureKey, FigureSource } from './types.js';
 
 // How each tool that compare reads defines the figures compare puts side by side, read from the tools' own source:
 // AIPerf aiperf/metrics/types/*.py and aiperf/parsers/openai_parsers.py (ai-dynamo/aiperf db4f6397d11e);
@@ -21,20 +22,15 @@ export interface MetricSource {
 /** A tool's definitions of the metrics it writes. */
 export type MetricSources = Partial<Record<Metric, MetricSource>>;
 
+/** A latency's compared figures and the suffix naming each (" p50"), from the registry. */
+const percentilesOf = (q: CompareQuantity): Array<[FigureKey, string]> =>
+  FIGURES.filter((f) => f.quantity === q).map((f) => [f.key, ` p${f.percentile}`]);
+
 const FIGURES_OF: Record<Metric, Array<[FigureKey, string]>> = {
   throughput: [['throughput', '']],
-  ttft: [
-    ['ttftP50', ' p50'],
-    ['ttftP95', ' p95'],
-  ],
-  tpot: [
-    ['tpotP50', ' p50'],
-    ['tpotP95', ' p95'],
-  ],
-  e2e: [
-    ['e2eP50', ' p50'],
-    ['e2eP95', ' p95'],
-  ],
+  ttft: percentilesOf('ttft'),
+  tpot: percentilesOf('tpot'),
+  e2e: percentilesOf('e2e'),
 };
 
 /** Per figure, a tool's definitions named "<tool> <field> p50". */

@@ -135,15 +135,15 @@ export function withoutImpossible(series: CompareSeries): CompareSeries {
     const where = `${l.load.kind} ${l.load.value}`;
     const figures = { ...l.figures };
     for (const f of FIGURES) {
-      const v = figures[f.key];
+      const v = figures[f.key] ?? null;
       if (v !== null && !(Number.isFinite(v) && v >= 0)) {
         notes.push(`${f.label} at ${where} was ${v}, which no measurement gives: left out`);
         figures[f.key] = null;
       }
     }
     for (const [p50, p95] of PAIRS) {
-      const a = figures[p50];
-      const b = figures[p95];
+      const a = figures[p50] ?? null;
+      const b = figures[p95] ?? null;
       if (a !== null && b !== null && b < a * (1 - 1e-9)) {
         notes.push(`${FIGURES.find((f) => f.key === p95)?.label} at ${where} was below its p50: both left out`);
         figures[p50] = null;
@@ -155,8 +155,8 @@ export function withoutImpossible(series: CompareSeries): CompareSeries {
   return { ...series, levels, notes };
 }
 
-const PAIRS: Array<[FigureKey, FigureKey]> = [
-  ['ttftP50', 'ttftP95'],
-  ['tpotP50', 'tpotP95'],
-  ['e2eP50', 'e2eP95'],
-];
+/** Each latency's percentiles, lower then higher (the registry lists them in that order). */
+const PAIRS: Array<[FigureKey, FigureKey]> = FIGURES.flatMap((f, i): Array<[FigureKey, FigureKey]> => {
+  const next = FIGURES[i + 1];
+  return f.quantity && next && next.quantity === f.quantity ? [[f.key, next.key]] : [];
+});

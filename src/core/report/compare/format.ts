@@ -1,27 +1,13 @@
+import { fmtNumber, fmtRatio } from '../../../shared/format.js';
 import { NOT_RECORDED } from './compare.js';
 import type { Comparison, FigureComparison, LevelComparison, LikeForLike } from './compare.js';
 import type { CompareSeries } from './types.js';
-
-/** A figure at readable precision: 1234, 12.3, 1.23. */
-export function fmtValue(v: number | null): string {
-  if (v === null || !Number.isFinite(v)) return '—';
-  const a = Math.abs(v);
-  if (a >= 100) return v.toFixed(0);
-  if (a >= 10) return v.toFixed(1);
-  if (a >= 1 || a === 0) return v.toFixed(2);
-  return String(Number(v.toPrecision(2)));
-}
-
-/** "1.23×". */
-export function fmtRatio(v: number | null): string {
-  return v === null || !Number.isFinite(v) ? '—' : `${v.toFixed(2)}×`;
-}
 
 /** "[-1.2, 3.4] ms". */
 export function fmtDiffCi(f: FigureComparison): string {
   if (!f.interval) return '—';
   const [lo, hi] = f.interval.diff;
-  return `[${lo >= 0 ? '+' : ''}${fmtValue(lo)}, ${hi >= 0 ? '+' : ''}${fmtValue(hi)}] ${f.unit}`;
+  return `[${lo >= 0 ? '+' : ''}${fmtNumber(lo)}, ${hi >= 0 ? '+' : ''}${fmtNumber(hi)}] ${f.unit}`;
 }
 
 /** "[0.91×, 1.10×]". */

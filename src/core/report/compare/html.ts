@@ -1,20 +1,11 @@
+import { fmtNumber, fmtRatio } from '../../../shared/format.js';
 import { esc } from '../html/escape.js';
 import { REPORT_CSS } from '../html/styles.js';
 import { renderXyChart } from '../html/xy-chart.js';
 import { compareCharts } from './charts.js';
 import type { Comparison, Verdict } from './compare.js';
 import { definitionNotes } from './definition-notes.js';
-import {
-  Footnotes,
-  baselineText,
-  fmtDiffCi,
-  fmtRatio,
-  fmtRatioCi,
-  fmtValue,
-  likeForLikeText,
-  methodText,
-  offeredLine,
-} from './format.js';
+import { Footnotes, baselineText, fmtDiffCi, fmtRatioCi, likeForLikeText, methodText, offeredLine } from './format.js';
 import { loadText } from './types.js';
 
 // Only what the report's stylesheet lacks: verdict colours and the marked condition rows.
@@ -66,7 +57,7 @@ export function compareHtml(c: Comparison, now: Date = new Date()): string {
       const rows = level.figures
         .map((f) => {
           const ref = f.why ? `<sup>${notes.ref(f.why)}</sup>` : '';
-          return `<tr><td class="t">${esc(f.label)} <small>${esc(f.unit)}</small></td><td>${fmtValue(f.baseline)}</td><td>${fmtValue(f.value)}</td><td>${fmtRatio(f.ratio)}</td><td class="nw">${esc(fmtDiffCi(f))}</td><td class="nw">${esc(fmtRatioCi(f))}</td><td class="t ${verdictClass(f.verdict)}">${esc(f.verdict)}${ref}</td></tr>`;
+          return `<tr><td class="t">${esc(f.label)} <small>${esc(f.unit)}</small></td><td>${fmtNumber(f.baseline)}</td><td>${fmtNumber(f.value)}</td><td>${fmtRatio(f.ratio)}</td><td class="nw">${esc(fmtDiffCi(f))}</td><td class="nw">${esc(fmtRatioCi(f))}</td><td class="t ${verdictClass(f.verdict)}">${esc(f.verdict)}${ref}</td></tr>`;
         })
         .join('');
       const offered = offeredLine(level, c);

@@ -1,16 +1,7 @@
+import { fmtNumber, fmtRatio } from '../../../shared/format.js';
 import type { Comparison } from './compare.js';
 import { definitionNotes } from './definition-notes.js';
-import {
-  Footnotes,
-  baselineText,
-  fmtDiffCi,
-  fmtRatio,
-  fmtRatioCi,
-  fmtValue,
-  likeForLikeText,
-  methodText,
-  offeredLine,
-} from './format.js';
+import { Footnotes, baselineText, fmtDiffCi, fmtRatioCi, likeForLikeText, methodText, offeredLine } from './format.js';
 import { loadText } from './types.js';
 import { mdText as cell } from '../markdown-escape.js';
 
@@ -52,7 +43,7 @@ export function compareMarkdown(c: Comparison): string {
     for (const f of level.figures) {
       const verdict = f.why ? `${f.verdict} [${notes.ref(f.why)}]` : f.verdict;
       out.push(
-        `| ${cell(f.label)} (${cell(f.unit)}) | ${fmtValue(f.baseline)} | ${fmtValue(f.value)} | ${fmtRatio(f.ratio)} | ${cell(fmtDiffCi(f))} | ${cell(fmtRatioCi(f))} | ${cell(verdict)} |`,
+        `| ${cell(f.label)} (${cell(f.unit)}) | ${fmtNumber(f.baseline)} | ${fmtNumber(f.value)} | ${fmtRatio(f.ratio)} | ${cell(fmtDiffCi(f))} | ${cell(fmtRatioCi(f))} | ${cell(verdict)} |`,
       );
     }
   }

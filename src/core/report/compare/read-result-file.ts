@@ -1,8 +1,11 @@
+import { vllmKeyOf } from '../../../shared/metrics.js';
+import type { Stat } from '../../../shared/metrics.js';
 import { UserError } from '../../errors.js';
 import { figuresFromBlocks } from './statistics.js';
-import { noFigures } from './types.js';
+import { FIGURES, noFigures } from './types.js';
 import type {
   CompareLevel,
+  CompareQuantity,
   CompareRequest,
   CompareSeries,
   Conditions,
@@ -80,16 +83,13 @@ function loadOf(o: Json): { load: LevelLoad; note?: string } {
   };
 }
 
+/** vLLM's key of each compared figure, as the registry names them (p95 and p99.9 need --metric-percentiles). */
+const VLLM_KEYS: Record<FigureKey, string> = Object.fromEntries(
+  FIGURES.map((f) => [f.key, f.quantity ? vllmKeyOf(f.quantity, `p${f.percentile}` as Stat) : 'output_throughput']),
+);
+
 const SUMMARY_KEYS: Record<'vllm' | 'sglang', Record<FigureKey, string>> = {
-  vllm: {
-    throughput: 'output_throughput',
-    ttftP50: 'median_ttft_ms',
-    ttftP95: 'p95_ttft_ms',
-    tpotP50: 'median_tpot_ms',
-    tpotP95: 'p95_tpot_ms',
-    e2eP50: 'median_e2el_ms',
-    e2eP95: 'p95_e2el_ms',
-  },
+  vllm: VLLM_KEYS,
   sglang: {
     throughput: 'output_throughput',
     ttftP50: 'median_ttft_ms',
@@ -106,6 +106,9 @@ function summaryFigures(o: Json, kind: 'vllm' | 'sglang'): LevelFigures {
   for (const [k, key] of Object.entries(SUMMARY_KEYS[kind]) as Array<[FigureKey, string]>) f[k] = num(o[key]);
   return f;
 }
+
+/** The compared figures of one latency. */
+const figuresOf = (q: CompareQuantity): FigureKey[] => FIGURES.filter((f) => f.quantity === q).map((f) => f.key);
 
 /** One level from one object: per-request lists where the file has them, the tool's summaries otherwise. */
 function levelOf(o: Json, kind: 'vllm' | 'sglang', tool: string): { level: CompareLevel; note?: string } {
@@ -146,15 +149,15 @@ function levelOf(o: Json, kind: 'vllm' | 'sglang', tool: string): { level: Compa
     for (const k of keys) missing[k] = `${tool} wrote no per-request ${what}`;
   };
   if (!same(outLens)) lack(['throughput'], 'output lengths');
-  if (!same(ttfts)) lack(['ttftP50', 'ttftP95'], 'TTFTs');
-  if (!same(latencies)) lack(['e2eP50', 'e2eP95'], 'latencies');
+  if (!same(ttfts)) lack(figuresOf('ttft'), 'TTFTs');
+  if (!same(latencies)) lack(figuresOf('e2e'), 'latencies');
   const forTpot = [
     same(latencies) ? null : 'latencies',
     same(ttfts) ? null : 'TTFTs',
     same(outLens) ? null : 'output lengths',
   ].filter((x): x is string => x !== null);
-  if (forTpot.length) lack(['tpotP50', 'tpotP95'], `${forTpot.join(' or ')} (TPOT needs all three)`);
-  for (const k of Object.keys(figures) as FigureKey[]) if (!missing[k]) figures[k] = fromRequests[k];
+  if (forTpot.length) lack(figuresOf('tpot'), `${forTpot.join(' or ')} (TPOT needs all three)`);
+  for (const k of Object.keys(figures) as FigureKey[]) if (!missing[k]) figures[k] = fromRequests[k] ?? null;
   return { level: { load, figures, blocks, missingRequests: missing }, note };
 }
 

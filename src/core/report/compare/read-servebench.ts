@@ -1,3 +1,4 @@
+import { METRICS } from '../../../shared/metrics.js';
 import type { RequestRecord } from '../../../shared/request-record.js';
 import type { LevelResult } from '../../../shared/run-record.js';
 import { isCancelled, isMeasured, requestMetrics } from '../../metrics/request-metrics.js';
@@ -47,15 +48,9 @@ function roundsThroughput(level: LevelResult): number | null {
 
 /** The level's own summaries (run.json): what a record without requests.jsonl offers. */
 function summaryFigures(level: LevelResult): LevelFigures {
-  return {
-    throughput: roundsThroughput(level),
-    ttftP50: level.ttftMs.p50,
-    ttftP95: level.ttftMs.p95,
-    tpotP50: level.tpotMs.p50,
-    tpotP95: level.tpotMs.p95,
-    e2eP50: level.e2eMs.p50,
-    e2eP95: level.e2eMs.p95,
-  };
+  const figures: LevelFigures = {};
+  for (const m of METRICS) if (m.views.compare) figures[m.views.compare] = m.level(level);
+  return { ...figures, throughput: roundsThroughput(level) };
 }
 
 /** A level of a record alone: summaries, each marked as having no per-request data (and why). */

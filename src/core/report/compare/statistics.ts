@@ -1,8 +1,8 @@
 import { percentile } from '../../metrics/percentiles.js';
 import { createRng } from '../../rng.js';
 import type { Rng } from '../../rng.js';
-import { noFigures } from './types.js';
-import type { CompareBlock, CompareRequest, FigureKey, LevelFigures } from './types.js';
+import { FIGURES, noFigures } from './types.js';
+import type { CompareBlock, CompareQuantity, CompareRequest, FigureKey, LevelFigures } from './types.js';
 
 /** Default bootstrap replicates and seed: the same inputs give the same report. */
 export const BOOTSTRAP_REPLICATES = 2000;
@@ -12,6 +12,14 @@ function pct(values: number[], p: number): number | null {
   if (values.length === 0) return null;
   const sorted = Array.from(Float64Array.from(values).sort());
   return percentile(sorted, p);
+}
+
+/** Every compared figure from a throughput and a percentile of each latency (the registry says which). */
+function figuresOf(throughput: number | null, at: (q: CompareQuantity, p: number) => number | null): LevelFigures {
+  const out: LevelFigures = {};
+  for (const f of FIGURES)
+    out[f.key] = f.quantity && f.percentile !== undefined ? at(f.quantity, f.percentile) : throughput;
+  return out;
 }
 
 /**
@@ -34,15 +42,8 @@ export function figuresFromBlocks(blocks: readonly CompareBlock[], withThroughpu
       if (r.e2eMs !== null) e2e.push(r.e2eMs);
     }
   }
-  return {
-    throughput: withThroughput && windowMs > 0 ? tokens / (windowMs / 1000) : null,
-    ttftP50: pct(ttft, 50),
-    ttftP95: pct(ttft, 95),
-    tpotP50: pct(tpot, 50),
-    tpotP95: pct(tpot, 95),
-    e2eP50: pct(e2e, 50),
-    e2eP95: pct(e2e, 95),
-  };
+  const samples = { ttft, tpot, e2e };
+  return figuresOf(withThroughput && windowMs > 0 ? tokens / (windowMs / 1000) : null, (q, p) => pct(samples[q], p));
 }
 
 /** One replicate's draw: for each drawn block (with replacement), the indices of its requests drawn (with replacement). */
@@ -167,15 +168,10 @@ function replicateFigures(c: Columns, rng: Rng, bufs: Float64Array[], withThroug
       if (z === z) be[ne++] = z;
     }
   }
-  return {
-    throughput: withThroughput && windowMs > 0 ? tokens / (windowMs / 1000) : null,
-    ttftP50: selectPercentile(bt, nt, 50),
-    ttftP95: selectPercentile(bt, nt, 95),
-    tpotP50: selectPercentile(bp, np, 50),
-    tpotP95: selectPercentile(bp, np, 95),
-    e2eP50: selectPercentile(be, ne, 50),
-    e2eP95: selectPercentile(be, ne, 95),
-  };
+  const bufOf = { ttft: [bt, nt], tpot: [bp, np], e2e: [be, ne] } as const;
+  return figuresOf(withThroughput && windowMs > 0 ? tokens / (windowMs / 1000) : null, (q, p) =>
+    selectPercentile(bufOf[q][0], bufOf[q][1], p),
+  );
 }
 
 /** The 95 % bootstrap interval of B − A and of B / A for one figure. */
@@ -215,8 +211,8 @@ export function bootstrapDifference(
     const fa = replicateFigures(ca, rng, bufA, withThroughput);
     const fb = replicateFigures(cb, rng, bufB, withThroughput);
     for (const k of keys) {
-      const x = fa[k];
-      const y = fb[k];
+      const x = fa[k] ?? null;
+      const y = fb[k] ?? null;
       if (x === null || y === null) continue;
       diffs.get(k)?.push(y - x);
       if (x > 0) ratios.get(k)?.push(y / x);

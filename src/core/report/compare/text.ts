@@ -1,16 +1,8 @@
+import { fmtNumber, fmtRatio } from '../../../shared/format.js';
 import { stripControls } from '../../../shared/control-chars.js';
 import type { Comparison } from './compare.js';
 import { definitionNotes } from './definition-notes.js';
-import {
-  Footnotes,
-  baselineText,
-  fmtDiffCi,
-  fmtRatio,
-  fmtRatioCi,
-  fmtValue,
-  likeForLikeText,
-  methodText,
-} from './format.js';
+import { Footnotes, baselineText, fmtDiffCi, fmtRatioCi, likeForLikeText, methodText } from './format.js';
 import { loadText } from './types.js';
 
 /** Text from a file as the terminal shows it, on one line: controls and bidi marks gone, tab and newline a space. */
@@ -62,8 +54,8 @@ export function compareText(c: Comparison): string {
     );
     const rows = level.figures.map((f) => [
       `${plain(f.label)} (${f.unit})`,
-      fmtValue(f.baseline),
-      fmtValue(f.value),
+      fmtNumber(f.baseline),
+      fmtNumber(f.value),
       fmtRatio(f.ratio),
       fmtDiffCi(f),
       fmtRatioCi(f),

@@ -1,3 +1,4 @@
+import { METRICS, statPercentile } from '../../../shared/metrics.js';
 /** Where a compared series came from. */
 export type SourceKind = 'servebench' | 'vllm' | 'sglang' | 'aiperf' | 'guidellm' | 'inference-perf' | 'llmd-report';
 
@@ -29,8 +30,8 @@ export interface CompareBlock {
   requests: CompareRequest[];
 }
 
-/** The figures compare puts side by side. */
-export type FigureKey = 'throughput' | 'ttftP50' | 'ttftP95' | 'tpotP50' | 'tpotP95' | 'e2eP50' | 'e2eP95';
+/** The figures compare puts side by side: the registry's figures with a compare key (src/shared/metrics.ts). */
+export type FigureKey = string;
 
 /** The summary figures of a level (null = not recorded by the tool that wrote it). */
 export type LevelFigures = Record<FigureKey, number | null>;
@@ -91,19 +92,32 @@ export interface CompareSeries {
   definitions?: Partial<Record<FigureKey, FigureSource>>;
 }
 
-export const FIGURES: ReadonlyArray<{ key: FigureKey; label: string; unit: string; higherIsBetter: boolean }> = [
-  { key: 'throughput', label: 'output throughput', unit: 'tok/s', higherIsBetter: true },
-  { key: 'ttftP50', label: 'TTFT p50', unit: 'ms', higherIsBetter: false },
-  { key: 'ttftP95', label: 'TTFT p95', unit: 'ms', higherIsBetter: false },
-  { key: 'tpotP50', label: 'TPOT p50', unit: 'ms', higherIsBetter: false },
-  { key: 'tpotP95', label: 'TPOT p95', unit: 'ms', higherIsBetter: false },
-  { key: 'e2eP50', label: 'E2E p50', unit: 'ms', higherIsBetter: false },
-  { key: 'e2eP95', label: 'E2E p95', unit: 'ms', higherIsBetter: false },
-];
+/** A compared figure: its registry entry's label, unit and direction, and the per-request latency it is a percentile of. */
+export interface CompareFigure {
+  key: FigureKey;
+  label: string;
+  unit: string;
+  higherIsBetter: boolean;
+  /** Absent for throughput (a level-wide figure). */
+  quantity?: CompareQuantity;
+  percentile?: number;
+}
+
+/** The per-request latencies compare carries (CompareRequest's fields). */
+export type CompareQuantity = 'ttft' | 'tpot' | 'e2e';
+const isCompareQuantity = (q: string | undefined): q is CompareQuantity => q === 'ttft' || q === 'tpot' || q === 'e2e';
+
+export const FIGURES: readonly CompareFigure[] = METRICS.flatMap((m): CompareFigure[] => {
+  const key = m.views.compare;
+  if (key === undefined) return [];
+  const p = statPercentile(m.stat);
+  const base = { key, label: m.title ?? m.label, unit: m.unit, higherIsBetter: m.direction === 'higher' };
+  return [isCompareQuantity(m.quantity) && p !== null ? { ...base, quantity: m.quantity, percentile: p } : base];
+});
 
 /** An all-null figure set. */
 export function noFigures(): LevelFigures {
-  return { throughput: null, ttftP50: null, ttftP95: null, tpotP50: null, tpotP95: null, e2eP50: null, e2eP95: null };
+  return Object.fromEntries(FIGURES.map((f) => [f.key, null]));
 }
 
 /** "c=4", "4 req/s" or "burst ×8", with the lengths where a series sweeps them. */

@@ -1,5 +1,7 @@
+import { QUANTITIES } from '../../../shared/metrics.js';
+import type { QuantityId } from '../../../shared/metrics.js';
 import { capacitySearches } from '../../../shared/capacity.js';
-import type { LevelResult, RunRecord, Summary } from '../../../shared/run-record.js';
+import type { LevelResult, RunRecord } from '../../../shared/run-record.js';
 import { sloTargetText } from '../../../shared/capacity.js';
 import { levelSloStatus } from '../../../shared/slo-judge.js';
 import { variantLabel } from '../../../shared/report-columns.js';
@@ -76,10 +78,10 @@ export function throughputChart(record: RunRecord): XyChart {
   };
 }
 
-type Pick = (l: LevelResult) => Summary;
-
-/** One latency metric's percentiles against load, whiskers = the 95 % confidence interval of p95/p99. */
-export function latencyChart(record: RunRecord, id: string, title: string, pick: Pick): XyChart {
+/** One latency's percentiles against load (the registry's quantity), whiskers = the 95 % confidence interval of p95/p99. */
+export function latencyChart(record: RunRecord, quantity: QuantityId, title: string): XyChart {
+  const pick = QUANTITIES[quantity].summary;
+  const id = `chart-${quantity}`;
   const gs = groups(record);
   const x = xAxis(record);
   const many = gs.length > 1;
@@ -181,9 +183,9 @@ export function paretoChart(record: RunRecord): XyChart {
 export function levelCharts(record: RunRecord): XyChart[] {
   return [
     throughputChart(record),
-    latencyChart(record, 'chart-ttft', 'TTFT percentiles against load', (l) => l.ttftMs),
-    latencyChart(record, 'chart-tpot', 'TPOT percentiles against load', (l) => l.tpotMs),
-    latencyChart(record, 'chart-e2e', 'End-to-end latency percentiles against load', (l) => l.e2eMs),
+    latencyChart(record, 'ttft', 'TTFT percentiles against load'),
+    latencyChart(record, 'tpot', 'TPOT percentiles against load'),
+    latencyChart(record, 'e2e', 'End-to-end latency percentiles against load'),
     paretoChart(record),
   ];
 }

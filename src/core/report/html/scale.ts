@@ -1,3 +1,5 @@
+import { fmtTick } from '../../../shared/format.js';
+
 /** A linear or log axis mapping data to pixels, with readable ticks. */
 export interface Scale {
   map: (v: number) => number;
@@ -17,12 +19,9 @@ export function niceTicks(lo: number, hi: number, count = 5): number[] {
   return out;
 }
 
-/** Short tick text: 1.2k, 350, 0.25. */
+/** Short tick text by the shared rules: 12k, 1,200, 350, 0.25. */
 export function tickText(v: number): string {
-  const a = Math.abs(v);
-  if (a >= 1e6) return `${Number((v / 1e6).toPrecision(3))}M`;
-  if (a >= 1e3) return `${Number((v / 1e3).toPrecision(3))}k`;
-  return String(Number(v.toPrecision(3)));
+  return fmtTick(v);
 }
 
 /** A scale over [lo, hi] onto pixels [p0, p1]; log base 2 when asked and the data allow it. */

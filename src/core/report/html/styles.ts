@@ -59,7 +59,7 @@ footer{margin-top:28px;color:var(--muted);font-size:12px}
 :root{--bg:#fff;--fg:#000;--muted:#444;--line:#ccc;--card:#fff}
 body{max-width:none;padding:0;font-size:10.5pt}
 .charts{grid-template-columns:1fr 1fr;gap:8px}figure.chart{padding:4px 6px}
-table{font-size:8.5pt}th,td{padding:2px 4px}
+table{font-size:8pt}th,td{padding:2px 3px}
 h2{break-after:avoid}tr,li,figure{break-inside:avoid}
 .sim-stamp{position:fixed;top:42%;left:0;right:0;text-align:center;background:none;color:rgba(207,34,46,.13);font-size:72pt;letter-spacing:.06em;transform:rotate(-32deg);pointer-events:none;border-radius:0;padding:0}
 }

@@ -136,7 +136,7 @@ export function renderPage(page: ReportPage): string {
     '</header>',
     '<section id="results"><h2>Results</h2>',
     table(ARTICLE_COLUMNS, rows, 'table-results'),
-    '<p class="note">Latencies in ms (s where marked); * = level cut short. TTFT: time to the first token; TPOT: time per output token after the first; E2E: the whole request.</p></section>',
+    '<p class="note">* = level cut short. TTFT: time to the first token; TPOT: time per output token after the first; E2E: the whole request.</p></section>',
     turnsSection(record),
     capacitySearches(record).length > 0 ? capacitySection(capacitySearches(record)) : '',
     `<section id="charts"><h2>Charts</h2><div class="charts">${page.charts.join('')}</div>${page.timeline}</section>`,

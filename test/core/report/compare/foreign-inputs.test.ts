@@ -407,6 +407,7 @@ describe('compare against each tool: the figures side by side, with how each was
       'output throughput',
       'TTFT p50',
       'TTFT p95',
+      'TTFT p99.9',
       'TPOT p50',
       'TPOT p95',
       'E2E p50',
