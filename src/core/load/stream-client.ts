@@ -202,7 +202,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
       const tellEnded = (): void => {
         if (endedTold) return;
         endedTold = true;
-        onEnded?.();
+        if (onEnded) queue.afterBacklog(onEnded);
       };
       let decoder: BodyDecoder | null = null;
 
