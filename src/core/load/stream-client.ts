@@ -275,7 +275,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
           if (ending && parser.overflow) return;
           parser.push(chunk, tMs);
           checkOverflow();
-        });
+        }, chunk.length);
       };
       const keepText = (chunk: Buffer): void => {
         if (body.length < MAX_ERROR_BODY) body += chunk.toString('utf8', 0, Math.min(chunk.length, MAX_ERROR_BODY));
