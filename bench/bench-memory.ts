@@ -2,6 +2,8 @@
 // built-in simulator at zero delay ('instant' profile) for BENCH_MEMORY_REQUESTS requests each (default
 // 1000,10000,100000; add 1000000 when there are minutes to spare), one closed-loop level, and reads the process's
 // own peak RSS (getrusage maxrss, written as it exits). Prints one line per length, then a JSON line. Asserts nothing.
+// Every request sends the same prompt (--no-unique-prefix): counting 100,000 unique prompts with the simulator's
+// /tokenize would take most of the bench's time; test/core/load/prompt-texts.test.ts pins that they hold no text.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,7 +35,8 @@ async function measure(requests: number, dir: string, hook: string): Promise<Fig
   const args = [
     ...['--import', hook, cli, 'run', '--engine', 'sim', '--sim-profile', 'instant'],
     ...['--concurrency', String(CONCURRENCY), '--rounds', String(rounds), '--requests-per-round', String(perRound)],
-    ...['--input-len', '32', '--output-len', String(OUTPUT_LEN), '--no-warmup', '--out', out, '--label', 'memory'],
+    ...['--input-len', '32', '--output-len', String(OUTPUT_LEN), '--no-warmup', '--no-unique-prefix'],
+    ...['--out', out, '--label', 'memory'],
   ];
   const started = process.hrtime.bigint();
   const code = await new Promise<number | null>((resolve) => {
