@@ -52,7 +52,13 @@ async function measure(requests: number, dir: string, hook: string): Promise<Fig
   const runDir = join(out, readdirOne(out));
   const lines = readFileSync(join(runDir, 'requests.jsonl'), 'utf8').split('\n').filter(Boolean).length;
   rmSync(out, { recursive: true, force: true });
-  return { requests: rounds * perRound, outputLen: OUTPUT_LEN, peakRssMiB: peakKiB / 1024, seconds, requestsLines: lines };
+  return {
+    requests: rounds * perRound,
+    outputLen: OUTPUT_LEN,
+    peakRssMiB: peakKiB / 1024,
+    seconds,
+    requestsLines: lines,
+  };
 }
 
 /** The one run folder a measured run made under `dir`. */

@@ -215,7 +215,14 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
     flusher.startBatch(nextId);
     if (turns) await conversations(prompts.slice(0, plan.warmup), warmConcurrency, progress(-1));
     else
-      await runClosedLoop(specsOf(prompts.slice(0, plan.warmup)), warmConcurrency, executor, progress(-1), signal, false);
+      await runClosedLoop(
+        specsOf(prompts.slice(0, plan.warmup)),
+        warmConcurrency,
+        executor,
+        progress(-1),
+        signal,
+        false,
+      );
     cursor = plan.warmup;
     endBatch(-1);
   }

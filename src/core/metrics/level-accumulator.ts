@@ -136,7 +136,8 @@ export class LevelAccumulator {
       list.push(record);
       this.keptChunks += record.chunks.length;
       const tooMany =
-        this.keptChunks > this.limits.streamChunks || this.warmup.length + this.measured.length > this.limits.streamRecords;
+        this.keptChunks > this.limits.streamChunks ||
+        this.warmup.length + this.measured.length > this.limits.streamRecords;
       if (tooMany) this.overflow();
       return;
     }

@@ -26,7 +26,9 @@ describe('ReplayLog', () => {
     expect(points.length).toBeLessThanOrEqual(REPLAY_POINTS_PER_LEVEL);
     expect(points.length).toBeGreaterThan(REPLAY_POINTS_PER_LEVEL / 2);
     // Evenly spaced: one stride between every two points kept.
-    const gaps = new Set(points.slice(1).map((e, i) => (e as { done: number }).done - (points[i] as { done: number }).done));
+    const gaps = new Set(
+      points.slice(1).map((e, i) => (e as { done: number }).done - (points[i] as { done: number }).done),
+    );
     expect(gaps.size).toBe(1);
     expect(log.all.filter((e) => e.type === 'request-done' && e.levelIndex === 1)).toHaveLength(10);
     expect(log.all.map((e) => e.type).filter((t) => t !== 'request-done')).toEqual(['run-started', 'phase']);
