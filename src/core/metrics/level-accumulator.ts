@@ -3,13 +3,13 @@ import type { Summary } from '../../shared/run-record.js';
 import { createRng, type Rng } from '../rng.js';
 import { isCoalescedGap, serverItlMs, type CoalescedItl } from './coalesced-itl.js';
 import { isMeasured, outputCounted, requestMetrics } from './request-metrics.js';
-import { EXACT_VALUES_MAX, SampleColumn } from './sample-column.js';
+import { CountColumn, EXACT_VALUES_MAX, SampleColumn, type Column } from './sample-column.js';
 
-/** Chunks of whole records a level keeps for the checks that read stream shapes (about 30 MB of [time, tokens] pairs). */
-export const STREAM_CHUNKS_MAX = 500_000;
+/** Chunks of whole records a level keeps for the checks that read stream shapes (about 12 MB of [time, tokens] pairs). */
+export const STREAM_CHUNKS_MAX = 250_000;
 
 /** Whole records a level keeps at most, however short their streams. */
-export const STREAM_RECORDS_MAX = 10_000;
+export const STREAM_RECORDS_MAX = 5_000;
 
 /** How much of a level the accumulator keeps whole; tests shrink them. */
 export interface AccumulatorLimits {
@@ -26,16 +26,16 @@ const DEFAULT_LIMITS: AccumulatorLimits = {
 
 /** The pooled latency columns of a level's ok measured requests (poolLatencies, held as columns). */
 export interface PooledColumns {
-  ttftMs: SampleColumn;
-  e2eMs: SampleColumn;
-  tpotMs: SampleColumn;
-  itlMs: SampleColumn;
-  itlPerTokenMs: SampleColumn;
-  tokensPerChunk: SampleColumn;
-  ttfoMs: SampleColumn;
-  reasoningTokens: SampleColumn;
-  contentTokens: SampleColumn;
-  serverItlMs: SampleColumn;
+  ttftMs: Column;
+  e2eMs: Column;
+  tpotMs: Column;
+  itlMs: Column;
+  itlPerTokenMs: Column;
+  tokensPerChunk: Column;
+  ttfoMs: Column;
+  reasoningTokens: Column;
+  contentTokens: Column;
+  serverItlMs: Column;
 }
 
 /** How a level's whole records were kept: all of them, or a uniform sample once they outgrew the bound. */
@@ -84,10 +84,10 @@ export class LevelAccumulator {
       tpotMs: column(),
       itlMs: column(),
       itlPerTokenMs: column(),
-      tokensPerChunk: column(),
+      tokensPerChunk: new CountColumn(),
       ttfoMs: column(),
-      reasoningTokens: column(),
-      contentTokens: column(),
+      reasoningTokens: new CountColumn(),
+      contentTokens: new CountColumn(),
       serverItlMs: column(),
     };
   }
@@ -166,7 +166,7 @@ export class LevelAccumulator {
 
   /** True once any latency column holds a sketch instead of its values. */
   get sketched(): boolean {
-    return Object.values(this.pooled).some((c: SampleColumn) => c.sketched);
+    return Object.values(this.pooled).some((c: Column) => c.sketched);
   }
 
   /** The coalesced share of the ok measured chunk gaps (coalescedItl), and the server's time per token. */

@@ -7,8 +7,8 @@ const BLOCK = 65_536;
 /** Largest relative error of a percentile read from the sketch (its buckets are this wide, relative to their value). */
 export const SKETCH_RELATIVE_ERROR = 0.005;
 
-/** Values a column keeps exactly before it folds them into its sketch: 2,000,000 (16 MB of doubles). */
-export const EXACT_VALUES_MAX = 2_000_000;
+/** Values a column keeps exactly before it folds them into its sketch: 1,000,000 (8 MB of doubles). */
+export const EXACT_VALUES_MAX = 1_000_000;
 
 // Bucket i holds (γ^(i-1), γ^i]: its midpoint 2γ^i/(γ+1) is within SKETCH_RELATIVE_ERROR of every value in it.
 const GAMMA = (1 + SKETCH_RELATIVE_ERROR) / (1 - SKETCH_RELATIVE_ERROR);
@@ -95,11 +95,65 @@ class QuantileSketch {
   }
 }
 
+/** What a level summary reads of one metric's values: how many, and their summary. */
+export interface Column {
+  readonly n: number;
+  readonly sketched: boolean;
+  add(v: number): void;
+  summary(): Summary;
+}
+
+/**
+ * A metric of whole counts (tokens per chunk, reasoning tokens): each distinct value and how often it came, so its
+ * summary is always exactly `summarize` of the values, in a few entries however many there are.
+ */
+export class CountColumn implements Column {
+  private readonly counts = new Map<number, number>();
+  private count = 0;
+  readonly sketched = false;
+
+  get n(): number {
+    return this.count;
+  }
+
+  add(v: number): void {
+    this.counts.set(v, (this.counts.get(v) ?? 0) + 1);
+    this.count++;
+  }
+
+  summary(): Summary {
+    if (this.count === 0) return emptySummary();
+    const values = [...this.counts.keys()].sort((a, b) => a - b);
+    const ends: number[] = [];
+    let end = 0;
+    for (const v of values) ends.push((end += this.counts.get(v)!));
+    // The sorted sample, read by rank without being built: the value whose run of copies covers that rank.
+    let last = 0;
+    const at = (rank: number): number => {
+      // The summary reads the ranks in order: most reads fall in the run the last one did.
+      if (rank < ends[last]! && (last === 0 || rank >= ends[last - 1]!)) return values[last]!;
+      let lo = 0;
+      let hi = ends.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (ends[mid]! > rank) hi = mid;
+        else lo = mid + 1;
+      }
+      last = lo;
+      return values[lo]!;
+    };
+    const sorted = new Proxy({ length: this.count } as ArrayLike<number>, {
+      get: (target, key) => (typeof key === 'string' && /^\d+$/.test(key) ? at(Number(key)) : Reflect.get(target, key)),
+    });
+    return summarizeSorted(sorted);
+  }
+}
+
 /**
  * One metric's values over a level, held in blocks of doubles: its summary is exactly `summarize` of the values
  * while it holds at most `exactMax` of them; past that they are folded into a QuantileSketch (see `sketched`).
  */
-export class SampleColumn {
+export class SampleColumn implements Column {
   private blocks: Float64Array[] = [];
   private count = 0;
   private sketch: QuantileSketch | null = null;

@@ -3,7 +3,7 @@ import { LevelAccumulator, condensed } from '../../../src/core/metrics/level-acc
 import { summarizeLevel } from '../../../src/core/metrics/level-summary.js';
 import { summarize } from '../../../src/core/metrics/percentiles.js';
 import { poolLatencies, requestMetrics } from '../../../src/core/metrics/request-metrics.js';
-import { SKETCH_RELATIVE_ERROR, SampleColumn } from '../../../src/core/metrics/sample-column.js';
+import { CountColumn, SKETCH_RELATIVE_ERROR, SampleColumn } from '../../../src/core/metrics/sample-column.js';
 import { createRng } from '../../../src/core/rng.js';
 import type { RequestRecord } from '../../../src/shared/request-record.js';
 import { failed, streamed } from './make-record.js';
@@ -111,5 +111,16 @@ describe('SampleColumn', () => {
       got[key]!.forEach((v, i) =>
         expect(Math.abs(v - exact[key]![i]!)).toBeLessThanOrEqual(exact[key]![i]! * SKETCH_RELATIVE_ERROR + 1e-12),
       );
+  });
+});
+
+describe('CountColumn', () => {
+  it('summarises whole counts exactly as summarize, from their distinct values only', () => {
+    const rng = createRng(3);
+    const values = Array.from({ length: 40_000 }, () => 1 + Math.floor(rng() * rng() * 9));
+    const column = new CountColumn();
+    for (const v of values) column.add(v);
+    expect(column.summary()).toEqual(summarize(values));
+    expect(new CountColumn().summary()).toEqual(summarize([]));
   });
 });
