@@ -2,7 +2,7 @@
 export const PARSE_BACKLOG_BYTES = 16 * 2 ** 20;
 
 /** Reads waiting from which it does too: each holds its whole request (headers, decoder, socket buffer) meanwhile. */
-export const PARSE_BACKLOG_TASKS = 512;
+export const PARSE_BACKLOG_TASKS = 4_096;
 
 /**
  * Work deferred out of the network callbacks: a read is timestamped and queued at once, and parsed in
