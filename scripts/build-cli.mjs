@@ -12,6 +12,7 @@ const entries = {
   'bench-charts': 'bench/bench-charts.ts',
   'bench-viewers': 'bench/bench-viewers.ts',
   'bench-merge': 'bench/bench-merge.ts',
+  'bench-memory': 'bench/bench-memory.ts',
 };
 const entryPoints = Object.fromEntries(Object.entries(entries).filter(([, file]) => existsSync(file)));
 

@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { ReplayLog } from './ui-server/replay-log.js';
 import { basename, resolve } from 'node:path';
 import { BenchConfigSchema } from '../shared/config.js';
 import { PICK_FILE_UNAVAILABLE } from '../shared/contract.js';
@@ -55,9 +56,6 @@ export interface ServebenchService extends ServebenchContract, ContractEvents {
   stopActive?(reason?: string): Promise<void>;
 }
 
-/** Events kept for views that open mid-run (a reload must not lose the live view). */
-export const REPLAY_LIMIT = 20_000;
-
 /** The one-run lock: taken synchronously when startRun is called, before anything is awaited. */
 interface RunLock {
   label: string;
@@ -73,7 +71,7 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
   const listeners = new Set<(event: ContractEvent) => void>();
   let lock: RunLock | null = null;
   const activeRuns = new ActiveRuns();
-  let replay: ContractEvent[] = [];
+  const replay = new ReplayLog();
   const outDir = resolve(options.outDir);
   const env = options.env ?? process.env;
   const settings = options.settings ?? createSettingsStore();
@@ -101,9 +99,7 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
     return { dir, raw, record: sanitizeRecord(raw, secrets), secrets };
   };
   const emit = (event: ContractEvent): void => {
-    if (event.type === 'run-started') replay = [event];
-    else if (event.type === 'run-finished') replay = [];
-    else if (replay.length < REPLAY_LIMIT) replay.push(event);
+    replay.add(event);
     for (const l of listeners) {
       try {
         l(event);
@@ -115,7 +111,7 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
 
   return {
     subscribe(listener, subscribeOptions) {
-      if (subscribeOptions?.replay) for (const event of replay) listener(event);
+      if (subscribeOptions?.replay) for (const event of replay.all) listener(event);
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
@@ -235,7 +231,7 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
     },
     probeEngine: (request) => detector.detect(request),
     async liveEvents() {
-      return [...replay];
+      return [...replay.all];
     },
     getSettings: () => settings.getSettings(),
     saveSettings: (input) => settings.saveSettings(input),

@@ -62,6 +62,8 @@ export interface LevelEvidence {
   records: readonly RequestRecord[];
   /** The measured records (warm-up left out). */
   measured: readonly RequestRecord[];
+  /** Measured records whose chunks are whole, for the checks that read each stream: all, or a bounded sample. */
+  streams: readonly RequestRecord[];
   /** The level's rounds, a round cut short flagged partial. */
   rounds: readonly RoundResult[];
   /** Ok requests whose output count the server got impossibly wrong (no per-round throughput then). */
@@ -98,6 +100,8 @@ export interface LevelEvidence {
 /** What levelEvidence is given: the level's records and the figures its summary computed from them. */
 export interface LevelEvidenceInput {
   records: readonly RequestRecord[];
+  /** Records whose chunks are whole (a big level keeps a sample); absent: every record is whole. */
+  streamRecords?: readonly RequestRecord[];
   rounds: readonly RoundResult[];
   ttftMs: Summary;
   /** The level runs on a schedule (rate or burst). */
@@ -126,6 +130,7 @@ export function levelEvidence(input: LevelEvidenceInput): LevelEvidence {
   return {
     records: input.records,
     measured,
+    streams: input.streamRecords ? input.streamRecords.filter(isMeasured) : measured,
     rounds: input.rounds,
     uncountedRequests: ok.filter((r) => !outputCounted(r)).length,
     openLoopRounds: input.openLoop ? openLoopRounds(measured, complete) : null,

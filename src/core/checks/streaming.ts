@@ -44,5 +44,5 @@ export const streaming = defineCheck('streaming', {
     coalescedItlShare: COALESCED_ITL_SHARE,
     loopLagLimitMs: CLIENT_LIMITS.loopLagWarnMs,
   },
-  evaluate: (e) => streamingCheck(e.measured, e.load.loopLagP99Ms, e.engineDecode, e.coalescedItl, e.host),
+  evaluate: (e) => streamingCheck(e.streams, e.load.loopLagP99Ms, e.engineDecode, e.coalescedItl, e.host),
 });

@@ -148,5 +148,5 @@ export function tokenAgreementCheck(records: readonly RequestRecord[]): Judged {
 
 export const tokenAgreement = defineCheck('token-agreement', {
   limits: { serverDecodeShare: SERVER_TIMING_LIMITS.decodeShare, serverTimingSlackMs: SERVER_TIMING_LIMITS.slackMs },
-  evaluate: (e) => tokenAgreementCheck(e.measured),
+  evaluate: (e) => tokenAgreementCheck(e.streams),
 });

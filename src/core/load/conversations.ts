@@ -46,6 +46,8 @@ export interface ConversationOptions {
   /** Waits `ms` (the think time); tests pass one that advances a virtual clock. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   signal?: AbortSignal;
+  /** False: outcomes go to onOutcome only, none is kept to return (a long level holds none of them). */
+  retain?: boolean;
 }
 
 /** A request failed: its conversation has no answer to carry on with. */
@@ -146,7 +148,7 @@ export async function runConversations(options: ConversationOptions): Promise<Sc
       void sent.freed.then(() => gate.release());
       const settle = (o: RequestOutcome): boolean => {
         const outcome: ScheduledOutcome = turn === 0 && scheduledMs !== undefined ? { ...o, scheduledMs } : o;
-        outcomes.push(outcome);
+        if (options.retain !== false) outcomes.push(outcome);
         // A cancel cuts the level short: the turns it stops are not skipped by a failure.
         const skipped = failed(outcome) && !signal?.aborted ? turns - turn - 1 : 0;
         options.onOutcome(outcome, skipped);

@@ -7,11 +7,13 @@ import type { ConversationArrivals, MessagesCounter } from './conversations.js';
 import type { LevelPlan } from './level-plan.js';
 import { outcomeToRecord } from './outcome-to-record.js';
 import { createRng } from '../rng.js';
+import { LevelAccumulator } from '../metrics/level-accumulator.js';
+import { RecordFlusher } from './record-flusher.js';
 import type { Prompt } from './prompts.js';
 import { apiPath, buildRequestBody } from './request-body.js';
 import type { BodyCompat } from './request-body.js';
 import { poissonSchedule, runClosedLoop, runOpenLoop, traceSchedule, waitUntil } from './scheduler.js';
-import type { ScheduledOutcome, WaitUntil } from './scheduler.js';
+import type { ScheduledOutcome, SpecList, WaitUntil } from './scheduler.js';
 import type { RequestSpec } from './stream-client.js';
 import { recordLatencies } from '../../shared/request-record.js';
 
@@ -35,8 +37,12 @@ export interface LevelRunInput {
   tagPrefix: string;
   signal: AbortSignal;
   onEvent: (event: RunEvent) => void;
-  /** Called with each finished round's (or warm-up's) records, so they reach disk at once. */
+  /** Called with finished records in small batches as they finish (in id order where it can), so they reach disk at once. */
   onRecords: (records: RequestRecord[]) => void;
+  /** Called once the warm-up (-1) or a round has handed on all its records, before the next one starts. */
+  onBatchDone?: (round: number) => void;
+  /** Summarises the level as its records finish (default: one seeded by the level); tests pass smaller bounds. */
+  accumulator?: LevelAccumulator;
   /** Multi-turn: counts a history with the server's tokenizer (each later turn's expected input). */
   countMessages?: MessagesCounter;
   /** Multi-turn: waits until a time on `clock` (arrivals, think time); tests pass one that advances a virtual clock. */
@@ -46,8 +52,11 @@ export interface LevelRunInput {
 }
 
 export interface LevelRunOutput {
+  /** The kept records (whole, or condensed once the level outgrew the accumulator's bound): `accumulated`'s lists. */
   warmup: RequestRecord[];
   measured: RequestRecord[];
+  /** The level summarised as its requests finished; absent for an output merged from workers' records. */
+  accumulated?: LevelAccumulator;
   roundsCompleted: number;
   /** Measured window: first send of round 0 to the last end of the last round. */
   measureStartMs: number | null;
@@ -92,31 +101,36 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
   };
   const total = plan.warmup + plan.rounds * plan.requestsPerRound;
   let done = 0;
-  const toRecords = (outcomes: ScheduledOutcome[], round: number): RequestRecord[] =>
-    outcomes
-      .sort((a, b) => a.id - b.id)
-      .map((o) => {
-        const prompt = promptOf.get(o.id);
-        const record = outcomeToRecord(o, {
-          levelIndex,
-          round,
-          expectedIn: prompt?.inputLen ?? plan.inputLen,
-          expectedOut: prompt?.outputLen ?? plan.outputLen,
-          bodyBytes: bodyBytesOf.get(o.id),
-          meta: prompt?.meta,
-        });
-        if (uncountedTurn(prompt)) {
-          // No tokenizer to count the history ahead: the server's count stands in, marked as not verified.
-          const turns = (prompt?.meta?.turn ?? 0) + 1;
-          record.expectedIn = record.nIn ?? turns * (plan.inputLen + plan.outputLen);
-          record.expectedInSource = record.nIn !== null ? 'server' : 'estimated';
-        } else if (prompt?.lengthFromServer) {
-          // Its length could not be counted ahead: the server's usage count stands in, marked as not verified.
-          record.expectedIn = record.nIn ?? plan.inputLen;
-          record.expectedInSource = record.nIn !== null ? 'server' : 'estimated';
-        }
-        return record;
-      });
+  const toRecord = (o: ScheduledOutcome, round: number): RequestRecord => {
+    const prompt = promptOf.get(o.id);
+    const record = outcomeToRecord(o, {
+      levelIndex,
+      round,
+      expectedIn: prompt?.inputLen ?? plan.inputLen,
+      expectedOut: prompt?.outputLen ?? plan.outputLen,
+      bodyBytes: bodyBytesOf.get(o.id),
+      meta: prompt?.meta,
+    });
+    promptOf.delete(o.id);
+    bodyBytesOf.delete(o.id);
+    if (uncountedTurn(prompt)) {
+      // No tokenizer to count the history ahead: the server's count stands in, marked as not verified.
+      const turns = (prompt?.meta?.turn ?? 0) + 1;
+      record.expectedIn = record.nIn ?? turns * (plan.inputLen + plan.outputLen);
+      record.expectedInSource = record.nIn !== null ? 'server' : 'estimated';
+    } else if (prompt?.lengthFromServer) {
+      // Its length could not be counted ahead: the server's usage count stands in, marked as not verified.
+      record.expectedIn = record.nIn ?? plan.inputLen;
+      record.expectedInSource = record.nIn !== null ? 'server' : 'estimated';
+    }
+    return record;
+  };
+  const acc = input.accumulator ?? new LevelAccumulator(input.seed * 31 + levelIndex);
+  // Each record is handed on (to disk) before the accumulator keeps what the summary needs of it.
+  const flusher = new RecordFlusher((records) => {
+    input.onRecords(records);
+    for (const r of records) acc.add(r);
+  });
   let skippedTurns = 0;
   let failed = 0;
   // A failed turn's conversation ends there: its later turns count as done, so progress still reaches its total.
@@ -128,6 +142,7 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
       const conversation = promptOf.get(o.id)?.meta?.conversation;
       const ok = o.httpStatus === 200 && o.result.error === null;
       if (!ok) failed++;
+      flusher.push(toRecord(o, round));
       onEvent({
         type: 'request-done',
         levelIndex,
@@ -144,8 +159,9 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
     };
 
   const out: LevelRunOutput = {
-    warmup: [],
-    measured: [],
+    warmup: acc.warmup,
+    measured: acc.measured,
+    accumulated: acc,
     roundsCompleted: 0,
     measureStartMs: null,
     measureEndMs: null,
@@ -172,6 +188,7 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
       makeSpec,
       executor,
       onOutcome,
+      retain: false,
       countMessages: input.countMessages,
       onCountFailed: (reason) =>
         onEvent({
@@ -184,23 +201,30 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
       signal,
     });
   };
+  // A round's requests are built as they are sent: only those in flight hold a body.
+  const specsOf = (batch: Prompt[]): SpecList => ({ length: batch.length, at: (i) => makeSpec(batch[i]!) });
+  const endBatch = (round: number): void => {
+    flusher.endBatch();
+    input.onBatchDone?.(round);
+  };
   let cursor = 0;
   if (plan.warmup > 0 && !signal.aborted) await input.beforeBatch?.(-1);
   if (plan.warmup > 0 && !signal.aborted) {
     onEvent({ type: 'phase', levelIndex, phase: 'warmup' });
     const warmConcurrency = plan.maxInFlight ?? Math.max(1, plan.concurrency || plan.warmup);
-    const outcomes = turns
-      ? await conversations(prompts.slice(0, plan.warmup), warmConcurrency, progress(-1))
-      : await runClosedLoop(
-          prompts.slice(0, plan.warmup).map((p) => makeSpec(p)),
-          warmConcurrency,
-          executor,
-          progress(-1),
-          signal,
-        );
+    flusher.startBatch(nextId);
+    if (turns) await conversations(prompts.slice(0, plan.warmup), warmConcurrency, progress(-1));
+    else
+      await runClosedLoop(
+        specsOf(prompts.slice(0, plan.warmup)),
+        warmConcurrency,
+        executor,
+        progress(-1),
+        signal,
+        false,
+      );
     cursor = plan.warmup;
-    out.warmup = toRecords(outcomes, -1);
-    input.onRecords(out.warmup);
+    endBatch(-1);
   }
   const rng = createRng(input.seed * 31 + levelIndex);
   for (let round = 0; round < plan.rounds && !signal.aborted; round++) {
@@ -209,9 +233,10 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
     onEvent({ type: 'phase', levelIndex, phase: 'measure', round });
     const roundPrompts = prompts.slice(cursor, cursor + plan.requestsPerRound);
     cursor += plan.requestsPerRound;
-    const specs = turns ? [] : roundPrompts.map((p) => makeSpec(p));
-    const outcomes = turns
-      ? await conversations(
+    const specs = specsOf(turns ? [] : roundPrompts);
+    flusher.startBatch(nextId);
+    await (turns
+      ? conversations(
           roundPrompts,
           plan.concurrency,
           progress(round),
@@ -226,7 +251,7 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
             : undefined,
         )
       : plan.rate !== undefined || plan.schedule
-        ? await runOpenLoop(
+        ? runOpenLoop(
             specs,
             plan.schedule
               ? traceSchedule(plan.schedule, plan.scheduleOriginMs)
@@ -236,11 +261,11 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
             clock,
             progress(round),
             signal,
+            undefined,
+            false,
           )
-        : await runClosedLoop(specs, plan.concurrency, executor, progress(round), signal);
-    const records = toRecords(outcomes, round);
-    out.measured.push(...records);
-    input.onRecords(records);
+        : runClosedLoop(specs, plan.concurrency, executor, progress(round), signal, false));
+    endBatch(round);
     if (!signal.aborted) out.roundsCompleted++;
   }
   out.aborted = signal.aborted;

@@ -226,6 +226,21 @@ function inexactWhy(seen: Map<number, number>, target: number, best: FittedPromp
 }
 
 /**
+ * A prompt whose text is composed again, the same, each time it is read: a level holds each prompt's fitted length,
+ * not its text (a request's body is built from it when it is sent).
+ */
+function composedPrompt(compose: () => string, tokens: number | null, inexact?: string): Prompt {
+  const prompt: Prompt = {
+    tokens,
+    get text(): string {
+      return compose();
+    },
+  };
+  if (inexact) prompt.inexact = inexact;
+  return prompt;
+}
+
+/**
  * Builds `count` prompts of exactly `targetTokens` server tokens where the server can count them: the filler
  * length is calibrated once, then each prompt is checked and nudged (prefix words may tokenize differently).
  */
@@ -255,12 +270,9 @@ export async function buildPrompts(options: PromptSetOptions): Promise<Prompt[]>
       (first.padding
         ? "the filler words cost several tokens each in this model's vocabulary, and this server counts a prompt only by sending it: each prompt's own unique prefix may move its length by a few tokens"
         : undefined);
+    const { filler, padding } = first;
     for (let i = 0; i < count; i++)
-      prompts[i] = {
-        text: composePrompt(prefixFor(i), first.filler, seedFor(i)) + first.padding,
-        tokens: null,
-        ...(inexact ? { inexact } : {}),
-      };
+      prompts[i] = composedPrompt(() => composePrompt(prefixFor(i), filler, seedFor(i)) + padding, null, inexact);
     return prompts;
   }
   if (!uniquePrefix) {
@@ -274,11 +286,12 @@ export async function buildPrompts(options: PromptSetOptions): Promise<Prompt[]>
       const i = next++;
       const make = (f: number): string => composePrompt(prefixFor(i), f, seedFor(i));
       if (first.tokens === null) {
-        prompts[i] = { text: make(first.filler), tokens: null };
+        const filler = first.filler;
+        prompts[i] = composedPrompt(() => make(filler), null);
         continue;
       }
-      const fitted = await fit(make, targetTokens, first.filler, counter);
-      prompts[i] = { text: fitted.text, tokens: fitted.tokens, ...(fitted.inexact ? { inexact: fitted.inexact } : {}) };
+      const { filler, padding, tokens, inexact } = await fit(make, targetTokens, first.filler, counter);
+      prompts[i] = composedPrompt(() => make(filler) + padding, tokens, inexact);
     }
   };
   await Promise.all(Array.from({ length: Math.min(parallel, count) }, worker));

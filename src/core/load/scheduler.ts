@@ -2,6 +2,12 @@ import type { Clock } from '../clock.js';
 import type { RequestExecutor } from './executor.js';
 import type { RequestOutcome, RequestSpec } from './stream-client.js';
 
+/** Requests to send, by index: an array, or a list that builds each one when it is sent (a body is held only then). */
+export interface SpecList {
+  readonly length: number;
+  at(index: number): RequestSpec | undefined;
+}
+
 /** An outcome plus, in open loop, when the schedule wanted the request sent. */
 export type ScheduledOutcome = RequestOutcome & { scheduledMs?: number };
 
@@ -24,27 +30,29 @@ export function sendRequest(executor: RequestExecutor, spec: RequestSpec): SentR
 
 /**
  * Closed loop: exactly `concurrency` requests in flight until the list is done (or the signal fires). A lane sends
- * its next request as soon as its last response ended on the wire; the outcome is recorded once parsed.
+ * its next request as soon as its last response ended on the wire; the outcome is recorded once parsed. With
+ * `retain` false the outcomes go to onOutcome only (a long level keeps none of them).
  */
 export async function runClosedLoop(
-  specs: RequestSpec[],
+  specs: SpecList,
   concurrency: number,
   executor: RequestExecutor,
   onOutcome: (outcome: ScheduledOutcome) => void,
   signal?: AbortSignal,
+  retain = true,
 ): Promise<ScheduledOutcome[]> {
   const outcomes: ScheduledOutcome[] = [];
-  const parsed: Array<Promise<void>> = [];
+  const parsed = new Set<Promise<void>>();
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < specs.length && !signal?.aborted) {
-      const sent = sendRequest(executor, specs[next++] as RequestSpec);
-      parsed.push(
-        sent.outcome.then((outcome) => {
-          outcomes.push(outcome);
-          onOutcome(outcome);
-        }),
-      );
+      const sent = sendRequest(executor, specs.at(next++) as RequestSpec);
+      const done: Promise<void> = sent.outcome.then((outcome) => {
+        parsed.delete(done);
+        if (retain) outcomes.push(outcome);
+        onOutcome(outcome);
+      });
+      parsed.add(done);
       await sent.freed;
     }
   };
@@ -94,10 +102,10 @@ export type WaitUntil = (tMs: number, signal?: AbortSignal) => Promise<void>;
 
 /**
  * Open loop: requests leave on an absolute Poisson schedule (not "gap after the last send", which would drift),
- * optionally capped at `maxConcurrency` in flight; send - scheduled is the schedule lag.
+ * optionally capped at `maxConcurrency` in flight; send - scheduled is the schedule lag. `retain` as runClosedLoop.
  */
 export async function runOpenLoop(
-  specs: RequestSpec[],
+  specs: SpecList,
   offsetsMs: number[],
   maxConcurrency: number | undefined,
   executor: RequestExecutor,
@@ -105,30 +113,31 @@ export async function runOpenLoop(
   onOutcome: (outcome: ScheduledOutcome) => void,
   signal?: AbortSignal,
   wait: WaitUntil = (tMs, s) => waitUntil(clock, tMs, s),
+  retain = true,
 ): Promise<ScheduledOutcome[]> {
   const start = clock.nowMs() + 5;
   const outcomes: ScheduledOutcome[] = [];
   // In flight (for the cap): until the response ended on the wire; parsed: until the outcome is recorded.
   const running = new Set<Promise<void>>();
-  const parsed: Array<Promise<void>> = [];
+  const parsed = new Set<Promise<void>>();
   for (let i = 0; i < specs.length && !signal?.aborted; i++) {
     const scheduledMs = start + (offsetsMs[i] ?? 0);
     await wait(scheduledMs, signal);
     if (signal?.aborted) break;
     while (maxConcurrency !== undefined && running.size >= maxConcurrency) await Promise.race(running);
     if (signal?.aborted) break;
-    const sent = sendRequest(executor, specs[i] as RequestSpec);
+    const sent = sendRequest(executor, specs.at(i) as RequestSpec);
     const slot: Promise<void> = sent.freed.then(() => {
       running.delete(slot);
     });
     running.add(slot);
-    parsed.push(
-      sent.outcome.then((outcome) => {
-        const scheduled = { ...outcome, scheduledMs };
-        outcomes.push(scheduled);
-        onOutcome(scheduled);
-      }),
-    );
+    const done: Promise<void> = sent.outcome.then((outcome) => {
+      parsed.delete(done);
+      const scheduled = { ...outcome, scheduledMs };
+      if (retain) outcomes.push(scheduled);
+      onOutcome(scheduled);
+    });
+    parsed.add(done);
   }
   await Promise.all(parsed);
   return outcomes;

@@ -202,7 +202,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
       const tellEnded = (): void => {
         if (endedTold) return;
         endedTold = true;
-        onEnded?.();
+        if (onEnded) queue.afterBacklog(onEnded);
       };
       let decoder: BodyDecoder | null = null;
 
@@ -264,7 +264,9 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
         if ('waitMs' in verdict) arm(verdict.waitMs);
         else abortWith(verdict.message, verdict.kind);
       };
-      const parseLater = (chunk: Buffer, tMs: number): void => {
+      const parseLater = (read: Buffer, tMs: number): void => {
+        // A read is a view of the socket's whole read buffer: a small one is copied, so its queue slot holds its own bytes.
+        const chunk = read.length * 4 < read.buffer.byteLength ? Buffer.from(read) : read;
         queuedBytes += chunk.length;
         if (queuedBytes > PAUSE_QUEUED_BYTES && controller && !controller.paused) controller.pause();
         queue.push(() => {
@@ -273,7 +275,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
           if (ending && parser.overflow) return;
           parser.push(chunk, tMs);
           checkOverflow();
-        });
+        }, chunk.length);
       };
       const keepText = (chunk: Buffer): void => {
         if (body.length < MAX_ERROR_BODY) body += chunk.toString('utf8', 0, Math.min(chunk.length, MAX_ERROR_BODY));

@@ -8,23 +8,19 @@ import { costPerMillionOutputTokens } from './cost.js';
 import { commonestError } from './error-summary.js';
 import { goodput } from './goodput.js';
 import { summarize } from './percentiles.js';
-import {
-  isCancelled,
-  isMeasured,
-  outputCounted,
-  poolLatencies,
-  usageRejected,
-  type PooledLatencies,
-} from './request-metrics.js';
+import { isCancelled, isMeasured, outputCounted, poolLatencies, usageRejected } from './request-metrics.js';
 import { offeredLoadOf } from './offered-load.js';
 import { coalescedItl, coalescedItlFinding } from './coalesced-itl.js';
+import { LevelAccumulator } from './level-accumulator.js';
 import { responseCacheOf } from './response-cache.js';
 import { requestEndBound, roundCv, roundResults } from './throughput.js';
 
 /** Everything summarizeLevel needs besides the records: the level's conditions and the run's options. */
 export interface LevelSummaryInput {
-  /** All records of the level, warm-up included (they are excluded from metrics here). */
+  /** All records of the level, warm-up included (they are excluded from metrics here); condensed ones once `accumulated` sampled. */
   records: RequestRecord[];
+  /** The level summarised as its requests finished (columns and whole-record sample); built from `records` when absent. */
+  accumulated?: LevelAccumulator;
   concurrency: number;
   rate?: number;
   burst?: number;
@@ -83,14 +79,15 @@ function outputTokensSource(ok: readonly RequestRecord[]): LevelResult['outputTo
 
 /** TTFO and the reasoning/answer token split, for levels whose streams carried reasoning. */
 function reasoningSummary(
-  pooled: PooledLatencies,
+  acc: LevelAccumulator,
 ): Pick<LevelResult, 'ttfoMs' | 'reasoningTokens' | 'contentTokens' | 'reasoningTokensSource'> {
-  const n = pooled.reasoningTokens.length;
-  const fromServer = pooled.reasoningFromServer;
+  const pooled = acc.pooled;
+  const n = pooled.reasoningTokens.n;
+  const fromServer = acc.reasoningFromServer;
   return {
-    ttfoMs: summarize(pooled.ttfoMs),
-    reasoningTokens: summarize(pooled.reasoningTokens),
-    contentTokens: summarize(pooled.contentTokens),
+    ttfoMs: pooled.ttfoMs.summary(),
+    reasoningTokens: pooled.reasoningTokens.summary(),
+    contentTokens: pooled.contentTokens.summary(),
     reasoningTokensSource: fromServer === n ? 'server' : fromServer === 0 ? 'estimated' : 'mixed',
   };
 }
@@ -131,7 +128,10 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   const measured = all.filter(isMeasured);
   const ok = measured.filter((r) => r.ok);
   const cancelled = measured.filter(isCancelled).length;
-  const pooled = poolLatencies(measured);
+  const acc = input.accumulated ?? LevelAccumulator.of(all);
+  const pooled = acc.pooled;
+  // The checks that read each stream's chunks judge the whole records: all of them, or the accumulator's sample.
+  const streams = acc.streamRecords;
   const rounds = roundResults(measured, input.rounds);
   const complete = rounds.filter((r) => r.partial !== true);
   // With no complete round there is no throughput: a partial round's window is not filled by its requests.
@@ -165,17 +165,17 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     errorsByReason[kind] = (errorsByReason[kind] ?? 0) + 1;
   }
 
-  const ttftMs = summarize(pooled.ttftMs);
-  const itlMs = summarize(pooled.itlMs);
-  const tpotMs = summarize(pooled.tpotMs);
-  const coalesced = coalescedItl(measured);
-  const serverItlMs = coalesced.serverItlMs.length > 0 ? summarize(coalesced.serverItlMs) : null;
+  const ttftMs = pooled.ttftMs.summary();
+  const itlMs = pooled.itlMs.summary();
+  const tpotMs = pooled.tpotMs.summary();
+  const { coalesced, serverItlMs } = acc.coalescedItl();
   const itlFinding = coalescedItlFinding(coalesced, itlMs.p50, serverItlMs?.p50 ?? null, tpotMs.p50);
   const turns = turnResults(measured);
   const responseCache = responseCacheOf(ok, input.openingTokens ?? null);
   const checks = levelChecks(
     levelEvidence({
       records: all,
+      streamRecords: streams,
       rounds,
       ttftMs,
       openLoop,
@@ -225,9 +225,9 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     ttftMs,
     tpotMs,
     itlMs,
-    itlPerTokenMs: summarize(pooled.itlPerTokenMs),
-    e2eMs: summarize(pooled.e2eMs),
-    tokensPerChunk: summarize(pooled.tokensPerChunk),
+    itlPerTokenMs: pooled.itlPerTokenMs.summary(),
+    e2eMs: pooled.e2eMs.summary(),
+    tokensPerChunk: pooled.tokensPerChunk.summary(),
     outputTokPerSec,
     totalTokPerSec: uncounted > 0 || promptsUncounted ? null : rate((r) => r.totalTokPerSec),
     reqPerSec: rate((r) => r.reqPerSec),
@@ -240,7 +240,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     checks,
   };
   // Optional fields are set only when they apply, so run.json carries no misleading nulls or zeros.
-  if (pooled.reasoningTokens.length > 0) Object.assign(result, reasoningSummary(pooled));
+  if (pooled.reasoningTokens.n > 0) Object.assign(result, reasoningSummary(acc));
   if (coalesced.share !== null) result.itlCoalescedShare = coalesced.share;
   if (input.hostPressure) result.hostPressure = input.hostPressure;
   if (serverItlMs) result.serverItlMs = serverItlMs;

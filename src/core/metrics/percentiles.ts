@@ -11,7 +11,7 @@ const EPS = 1e-12;
  * Percentile of ascending data by linear interpolation between order statistics, exactly as
  * NumPy's default (`method='linear'`): rank (n-1)*p/100, and NumPy's two-sided lerp so results match bit for bit.
  */
-export function percentile(sortedAsc: readonly number[], p: number): number {
+export function percentile(sortedAsc: ArrayLike<number>, p: number): number {
   const n = sortedAsc.length;
   if (n === 0) throw new RangeError('percentile of an empty sample');
   if (!(p >= 0 && p <= 100)) throw new RangeError(`percentile p must be in [0, 100], got ${p}`);
@@ -95,7 +95,7 @@ export function quantileCiRanks(
  * when this many samples cannot form one (p99 needs 299 at 95 %).
  */
 export function quantileCi(
-  sortedAsc: readonly number[],
+  sortedAsc: ArrayLike<number>,
   p: number,
   confidence: number = DEFAULT_CONFIDENCE,
 ): [number, number] | null {
@@ -125,16 +125,21 @@ export function emptySummary(): Summary {
 
 /** n, mean, sample std (ddof=1), min, max, p50/p90/p95/p99/p99.9 and the p95/p99/p99.9 CIs of unsorted values. */
 export function summarize(values: readonly number[]): Summary {
-  const n = values.length;
-  if (n === 0) return emptySummary();
+  if (values.length === 0) return emptySummary();
   // Float64Array sorts numerically (Array#sort would compare strings).
-  const sorted = Array.from(Float64Array.from(values).sort());
+  return summarizeSorted(Float64Array.from(values).sort());
+}
+
+/** `summarize` of values already sorted ascending (a column's typed array, sorted in place). */
+export function summarizeSorted(sorted: ArrayLike<number>): Summary {
+  const n = sorted.length;
+  if (n === 0) return emptySummary();
   let sum = 0;
-  for (const v of sorted) sum += v;
+  for (let i = 0; i < n; i++) sum += sorted[i]!;
   const mean = sum / n;
   // Two passes: the sum of squared deviations does not cancel catastrophically like E[x^2] - E[x]^2.
   let ss = 0;
-  for (const v of sorted) ss += (v - mean) * (v - mean);
+  for (let i = 0; i < n; i++) ss += (sorted[i]! - mean) * (sorted[i]! - mean);
   const p95Ci: Ci = quantileCi(sorted, 95);
   const p99Ci: Ci = quantileCi(sorted, 99);
   return {

@@ -14,6 +14,8 @@ import type { BodyCompat } from '../load/request-body.js';
 import type { PromptCounting } from '../load/server-api.js';
 import type { AbortReason } from '../load/stream-client.js';
 import { summarizeLevel } from '../metrics/index.js';
+import type { LevelAccumulator } from '../metrics/level-accumulator.js';
+import { EXACT_VALUES_MAX, SKETCH_RELATIVE_ERROR } from '../metrics/sample-column.js';
 import type { ServerDecodeFigure } from '../metrics/streaming-check.js';
 import { clientErrorFix, commonestError } from '../metrics/error-summary.js';
 import { outputCounted } from '../metrics/request-metrics.js';
@@ -38,6 +40,26 @@ export function firstBatchClientError(batch: readonly RequestRecord[], plan: Lev
   const fix = clientErrorFix(status, message, plan.inputLen, plan.outputLen);
   const which = batch[0]!.warmup ? 'warm-up requests' : 'requests of the first round';
   return `the server rejected all ${batch.length} ${which}: "${message}" — ${fix}`;
+}
+
+/**
+ * Watches a level's first batch as its records finish, for firstBatchClientError: it keeps them only while every one
+ * failed (a refused request is a small record), and stops keeping at the first success.
+ */
+class FirstBatch {
+  private failed: RequestRecord[] | null = [];
+
+  constructor(private readonly plan: LevelPlan) {}
+
+  take(records: readonly RequestRecord[]): void {
+    if (this.failed === null) return;
+    if (records.some((r) => r.ok)) this.failed = null;
+    else for (const r of records) this.failed.push(r);
+  }
+
+  verdict(): string | null {
+    return this.failed === null ? null : firstBatchClientError(this.failed, this.plan);
+  }
 }
 
 /** The engine's own per-level decode figure from its /metrics, for the streaming check (null where not scraped). */
@@ -191,6 +213,8 @@ export async function runLevelRequests(
   const readProc = input.readProc ?? readProcFile;
   const pressureAtStart = sampleHostPressure(readProc, startMs);
   input.executor.startLagWindow();
+  // The first batch of a server configuration's first level: all refused with one 4xx stops the run.
+  let firstBatch: FirstBatch | null = input.firstOfServer ? new FirstBatch(plan) : null;
   const output = await runLevel({
     plan,
     levelIndex: input.levelIndex,
@@ -213,9 +237,12 @@ export async function runLevelRequests(
     onRecords: (records: RequestRecord[]) => {
       hooks.onBatch?.(records);
       void input.writer.appendRequests(records);
-      // Called before the next round starts, so an abort here sends no further request.
-      const first = records[0]?.warmup === true || (plan.warmup === 0 && records[0]?.round === 0);
-      const stop = input.firstOfServer && first ? firstBatchClientError(records, plan) : null;
+      firstBatch?.take(records);
+    },
+    // Called before the next round starts, so an abort here sends no further request.
+    onBatchDone: () => {
+      const stop = firstBatch?.verdict() ?? null;
+      firstBatch = null;
       if (stop) input.stopRun(stop);
     },
   });
@@ -244,6 +271,23 @@ export async function measureLevel(input: LevelMeasureInput): Promise<LevelResul
   return summarizeLevelRun(input, await runLevelRequests(input, prompts));
 }
 
+/** Says so when a level outgrew what is kept of it whole: which figures then rest on a sample or a sketch. */
+function noteBoundedLevel(input: LevelMeasureInput, acc: LevelAccumulator): void {
+  const sample = acc.streamSample;
+  if (sample)
+    input.emit({
+      type: 'message',
+      severity: 'info',
+      text: `level ${input.levelIndex + 1}: the streaming and token-agreement checks judged a uniform sample of ${sample.kept} of its ${sample.of} requests (the rest are in requests.jsonl); every other figure covers them all`,
+    });
+  if (acc.sketched)
+    input.emit({
+      type: 'message',
+      severity: 'info',
+      text: `level ${input.levelIndex + 1}: over ${EXACT_VALUES_MAX.toLocaleString('en-US')} values, its percentiles come from a sketch within ${SKETCH_RELATIVE_ERROR * 100} % of the exact value (count, mean, min and max stay exact)`,
+    });
+}
+
 /** A level's metrics, checks, telemetry and energy from its run (the records of one process, or of every worker merged). */
 export function summarizeLevelRun(input: LevelMeasureInput, levelRun: LevelRun): LevelResult | null {
   const { plan, config } = input;
@@ -267,8 +311,10 @@ export function summarizeLevelRun(input: LevelMeasureInput, levelRun: LevelRun):
   const own = ownLengths(input.workload);
   const mean = (pick: (r: RequestRecord) => number): number =>
     Math.round(run.measured.reduce((s, r) => s + pick(r), 0) / run.measured.length);
+  if (run.accumulated) noteBoundedLevel(input, run.accumulated);
   const level = summarizeLevel({
     records: [...run.warmup, ...run.measured],
+    accumulated: run.accumulated,
     concurrency: plan.concurrency,
     rate: plan.rate,
     burst: plan.burst,
