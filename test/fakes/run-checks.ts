@@ -1,3 +1,4 @@
+import { hostBusy } from '../../src/core/telemetry/host-pressure.js';
 import type { Check, RunRecord } from '../../src/shared/run-record.js';
 
 /**
@@ -22,16 +23,32 @@ export function exitAgrees(status: number | null, record: RunRecord): boolean {
 /**
  * The checks among these that did not pass for a reason this machine cannot explain. Machine checks never count, and
  * neither do streaming warnings about the pace of arrival (a mid-stream stall, clumped reads): on a starved machine
- * the simulator and the client are descheduled for hundreds of ms, and every stream shows it. A streaming failure,
- * or a warning about the shape of the stream (single chunks, bursts), always counts.
+ * the simulator and the client are descheduled for hundreds of ms, and every stream shows it. With `hostBusy` (the
+ * level's own pressure reading said this client waited for a CPU) no streaming warning counts: a client descheduled
+ * longer than its measured lag merges a short stream into one read, and a minority of whole responses warns. A
+ * streaming failure, or a shape warning on a host that was not busy, always counts.
  */
-export function unexplained(checks: readonly Check[]): Check[] {
+export function unexplained(checks: readonly Check[], hostBusy = false): Check[] {
   return checks.filter(
     (c) =>
       c.status !== 'pass' &&
       !MACHINE_CHECKS.has(c.id) &&
-      !(c.id === 'streaming' && c.status === 'warn' && PACE_WARNINGS.has(c.code ?? '')),
+      !(c.id === 'streaming' && c.status === 'warn' && (hostBusy || PACE_WARNINGS.has(c.code ?? ''))),
   );
+}
+
+/**
+ * The record's checks that did not pass for a reason this machine cannot explain (see unexplained), as
+ * "c=N id: detail" per level and "id: detail" for the run. A run-level check that combines its levels' (the same id,
+ * without their codes) is judged by them.
+ */
+export function unexplainedInRun(record: RunRecord): string[] {
+  const levelIds = new Set(record.levels.flatMap((l) => l.checks.map((c) => c.id)));
+  const run = unexplained(record.checks.filter((c) => !levelIds.has(c.id))).map((c) => `${c.id}: ${c.detail}`);
+  const levels = record.levels.flatMap((l) =>
+    unexplained(l.checks, hostBusy(l.hostPressure) === true).map((c) => `c=${l.concurrency} ${c.id}: ${c.detail}`),
+  );
+  return [...run, ...levels];
 }
 
 /** Streaming warnings about when tokens came, not how the stream was shaped (a stall, clumped reads). */
