@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hostBusy } from '../../src/core/telemetry/host-pressure.js';
 import type { RequestRecord } from '../../src/shared/request-record.js';
 import type { RunRecord, Summary } from '../../src/shared/run-record.js';
 import { slurmUnavailable, startSlurmCluster, type SlurmCluster } from './slurm-cluster.js';
@@ -143,14 +144,25 @@ describe.skipIf(unavailable !== null)(
         await readFile(join(await runFolder(join(dir, 'single')), 'run.json'), 'utf8'),
       ) as RunRecord;
       const l1 = one.levels[0]!;
-      expect(
-        overlap(level.ttftMs, l1.ttftMs, 'p95Ci'),
-        `TTFT p95 ${JSON.stringify(level.ttftMs.p95Ci)} vs ${JSON.stringify(l1.ttftMs.p95Ci)}`,
-      ).toBe(true);
-      expect(
-        overlap(level.e2eMs, l1.e2eMs, 'p95Ci'),
-        `E2E p95 ${JSON.stringify(level.e2eMs.p95Ci)} vs ${JSON.stringify(l1.e2eMs.p95Ci)}`,
-      ).toBe(true);
+      // Merging maps each worker's times onto rank 0's clock: every request keeps its own TTFT and E2E.
+      const shardOf = new Map(shards.flat().map((r) => [r.requestTag, r]));
+      for (const r of merged.filter((x) => x.ok)) {
+        const s = shardOf.get(r.requestTag)!;
+        expect(r.firstTokenMs! - r.sendMs).toBeCloseTo(s.firstTokenMs! - s.sendMs, 6);
+        expect(r.endMs! - r.sendMs).toBeCloseTo(s.endMs! - s.sendMs, 6);
+      }
+      // In law the merged run and one process see the same latencies; only a host idle through both runs owes it (a
+      // busy one, as under test:slowed, gives the two runs different machines).
+      if (hostBusy(level.hostPressure) === false && hostBusy(l1.hostPressure) === false) {
+        expect(
+          overlap(level.ttftMs, l1.ttftMs, 'p95Ci'),
+          `TTFT p95 ${JSON.stringify(level.ttftMs.p95Ci)} vs ${JSON.stringify(l1.ttftMs.p95Ci)}`,
+        ).toBe(true);
+        expect(
+          overlap(level.e2eMs, l1.e2eMs, 'p95Ci'),
+          `E2E p95 ${JSON.stringify(level.e2eMs.p95Ci)} vs ${JSON.stringify(l1.e2eMs.p95Ci)}`,
+        ).toBe(true);
+      }
     }, 600_000);
 
     it('runs the sbatch script that servebench slurm prints', async () => {
