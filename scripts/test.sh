@@ -15,7 +15,7 @@ phase() {
 
 # `npm run lint` and `npm run typecheck` take about as long as each other, on one core each.
 static_checks() {
-  local dir pids=() names=(lint typecheck) failed=0
+  local dir name pids=() names=(lint typecheck) failed=0
   dir=$(mktemp -d)
   for name in "${names[@]}"; do
     npm run -s "$name" >"$dir/$name" 2>&1 &
