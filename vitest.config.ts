@@ -14,33 +14,40 @@ const testFiles = (dir: string): string[] =>
 const quick = [...testFiles('test/core'), ...testFiles('test/shared')].filter((f) => !isSlowFile(f));
 const mocks = (f: string): boolean => /\bvi\.(do)?[mM]ock\(/.test(readFileSync(f, 'utf8'));
 
-// Tests that spawn processes or run servers need room on a 2-core machine. test/integration runs on its own
-// afterwards (npm run test:integration), so that its accuracy check against the truth log has the CPUs to itself.
+/** What every project shares (maxWorkers stays the root's, so that --maxWorkers on the command line applies). */
+const shared = { setupFiles: ['test/setup-env.ts'], testTimeout: 60_000, hookTimeout: 60_000 };
+
+// Tests that spawn processes or run servers need room on a 2-core machine. test/integration runs on its own, one
+// file at a time, after the rest (its own phase in npm test), so that its accuracy check against the truth log has
+// the CPUs to itself.
 export const config = defineConfig({
   test: {
-    setupFiles: ['test/setup-env.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
     maxWorkers: 2,
     // A line per finished file and the slowest files (progress-reporter.ts); failures in full, and the totals.
     reporters: ['agent', './test/progress-reporter.ts'],
     sequence: { sequencer: SpawnsFirstSequencer },
     projects: [
+      { test: { ...shared, name: 'quick', include: quick.filter((f) => !mocks(f)), pool: 'threads', isolate: false } },
+      { test: { ...shared, name: 'quick-mocks', include: quick.filter(mocks), pool: 'threads' } },
       {
-        extends: true,
-        test: { name: 'quick', include: quick.filter((f) => !mocks(f)), pool: 'threads', isolate: false },
-      },
-      { extends: true, test: { name: 'quick-mocks', include: quick.filter(mocks), pool: 'threads' } },
-      {
-        extends: true,
         test: {
+          ...shared,
           name: 'slow',
           include: ['test/**/*.test.ts'],
           exclude: [...quick, 'test/integration/**'],
           pool: 'forks',
         },
       },
-      { extends: true, test: { name: 'integration', include: ['test/integration/**/*.test.ts'], pool: 'forks' } },
+      {
+        test: {
+          ...shared,
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          pool: 'forks',
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
+      },
     ],
   },
 });

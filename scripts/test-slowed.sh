@@ -9,4 +9,4 @@ hog=$!
 trap 'kill "$hog" 2>/dev/null || true' EXIT
 npm run build:cli
 taskset -c 0 npx vitest run --project '!integration'
-taskset -c 0 npx vitest run --project integration --maxWorkers=1
+taskset -c 0 npx vitest run --project integration
