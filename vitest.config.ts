@@ -17,9 +17,11 @@ const mocks = (f: string): boolean => /\bvi\.(do)?[mM]ock\(/.test(readFileSync(f
 /** What every project shares (maxWorkers stays the root's, so that --maxWorkers on the command line applies). */
 const shared = { setupFiles: ['test/setup-env.ts'], testTimeout: 60_000, hookTimeout: 60_000 };
 
-// Tests that spawn processes or run servers need room on a 2-core machine. test/integration runs on its own, one
-// file at a time, after the rest (its own phase in npm test), so that its accuracy check against the truth log has
-// the CPUs to itself.
+// Tests that spawn processes or run servers need room on a 2-core machine. test/integration runs after the rest (its
+// own phase in npm test): its files wait on Slurm, clusters of processes and the simulator's clock more than they
+// compute, two at a time, then the accuracy check against the simulator's truth log alone, with the CPUs to itself.
+const TRUTH = 'test/integration/run-vs-truth.test.ts';
+
 export const config = defineConfig({
   test: {
     maxWorkers: 2,
@@ -43,9 +45,19 @@ export const config = defineConfig({
           ...shared,
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
+          exclude: [TRUTH],
+          pool: 'forks',
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          ...shared,
+          name: 'integration-truth',
+          include: [TRUTH],
           pool: 'forks',
           maxWorkers: 1,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
         },
       },
     ],

@@ -36,6 +36,6 @@ static_checks() {
 
 phase build:cli npm run -s build:cli
 phase 'lint and typecheck' static_checks
-phase tests npx vitest run --project '!integration'
+phase tests npx vitest run --project '!integration*'
 phase integration npm run -s test:integration
 echo "== npm test: $((SECONDS - t_all)) s"
