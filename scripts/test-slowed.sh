@@ -8,5 +8,5 @@ taskset -c 0 sh -c 'while :; do :; done' &
 hog=$!
 trap 'kill "$hog" 2>/dev/null || true' EXIT
 npm run build:cli
-taskset -c 0 npx vitest run --exclude 'test/integration/**'
-taskset -c 0 npx vitest run test/integration --maxWorkers=1
+taskset -c 0 npx vitest run --project '!integration*'
+taskset -c 0 npx vitest run --project 'integration*'

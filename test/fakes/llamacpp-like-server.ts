@@ -72,6 +72,8 @@ export interface LlamaCppLikeServer {
   url: string;
   /** x-request-id of every completion request that reached a handler. */
   requestTags: string[];
+  /** Prompt tokens its slot reused (the response's timings.cache_n), by x-request-id, once a slot took it. */
+  reusedByTag: Map<string, number>;
   /** Completion requests the server started generating for (a slot took them). */
   started: number;
   /** Sockets the server closed after a streamed response. */
@@ -204,6 +206,7 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
     busySlots.delete(job.slot);
   };
   const requestTags: string[] = [];
+  const reusedByTag = new Map<string, number>();
   const state = { started: 0, closedAfterStream: 0, lostOnClosingSocket: 0, faulted: 0 };
   let faultSeen: () => void = () => undefined;
   const firstFault = new Promise<void>((resolve) => (faultSeen = resolve));
@@ -369,6 +372,8 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
       }
       state.started++;
       takeSlot(job);
+      const tag = job.req.headers['x-request-id'];
+      if (typeof tag === 'string') reusedByTag.set(tag, job.cacheN);
       totals.prompt += job.nPrompt - job.cacheN;
       job.startedAt = performance.now();
       // With the context full, generation stops early (finish_reason "length", truncated) as llama.cpp does.
@@ -618,6 +623,7 @@ export async function startLlamaCppLike(options: LlamaCppLikeOptions = {}): Prom
   return {
     url: `http://127.0.0.1:${port}`,
     requestTags,
+    reusedByTag,
     get faulted() {
       return state.faulted;
     },

@@ -1,3 +1,4 @@
+import { hostBusy } from '../../src/core/telemetry/host-pressure.js';
 import type { Check, RunRecord } from '../../src/shared/run-record.js';
 
 /**
@@ -30,15 +31,31 @@ const PACE_WARNINGS: ReadonlySet<string> = new Set(['stalled', 'clumped', 'itl-c
 
 /**
  * The checks among these that did not pass for a reason this machine cannot explain. Machine checks never count, and
- * neither do streaming warnings about the pace of arrival (a mid-stream stall, clumped or coalesced reads): on a starved machine
- * the simulator and the client are descheduled for hundreds of ms, and every stream shows it. A streaming failure,
- * or a warning about the shape of the stream (single chunks, bursts), always counts.
+ * neither do streaming warnings about the pace of arrival (a mid-stream stall, clumped reads): on a starved machine
+ * the simulator and the client are descheduled for hundreds of ms, and every stream shows it. With `hostBusy` (the
+ * level's own pressure reading said this client waited for a CPU) no streaming warning counts: a client descheduled
+ * longer than its measured lag merges a short stream into one read, and a minority of whole responses warns. A
+ * streaming failure, or a shape warning on a host that was not busy, always counts.
  */
-export function unexplained(checks: readonly Check[]): Check[] {
+export function unexplained(checks: readonly Check[], hostBusy = false): Check[] {
   return checks.filter(
     (c) =>
       c.status !== 'pass' &&
       !MACHINE_CHECKS.has(c.id) &&
-      !(c.id === 'streaming' && c.status === 'warn' && PACE_WARNINGS.has(c.code ?? '')),
+      !(c.id === 'streaming' && c.status === 'warn' && (hostBusy || PACE_WARNINGS.has(c.code ?? ''))),
   );
+}
+
+/**
+ * The record's checks that did not pass for a reason this machine cannot explain (see unexplained), as
+ * "c=N id/code" per level and "id/code" for the run. A run-level check that combines its levels' (the same id,
+ * without their codes) is judged by them.
+ */
+export function unexplainedInRun(record: RunRecord): string[] {
+  const levelIds = new Set(record.levels.flatMap((l) => l.checks.map((c) => c.id)));
+  const run = unexplained(record.checks.filter((c) => !levelIds.has(c.id))).map(verdictOf);
+  const levels = record.levels.flatMap((l) =>
+    unexplained(l.checks, hostBusy(l.hostPressure) === true).map((c) => `c=${l.concurrency} ${verdictOf(c)}`),
+  );
+  return [...run, ...levels];
 }

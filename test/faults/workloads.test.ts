@@ -273,8 +273,10 @@ describe('shared prefix on llama.cpp', () => {
     const cached = res.requests.map((r) => r.cachedPromptTokens ?? -1);
     // The first of each group finds at most BOS and the template's opening on its slot (left by the API probe).
     expect(cached.slice(0, 2).every((n) => n >= 0 && n < 16)).toBe(true);
-    // Later requests of a group find its prefix on the slot its group last ran on: the 16 tokens and more.
-    expect(cached.slice(2).every((n) => n >= 16 && n < 48)).toBe(true);
+    // Each count is what the server reused for that request: a later request finds its group's prefix (16 tokens
+    // and more) only if the slot freed first last ran its group, which the order requests finish in decides.
+    expect(cached).toEqual(res.requests.map((r) => server.reusedByTag.get(r.requestTag)));
+    expect(cached.slice(2).every((n) => n < 48)).toBe(true);
     const total = cached.reduce((a, b) => a + b, 0);
     expect(res.record?.levels[0]?.responseCache).toMatchObject({
       requests: 6,

@@ -4,9 +4,11 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hostBusy } from '../../src/core/telemetry/host-pressure.js';
 import type { RequestRecord } from '../../src/shared/request-record.js';
 import type { RunRecord, Summary } from '../../src/shared/run-record.js';
 import { slurmUnavailable, startSlurmCluster, type SlurmCluster } from './slurm-cluster.js';
+import { exitAgrees, failedBeyondMachine } from '../fakes/run-checks.js';
 import { runCliAsync } from '../fakes/run-cli.js';
 import { startSimProcess } from '../../bench/sim-process.js';
 
@@ -143,14 +145,25 @@ describe.skipIf(unavailable !== null)(
         await readFile(join(await runFolder(join(dir, 'single')), 'run.json'), 'utf8'),
       ) as RunRecord;
       const l1 = one.levels[0]!;
-      expect(
-        overlap(level.ttftMs, l1.ttftMs, 'p95Ci'),
-        `TTFT p95 ${JSON.stringify(level.ttftMs.p95Ci)} vs ${JSON.stringify(l1.ttftMs.p95Ci)}`,
-      ).toBe(true);
-      expect(
-        overlap(level.e2eMs, l1.e2eMs, 'p95Ci'),
-        `E2E p95 ${JSON.stringify(level.e2eMs.p95Ci)} vs ${JSON.stringify(l1.e2eMs.p95Ci)}`,
-      ).toBe(true);
+      // Merging maps each worker's times onto rank 0's clock: every request keeps its own TTFT and E2E.
+      const shardOf = new Map(shards.flat().map((r) => [r.requestTag, r]));
+      for (const r of merged.filter((x) => x.ok)) {
+        const s = shardOf.get(r.requestTag)!;
+        expect(r.firstTokenMs! - r.sendMs).toBeCloseTo(s.firstTokenMs! - s.sendMs, 6);
+        expect(r.endMs! - r.sendMs).toBeCloseTo(s.endMs! - s.sendMs, 6);
+      }
+      // In law the merged run and one process see the same latencies; only a host idle through both runs owes it (a
+      // busy one, as under test:slowed, gives the two runs different machines).
+      if (hostBusy(level.hostPressure) === false && hostBusy(l1.hostPressure) === false) {
+        expect(
+          overlap(level.ttftMs, l1.ttftMs, 'p95Ci'),
+          `TTFT p95 ${JSON.stringify(level.ttftMs.p95Ci)} vs ${JSON.stringify(l1.ttftMs.p95Ci)}`,
+        ).toBe(true);
+        expect(
+          overlap(level.e2eMs, l1.e2eMs, 'p95Ci'),
+          `E2E p95 ${JSON.stringify(level.e2eMs.p95Ci)} vs ${JSON.stringify(l1.e2eMs.p95Ci)}`,
+        ).toBe(true);
+      }
     }, 600_000);
 
     it('runs the sbatch script that servebench slurm prints', async () => {
@@ -190,7 +203,9 @@ describe.skipIf(unavailable !== null)(
         );
       });
       const record = JSON.parse(await readFile(join(await runFolder(out), 'run.json'), 'utf8')) as RunRecord;
-      expect(job, await readFile(join(dir, 'job.out'), 'utf8').catch(() => '')).toBe(0);
+      // Three clients and the simulator on a loaded machine may fail the client check (exit 1); nothing else may.
+      expect(exitAgrees(job, record), await readFile(join(dir, 'job.out'), 'utf8').catch(() => '')).toBe(true);
+      expect(failedBeyondMachine(record)).toEqual([]);
       expect(record.status).toBe('completed');
       expect(record.levels[0]?.workers?.map((w) => w.host)).toEqual(['n1', 'n2', 'n3']);
     }, 300_000);

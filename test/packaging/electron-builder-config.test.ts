@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import type { RunRecord } from '../../src/shared/run-record.js';
+import { exitAgrees, failedBeyondMachine } from '../fakes/run-checks.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const require = createRequire(import.meta.url);
@@ -124,7 +126,7 @@ describe('the packaged app folder (electron-builder --linux dir, stand-in Electr
 
   it('runs a simulator sweep through the installed CLI launcher, from the packaged files alone', async () => {
     const out = join(tmp, 'runs');
-    const stdout = execFileSync(
+    const res = spawnSync(
       join(app, 'servebench-cli'),
       [
         'run',
@@ -145,9 +147,12 @@ describe('the packaged app folder (electron-builder --linux dir, stand-in Electr
       ],
       { cwd: tmp, encoding: 'utf8', timeout: 300_000 },
     );
-    expect(stdout).toMatch(/SIMULATED/);
+    expect(res.stdout, res.stderr).toMatch(/SIMULATED/);
     const [dir] = await readdir(out);
-    const record = JSON.parse(await readFile(join(out, dir!, 'run.json'), 'utf8')) as { status: string };
+    const record = JSON.parse(await readFile(join(out, dir!, 'run.json'), 'utf8')) as RunRecord;
+    // A loaded machine may fail the client check (exit 1); nothing else may fail.
+    expect(exitAgrees(res.status, record), res.stderr).toBe(true);
+    expect(failedBeyondMachine(record)).toEqual([]);
     expect(record.status).toBe('completed');
   });
 });
