@@ -4,7 +4,7 @@ import type { RunEvent } from '../shared/events.js';
 import type { RunEnvironment, RunRecord, ServerVariant } from '../shared/run-record.js';
 import type { Clock } from './clock.js';
 import { createMonoClock } from './clock.js';
-import { planLevels } from './load/level-plan.js';
+import { planLevels, plannedLevel } from './load/level-plan.js';
 import type { RunFs } from './runs/run-fs.js';
 import type { StartServer } from './servers/types.js';
 import { applyVariant } from './servers/variants.js';
@@ -129,6 +129,7 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     activeRuns: deps.activeRuns,
     readProc: deps.readProc,
     totalLevels: capacity ? searches * maxCapacityProbes(capacity.start, capacity.max) : plans.length * variants.length,
+    ...(capacity ? {} : { plannedLevels: variants.flatMap(() => plans.map(plannedLevel)) }),
     capacitySearches: searches,
   });
   const distributed = deps.distributed;
