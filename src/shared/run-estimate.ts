@@ -15,26 +15,48 @@ export interface Pace {
   requestsPerSec: number;
 }
 
+/** Waves of requests (one per request in flight) over which a level's own pace takes over from the predicted one. */
+const RAMP_WAVES = 4;
+
 /** Requests a level must have completed, and at least one per request in flight, before its own pace is trusted. */
 export const MIN_PACE_REQUESTS = 8;
 
 /**
+ * Completions per second a closed-loop level at `concurrency` keeps, from the measured paces nearest its load: with
+ * two, along the power law through them (the exponent held to [0, 1]: more load never slows the whole, nor helps more
+ * than in proportion); with one, in proportion to concurrency (a floor: latency grows with load). Null with none.
+ */
+export function closedLoopPace(concurrency: number, paces: readonly Pace[]): number | null {
+  const closed = paces.filter((p) => p.rate === undefined && p.concurrency > 0 && p.requestsPerSec > 0);
+  if (closed.length === 0 || concurrency <= 0) return null;
+  const distance = (p: Pace): number => Math.abs(Math.log(p.concurrency / concurrency));
+  const [a, b] = [...closed].sort((x, y) => distance(x) - distance(y));
+  const nearest = a as Pace;
+  let exponent = 1;
+  if (b && b.concurrency !== nearest.concurrency) {
+    const fit = Math.log(b.requestsPerSec / nearest.requestsPerSec) / Math.log(b.concurrency / nearest.concurrency);
+    exponent = Math.min(1, Math.max(0, fit));
+  }
+  return nearest.requestsPerSec * (concurrency / nearest.concurrency) ** exponent;
+}
+
+/**
  * Seconds a planned level takes, from the pace measured at the load nearest its own: an open-loop level at its
- * arrival rate (or slower where the server was measured slower at it); a closed-loop one at the nearest measured
- * concurrency's pace, scaled by its own concurrency (a floor: latency grows with load). Null with no pace to go by.
+ * arrival rate (or slower where the server was measured slower at it); a closed-loop one at closedLoopPace. Null
+ * with no pace to go by.
  */
 export function levelSeconds(level: PlannedLevel, paces: readonly Pace[]): number | null {
   if (level.requests <= 0) return 0;
+  const perSec = plannedPace(level, paces);
+  return perSec === null ? null : level.requests / perSec;
+}
+
+function plannedPace(level: Omit<PlannedLevel, 'requests'>, paces: readonly Pace[]): number | null {
   if (level.rate !== undefined && level.rate > 0) {
     const same = paces.find((p) => p.rate === level.rate);
-    const perSec = same ? Math.min(level.rate, same.requestsPerSec) : level.rate;
-    return level.requests / perSec;
+    return same ? Math.min(level.rate, same.requestsPerSec) : level.rate;
   }
-  const closed = paces.filter((p) => p.rate === undefined && p.concurrency > 0 && p.requestsPerSec > 0);
-  if (closed.length === 0 || level.concurrency <= 0) return null;
-  const distance = (p: Pace): number => Math.abs(Math.log(p.concurrency / level.concurrency));
-  const nearest = closed.reduce((best, p) => (distance(p) < distance(best) ? p : best));
-  return level.requests / ((nearest.requestsPerSec * level.concurrency) / nearest.concurrency);
+  return closedLoopPace(level.concurrency, paces);
 }
 
 /** The seconds a whole plan takes at these paces (null when one of its levels has none to go by). */
@@ -171,9 +193,15 @@ export interface TimeLeft {
   run: number | null;
 }
 
-function pacesOf(state: PaceState): Pace[] {
+/** How far a level's own pace has taken over from the predicted one: 0 to 1 over its first waves. */
+function settled(level: PaceLevel): number {
+  return level.finished ? 1 : Math.min(1, level.done / (RAMP_WAVES * Math.max(MIN_PACE_REQUESTS, level.concurrency)));
+}
+
+/** The settled paces measured so far (a level's first wave alone would swing the other levels' estimate), but `except`'s. */
+function pacesOf(state: PaceState, except?: number): Pace[] {
   return state.levels.flatMap((l) => {
-    const perSec = l ? measuredPace(l) : null;
+    const perSec = l && l.index !== except && settled(l) === 1 ? measuredPace(l) : null;
     return perSec === null ? [] : [{ concurrency: l.concurrency, rate: l.rate, requestsPerSec: perSec }];
   });
 }
@@ -204,14 +232,19 @@ export function estimateTimeLeft(state: PaceState, nowMs: number): TimeLeft {
   if (!current) return { level: null, run: started.length > 0 ? later : null };
   const own = measuredPace(current);
   const remaining = Math.max(0, current.total - current.done);
-  let level: number | null;
-  if (own !== null) {
-    // Counts down from the last completion seen, never below nothing.
-    const sinceLast = current.lastEndMs === null ? 0 : Math.max(0, nowMs - current.lastEndMs) / 1000;
-    level = Math.max(0, remaining / own - sinceLast);
-  } else {
-    const predicted = levelSeconds({ ...current, requests: current.total }, paces);
-    level = predicted === null ? null : predicted * (remaining / Math.max(1, current.total));
+  const predicted = plannedPace(current, pacesOf(state, current.index));
+  let perSec = own ?? predicted;
+  if (own !== null && predicted !== null) {
+    // From the pace predicted to the level's own over its first waves: the figure moves there, it does not jump.
+    const weight = settled(current);
+    perSec = weight * own + (1 - weight) * predicted;
+  }
+  let level: number | null = null;
+  if (perSec !== null && perSec > 0) {
+    // Counts down from the last completion seen (or the first send), never below nothing.
+    const anchor = current.lastEndMs ?? current.sendStartMs;
+    const since = anchor === null ? 0 : Math.max(0, nowMs - anchor) / 1000;
+    level = Math.max(0, remaining / perSec - since);
   }
   return { level, run: level === null || later === null ? null : level + later };
 }
