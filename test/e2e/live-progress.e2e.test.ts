@@ -62,9 +62,10 @@ describe.skipIf(!haveChromium)('live progress and the cancel confirmation in hea
       await page.goto(server.url);
       await page.getByTestId('new-run-form').waitFor();
       await page.getByTestId('engine-sim').check({ force: true });
-      await page.getByTestId('concurrency').fill('1,2');
+      // Two levels: a quick one, then one whose long answers keep the run going while the test cancels it.
+      await page.getByTestId('concurrency').fill('1');
       await page.getByTestId('input-len').fill('32');
-      await page.getByTestId('output-len').fill('16');
+      await page.getByTestId('output-len').fill('16,2000');
       await page.getByTestId('rounds').fill('1');
       await page.getByTestId('requests-per-round').fill('8');
       await page.getByTestId('warmup').fill('2');
@@ -73,9 +74,9 @@ describe.skipIf(!haveChromium)('live progress and the cancel confirmation in hea
 
       const live = page.getByTestId('live-view');
       const phase = live.getByTestId('run-phase');
-      await live.getByText(/building prompts \d+\/10/).waitFor();
+      await phase.getByText(/building prompts \d+\/10/).waitFor();
       expect(await phase.textContent()).toMatch(/^level 2: building prompts \d+\/10$/);
-      // The first level's pace, scaled to the second's concurrency: a figure, not "estimating…".
+      // From the first level's pace: a figure, not "estimating…".
       expect(await live.getByTestId('run-left').textContent()).toMatch(/^about \d+ s$/);
       const prompts = live.getByRole('progressbar', { name: 'level 2 prompts built' });
       expect(await prompts.getAttribute('aria-valuemax')).toBe('10');
@@ -111,11 +112,22 @@ describe.skipIf(!haveChromium)('live progress and the cancel confirmation in hea
       await cancel.click();
       await page.getByTestId('cancel-keep').click();
       expect(await page.getByTestId('cancel-confirm-box').count()).toBe(0);
-      // "Stop run" stops it: the levels measured so far are kept.
+      // "Stop run" stops it: what was measured is kept, the run reads as cancelled.
       release();
+      await page
+        .getByTestId('live-view')
+        .getByText(/measuring round 1/)
+        .first()
+        .waitFor();
       await cancel.click();
       await page.getByTestId('cancel-confirm').click();
-      await page.getByTestId('results-view').waitFor();
+      const results = page.getByTestId('results-view');
+      await results.getByTestId('results-table').waitFor();
+      expect(await results.getByTestId('results-row').count()).toBeGreaterThanOrEqual(1);
+      await results
+        .getByText(/cancelled/i)
+        .first()
+        .waitFor();
       expect(consoleErrors).toEqual([]);
     },
   );
