@@ -15,7 +15,7 @@ import { maxCapacityProbes, searchCapacity } from './capacity/search.js';
 import type { ActiveRuns } from './run/active-runs.js';
 import { RunSession } from './run/run-session.js';
 import { ServerSession } from './run/server-session.js';
-import { loadWorkload } from './workloads/workload.js';
+import { loadWorkload, ownLengths } from './workloads/workload.js';
 import { traceReplayText } from './workloads/trace.js';
 import type { DistributedHooks } from './distributed/hooks.js';
 import type { TelemetryFactoryOptions } from './run/telemetry-options.js';
@@ -129,7 +129,9 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     activeRuns: deps.activeRuns,
     readProc: deps.readProc,
     totalLevels: capacity ? searches * maxCapacityProbes(capacity.start, capacity.max) : plans.length * variants.length,
-    ...(capacity ? {} : { plannedLevels: variants.flatMap(() => plans.map(plannedLevel)) }),
+    ...(capacity
+      ? {}
+      : { plannedLevels: variants.flatMap(() => plans.map((p) => plannedLevel(p, ownLengths(workload).output))) }),
     capacitySearches: searches,
   });
   const distributed = deps.distributed;

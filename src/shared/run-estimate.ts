@@ -6,6 +6,8 @@ export interface PlannedLevel {
   /** Open loop: arrivals per second (the level then lasts about requests / rate, whatever the server). */
   rate?: number;
   requests: number;
+  /** Output tokens a request asks for, where the level fixes them: a closed-loop level's time follows them. */
+  outputLen?: number;
 }
 
 /** A pace measured (or assumed) at one load: completed requests per second. */
@@ -13,6 +15,7 @@ export interface Pace {
   concurrency: number;
   rate?: number;
   requestsPerSec: number;
+  outputLen?: number;
 }
 
 /** Waves of requests (one per request in flight) over which a level's own pace takes over from the predicted one. */
@@ -26,18 +29,22 @@ export const MIN_PACE_REQUESTS = 8;
  * two, along the power law through them (the exponent held to [0, 1]: more load never slows the whole, nor helps more
  * than in proportion); with one, in proportion to concurrency (a floor: latency grows with load). Null with none.
  */
-export function closedLoopPace(concurrency: number, paces: readonly Pace[]): number | null {
+export function closedLoopPace(concurrency: number, paces: readonly Pace[], outputLen?: number): number | null {
   const closed = paces.filter((p) => p.rate === undefined && p.concurrency > 0 && p.requestsPerSec > 0);
   if (closed.length === 0 || concurrency <= 0) return null;
-  const distance = (p: Pace): number => Math.abs(Math.log(p.concurrency / concurrency));
+  // Answers of another length: a request lasts about in proportion to its output tokens (decode dominates).
+  const lengthRatio = (p: Pace): number =>
+    outputLen && p.outputLen && outputLen > 0 && p.outputLen > 0 ? p.outputLen / outputLen : 1;
+  const distance = (p: Pace): number =>
+    Math.abs(Math.log(p.concurrency / concurrency)) + Math.abs(Math.log(lengthRatio(p)));
   const [a, b] = [...closed].sort((x, y) => distance(x) - distance(y));
   const nearest = a as Pace;
   let exponent = 1;
-  if (b && b.concurrency !== nearest.concurrency) {
+  if (b && b.concurrency !== nearest.concurrency && b.outputLen === nearest.outputLen) {
     const fit = Math.log(b.requestsPerSec / nearest.requestsPerSec) / Math.log(b.concurrency / nearest.concurrency);
     exponent = Math.min(1, Math.max(0, fit));
   }
-  return nearest.requestsPerSec * (concurrency / nearest.concurrency) ** exponent;
+  return nearest.requestsPerSec * (concurrency / nearest.concurrency) ** exponent * lengthRatio(nearest);
 }
 
 /**
@@ -56,7 +63,7 @@ function plannedPace(level: Omit<PlannedLevel, 'requests'>, paces: readonly Pace
     const same = paces.find((p) => p.rate === level.rate);
     return same ? Math.min(level.rate, same.requestsPerSec) : level.rate;
   }
-  return closedLoopPace(level.concurrency, paces);
+  return closedLoopPace(level.concurrency, paces, level.outputLen);
 }
 
 /** The seconds a whole plan takes at these paces (null when one of its levels has none to go by). */
@@ -101,6 +108,7 @@ export interface PaceLevel {
   index: number;
   concurrency: number;
   rate?: number;
+  outputLen?: number;
   total: number;
   done: number;
   /** When its warm-up (or first round) began sending: the pace is taken from here. */
@@ -147,6 +155,7 @@ export function foldPace(state: PaceState, event: RunEvent): void {
         index: event.levelIndex,
         concurrency: event.concurrency,
         rate: event.rate,
+        ...(event.outputFromFile ? {} : { outputLen: event.outputLen }),
         total: event.warmupRequests + event.measuredRequests,
         done: 0,
         sendStartMs: null,
@@ -202,7 +211,9 @@ function settled(level: PaceLevel): number {
 function pacesOf(state: PaceState, except?: number): Pace[] {
   return state.levels.flatMap((l) => {
     const perSec = l && l.index !== except && settled(l) === 1 ? measuredPace(l) : null;
-    return perSec === null ? [] : [{ concurrency: l.concurrency, rate: l.rate, requestsPerSec: perSec }];
+    return perSec === null
+      ? []
+      : [{ concurrency: l.concurrency, rate: l.rate, outputLen: l.outputLen, requestsPerSec: perSec }];
   });
 }
 

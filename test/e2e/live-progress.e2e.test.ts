@@ -76,8 +76,8 @@ describe.skipIf(!haveChromium)('live progress and the cancel confirmation in hea
       const phase = live.getByTestId('run-phase');
       await phase.getByText(/building prompts \d+\/10/).waitFor();
       expect(await phase.textContent()).toMatch(/^level 2: building prompts \d+\/10$/);
-      // From the first level's pace: a figure, not "estimating…".
-      expect(await live.getByTestId('run-left').textContent()).toMatch(/^about \d+ s$/);
+      // From the first level's pace, scaled to the second's longer answers: a figure, not "estimating…".
+      expect(await live.getByTestId('run-left').textContent()).toMatch(/^about \d+ (s|min \d+ s)$/);
       const prompts = live.getByRole('progressbar', { name: 'level 2 prompts built' });
       expect(await prompts.getAttribute('aria-valuemax')).toBe('10');
 

@@ -227,6 +227,14 @@ describe('time a plan takes', () => {
     ).toBe(20);
   });
 
+  it('scales a closed-loop pace by the answers asked: twice the output tokens, half the pace', () => {
+    const measured = [{ concurrency: 4, outputLen: 100, requestsPerSec: 20 }];
+    expect(levelSeconds({ concurrency: 4, outputLen: 200, requests: 100 }, measured)).toBe(10);
+    // Nearest in both load and length: the pace at the same length is taken over one at another.
+    const both = [...measured, { concurrency: 8, outputLen: 200, requestsPerSec: 20 }];
+    expect(levelSeconds({ concurrency: 8, outputLen: 200, requests: 100 }, both)).toBe(5);
+  });
+
   it("a finished run's levels give their pace (requests over their span), a level without a span none", () => {
     expect(
       recordedPaces([

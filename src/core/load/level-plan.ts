@@ -128,10 +128,12 @@ export function maxPlannedConcurrency(plans: LevelPlan[]): number {
 }
 
 /** A level's plan as the time-left estimate sees it: its load and every request it sends, warm-up included. */
-export function plannedLevel(plan: LevelPlan): PlannedLevel {
+export function plannedLevel(plan: LevelPlan, outputFromFile = false): PlannedLevel {
   return {
     concurrency: plan.concurrency,
     ...(plan.rate !== undefined ? { rate: plan.rate } : {}),
     requests: plan.warmup + plan.rounds * plan.requestsPerRound,
+    // A prompt file's own output lengths: the flag's is not what these requests ask.
+    ...(outputFromFile ? {} : { outputLen: plan.outputLen }),
   };
 }

@@ -47,10 +47,10 @@ describe('progress events of every phase of a run', () => {
     expect(started.clockOriginWall).toBe(result.record.clock.originWall);
     // Two levels in each of two server configurations, each its warm-up and rounds.
     expect(started.plan).toEqual([
-      { concurrency: 1, requests: 82 },
-      { concurrency: 2, requests: 82 },
-      { concurrency: 1, requests: 82 },
-      { concurrency: 2, requests: 82 },
+      { concurrency: 1, requests: 82, outputLen: 4 },
+      { concurrency: 2, requests: 82, outputLen: 4 },
+      { concurrency: 1, requests: 82, outputLen: 4 },
+      { concurrency: 2, requests: 82, outputLen: 4 },
     ]);
     expect(events.filter((e) => e.type === 'server-config')).toEqual([
       { type: 'server-config', index: 0, total: 2 },
