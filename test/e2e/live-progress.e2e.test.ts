@@ -90,9 +90,10 @@ describe.skipIf(!haveChromium)('live progress and the cancel confirmation in hea
       // The run started seconds ago (the simulator's start, the first level): a reload keeps counting from then.
       const elapsed = async (): Promise<number> =>
         seconds(((await live.locator('.title .muted').textContent()) ?? '').split('·').at(-1) ?? '');
-      await page.waitForFunction(() =>
-        /[1-9]\d*s$/.test(document.querySelector('[data-testid="live-view"] .title .muted')?.textContent ?? ''),
-      );
+      await live
+        .locator('.title .muted')
+        .filter({ hasText: /[1-9]\d*s$/ })
+        .waitFor();
       const before = await elapsed();
       await page.reload();
       await page.getByTestId('live-view').getByTestId('run-phase').waitFor();
@@ -102,12 +103,12 @@ describe.skipIf(!haveChromium)('live progress and the cancel confirmation in hea
       const cancel = page.getByTestId('cancel');
       await cancel.click();
       await page.getByTestId('cancel-confirm-box').waitFor();
-      expect(await page.getByTestId('cancel-keep').evaluate((el) => el === document.activeElement)).toBe(true);
+      expect(await page.getByTestId('cancel-keep').evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
       await page.screenshot({ path: join(shots, 'live-cancel-confirm.png') });
       await page.keyboard.press('Escape');
       await cancel.waitFor();
       expect(await page.getByTestId('cancel-confirm-box').count()).toBe(0);
-      expect(await cancel.evaluate((el) => el === document.activeElement)).toBe(true);
+      expect(await cancel.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
       // "Keep running" keeps it running.
       await cancel.click();
       await page.getByTestId('cancel-keep').click();
