@@ -4,7 +4,7 @@ import type { RunEvent } from '../shared/events.js';
 import type { RunEnvironment, RunRecord, ServerVariant } from '../shared/run-record.js';
 import type { Clock } from './clock.js';
 import { createMonoClock } from './clock.js';
-import { planLevels } from './load/level-plan.js';
+import { planLevels, plannedLevel } from './load/level-plan.js';
 import type { RunFs } from './runs/run-fs.js';
 import type { StartServer } from './servers/types.js';
 import { applyVariant } from './servers/variants.js';
@@ -15,7 +15,7 @@ import { maxCapacityProbes, searchCapacity } from './capacity/search.js';
 import type { ActiveRuns } from './run/active-runs.js';
 import { RunSession } from './run/run-session.js';
 import { ServerSession } from './run/server-session.js';
-import { loadWorkload } from './workloads/workload.js';
+import { loadWorkload, ownLengths } from './workloads/workload.js';
 import { traceReplayText } from './workloads/trace.js';
 import type { DistributedHooks } from './distributed/hooks.js';
 import type { TelemetryFactoryOptions } from './run/telemetry-options.js';
@@ -128,6 +128,9 @@ export async function runBenchmark(config: BenchConfig, deps: BenchmarkDeps): Pr
     activeRuns: deps.activeRuns,
     readProc: deps.readProc,
     totalLevels: capacity ? searches * maxCapacityProbes(capacity.start, capacity.max) : plans.length * variants.length,
+    ...(capacity
+      ? {}
+      : { plannedLevels: variants.flatMap(() => plans.map((p) => plannedLevel(p, ownLengths(workload).output))) }),
     capacitySearches: searches,
   });
   const distributed = deps.distributed;

@@ -1,12 +1,27 @@
 import type { LevelResult, RunRecord, RunStatus } from './run-record.js';
 import type { EngineSample, GpuSample } from './telemetry.js';
+import type { PlannedLevel } from './run-estimate.js';
 
 /** Server lifecycle states as seen by the user. */
 export type ServerState = 'checking' | 'launching' | 'loading' | 'ready' | 'stopping' | 'stopped' | 'failed';
 
 /** Progress pushed by the engine; the CLI and the UI only render these. */
 export type RunEvent =
-  | { type: 'run-started'; runId: string; dir: string; simulated: boolean; totalLevels: number }
+  | {
+      type: 'run-started';
+      runId: string;
+      dir: string;
+      simulated: boolean;
+      totalLevels: number;
+      /** When the run started (ISO wall time): the elapsed time a view shows, even one opened mid-run. */
+      startedAt?: string;
+      /** The wall instant of the run clock's 0 (ISO): events' ms are on that clock. */
+      clockOriginWall?: string;
+      /** Every level the run plans, in order (absent for a capacity search, whose levels are chosen as it goes). */
+      plan?: PlannedLevel[];
+    }
+  /** A sweep of server configurations (--vary) moves on to this one: its server is (re)started next. */
+  | { type: 'server-config'; index: number; total: number }
   | { type: 'server-state'; state: ServerState; detail?: string }
   | { type: 'server-log'; line: string; stream: 'stdout' | 'stderr' }
   | { type: 'server-progress'; key: string; message: string; value?: number }
@@ -26,7 +41,17 @@ export type RunEvent =
       measuredRequests: number;
       serverConfigIndex: number;
     }
-  | { type: 'phase'; levelIndex: number; phase: 'prompts' | 'cooldown' | 'warmup' | 'measure'; round?: number }
+  | {
+      type: 'phase';
+      levelIndex: number;
+      phase: 'prompts' | 'cooldown' | 'warmup' | 'measure';
+      round?: number;
+      /** When the phase began, ms on the run clock (stamped by the run session). */
+      atMs?: number;
+      /** Prompt building: prompts built so far of `total` (0 while the length is being calibrated). */
+      done?: number;
+      total?: number;
+    }
   | {
       type: 'request-done';
       levelIndex: number;

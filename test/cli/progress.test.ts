@@ -50,4 +50,52 @@ describe('CLI progress lines', () => {
     expect(text()).toContain('c=4 in=file out=file');
     expect(text()).not.toContain('512');
   });
+
+  it('says prompt building as it goes (its start, then each quarter), not a silent 0 requests', () => {
+    const { stream, text } = plainStream();
+    const render = createProgressRenderer(stream, false);
+    render(started({ measuredRequests: 100_512 }));
+    for (const done of [0, 1005, 25_128, 26_000, 50_256, 100_512])
+      render({ type: 'phase', levelIndex: 0, phase: 'prompts', done, total: 100_512 });
+    expect(
+      text()
+        .split('\n')
+        .filter((l) => l.includes('prompt')),
+    ).toEqual([
+      '  c=4 in=512 out=24: calibrating prompt length (100,512 prompts)',
+      '  c=4 in=512 out=24: prompts 25,128/100,512',
+      '  c=4 in=512 out=24: prompts 50,256/100,512',
+      '  c=4 in=512 out=24: prompts 100,512/100,512',
+    ]);
+  });
+
+  it('says the time left of the run on its own clock, "estimating" until a pace is measured', () => {
+    const { stream, text } = plainStream();
+    const wall = Date.parse('2026-01-01T00:00:20.000Z');
+    const render = createProgressRenderer(stream, false, { wallNow: () => wall });
+    render({
+      type: 'run-started',
+      runId: 'r',
+      dir: '/r',
+      simulated: true,
+      totalLevels: 1,
+      startedAt: '2026-01-01T00:00:00.000Z',
+      clockOriginWall: '2026-01-01T00:00:00.000Z',
+      plan: [{ concurrency: 4, requests: 400 }],
+    });
+    render(started({ measuredRequests: 400 }));
+    render({ type: 'phase', levelIndex: 0, phase: 'measure', round: 0, atMs: 0 });
+    const done = (n: number, endMs: number): RunEvent => ({ ...progress(n), endMs, total: 400 }) as RunEvent;
+    render(done(1, 100));
+    // 100 of 400 in 10 s: 30 s left at 10/s; the wall clock says 20 s on the run's, 10 s after that event.
+    render(done(100, 10_000));
+    expect(text()).toContain('1/400 requests, run left: estimating…');
+    expect(text()).toContain('100/400 requests, run left about 20 s');
+  });
+
+  it('names the server configuration a sweep moves to', () => {
+    const { stream, text } = plainStream();
+    createProgressRenderer(stream, false)({ type: 'server-config', index: 1, total: 3 });
+    expect(text()).toContain('server configuration 2 of 3');
+  });
 });

@@ -72,7 +72,6 @@ export async function runShare(
 ): Promise<ShareRun> {
   const plan: LevelPlan = input.plan;
   const share = shareOf(plan, rank, worldSize);
-  input.emit({ type: 'phase', levelIndex: input.levelIndex, phase: 'prompts' });
   const prompts = await levelPrompts({ ...input, signal }, share.positions);
   let startLateMs = 0;
   const batch = async (b: number): Promise<void> => {

@@ -1,4 +1,5 @@
 import type { BenchConfig } from '../../shared/config.js';
+import type { PlannedLevel } from '../../shared/run-estimate.js';
 import { UserError } from '../errors.js';
 import { minSamplesForCi } from '../metrics/percentiles.js';
 import { checkPlanLimits } from './plan-limits.js';
@@ -124,4 +125,15 @@ export function planLevels(config: BenchConfig): LevelPlan[] {
 /** Largest number of requests that can be in flight at once over the plans (for server sizing). */
 export function maxPlannedConcurrency(plans: LevelPlan[]): number {
   return plans.reduce((m, p) => Math.max(m, p.maxInFlight ?? p.concurrency), 1);
+}
+
+/** A level's plan as the time-left estimate sees it: its load and every request it sends, warm-up included. */
+export function plannedLevel(plan: LevelPlan, outputFromFile = false): PlannedLevel {
+  return {
+    concurrency: plan.concurrency,
+    ...(plan.rate !== undefined ? { rate: plan.rate } : {}),
+    requests: plan.warmup + plan.rounds * plan.requestsPerRound,
+    // A prompt file's own output lengths: the flag's is not what these requests ask.
+    ...(outputFromFile ? {} : { outputLen: plan.outputLen }),
+  };
 }

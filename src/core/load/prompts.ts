@@ -84,6 +84,8 @@ export interface PromptSetOptions {
    * verified afterwards from each response's usage.prompt_tokens.
    */
   verifyEach?: boolean;
+  /** Told the prompts built so far after each one that needed the counter (progress of a long build). */
+  onBuilt?: (built: number) => void;
 }
 
 /** Words of the per-request unique prefix after the run nonce. */
@@ -281,6 +283,8 @@ export async function buildPrompts(options: PromptSetOptions): Promise<Prompt[]>
   }
   const parallel = options.parallel ?? 16;
   let next = 1;
+  let built = 1;
+  options.onBuilt?.(built);
   const worker = async (): Promise<void> => {
     while (next < count) {
       const i = next++;
@@ -292,6 +296,7 @@ export async function buildPrompts(options: PromptSetOptions): Promise<Prompt[]>
       }
       const { filler, padding, tokens, inexact } = await fit(make, targetTokens, first.filler, counter);
       prompts[i] = composedPrompt(() => make(filler) + padding, tokens, inexact);
+      options.onBuilt?.(++built);
     }
   };
   await Promise.all(Array.from({ length: Math.min(parallel, count) }, worker));

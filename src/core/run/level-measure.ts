@@ -135,13 +135,24 @@ export function announceLevel(input: LevelMeasureInput, plan: LevelPlan = input.
   });
 }
 
+/** Prompt-building progress events: one per hundredth of the level's prompts, and the last. */
+export function promptProgress(input: LevelMeasureInput, total: number): (built: number) => void {
+  const step = Math.max(1, Math.floor(total / 100));
+  input.emit({ type: 'phase', levelIndex: input.levelIndex, phase: 'prompts', done: 0, total });
+  return (built) => {
+    if (built % step === 0 || built === total)
+      input.emit({ type: 'phase', levelIndex: input.levelIndex, phase: 'prompts', done: built, total });
+  };
+}
+
 /** The prompts of a level (or, with `positions`, of those places in it: a worker's share), built with the server's count. */
 export function levelPrompts(input: LevelMeasureInput, positions?: number[]): Promise<Prompt[]> {
   const { plan, config } = input;
+  const count = plan.warmup + plan.rounds * plan.requestsPerRound;
   return buildLevelPrompts({
     workload: input.workload,
     plan,
-    count: plan.warmup + plan.rounds * plan.requestsPerRound,
+    count,
     positions,
     runNonce: input.runNonce,
     firstIndex: input.firstPromptIndex,
@@ -152,6 +163,7 @@ export function levelPrompts(input: LevelMeasureInput, positions?: number[]): Pr
     api: config.api,
     contextTokens: input.contextTokens,
     signal: input.signal,
+    onBuilt: promptProgress(input, positions?.length ?? count),
   });
 }
 
@@ -264,7 +276,6 @@ export async function runLevelRequests(
 /** Measures one level: prompts, optional cool-down, warm-up and rounds, then its metrics, checks and energy; null when nothing was measured. */
 export async function measureLevel(input: LevelMeasureInput): Promise<LevelResult | null> {
   announceLevel(input);
-  input.emit({ type: 'phase', levelIndex: input.levelIndex, phase: 'prompts' });
   const prompts = await levelPrompts(input);
   if (input.signal.aborted) return null;
   await coolDown(input);

@@ -4,10 +4,11 @@ import { cpus, hostname, platform, release, totalmem } from 'node:os';
 import type { CapacityResult } from '../../shared/capacity.js';
 import type { BenchConfig } from '../../shared/config.js';
 import type { RunEvent } from '../../shared/events.js';
+import type { PlannedLevel } from '../../shared/run-estimate.js';
 import type { LevelResult, RunEnvironment, RunRecord } from '../../shared/run-record.js';
 import type { Clock } from '../clock.js';
 import { UserError } from '../errors.js';
-import type { LevelPlan } from '../load/level-plan.js';
+import { plannedLevel, type LevelPlan } from '../load/level-plan.js';
 import { combineChecks } from '../checks/combine.js';
 import { runChecks } from '../checks/registry.js';
 import { levelTitle } from '../../shared/report-columns.js';
@@ -35,6 +36,8 @@ export interface RunSessionOptions {
   activeRuns?: ActiveRuns;
   /** Levels the run plans, for progress (a capacity search: the most it can take). */
   totalLevels: number;
+  /** Every level the run plans, in order, for the time-left estimate (absent for a capacity search). */
+  plannedLevels?: PlannedLevel[];
   /** Capacity searches the run plans: with one, run.json keeps the single `capacity` of older versions. */
   capacitySearches: number;
   /** The run folder to create, instead of a new one under config.out (a distributed worker's shard). */
@@ -152,7 +155,16 @@ export class RunSession {
     await writer.writeRecord(record);
     const session = new RunSession(config, dir, writer, record, options, secrets);
     options.activeRuns?.add(session.active);
-    session.emit({ type: 'run-started', runId, dir, simulated, totalLevels: options.totalLevels });
+    session.emit({
+      type: 'run-started',
+      runId,
+      dir,
+      simulated,
+      totalLevels: options.totalLevels,
+      startedAt: record.startedAt,
+      clockOriginWall: record.clock.originWall,
+      ...(options.plannedLevels ? { plan: options.plannedLevels } : {}),
+    });
     return session;
   }
 
@@ -162,6 +174,8 @@ export class RunSession {
       this.currentSlot = event.levelIndex;
       this.serverConfigIndex = event.serverConfigIndex;
     } else if (event.type === 'message') this.keepMessage(event);
+    // Each phase says when it began on the run clock: the time-left estimate takes a level's pace from there.
+    if (event.type === 'phase' && event.atMs === undefined) event = { ...event, atMs: this.options.clock.nowMs() };
     this.options.emit(event);
   }
 
@@ -169,6 +183,8 @@ export class RunSession {
   enterServerConfig(index: number): void {
     this.serverConfigIndex = index;
     this.currentSlot = undefined;
+    const total = this.config.serverVariants?.length ?? 0;
+    if (total > 1) this.emit({ type: 'server-config', index, total });
   }
 
   private keepMessage(event: Extract<RunEvent, { type: 'message' }>): void {
@@ -207,7 +223,7 @@ export class RunSession {
       firstId: this.nextRequestId,
       firstPromptIndex: this.nextPromptIndex,
     };
-    const requests = plan.warmup + plan.rounds * plan.requestsPerRound;
+    const { requests } = plannedLevel(plan);
     this.nextRequestId += requests;
     this.nextPromptIndex += requests;
     return slot;

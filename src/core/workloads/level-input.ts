@@ -36,6 +36,8 @@ export interface LevelPromptsInput {
   parallel?: number;
   /** A cancel (or the server's death) stops the building: the level is dropped, not measured. */
   signal?: AbortSignal;
+  /** Told the prompts built so far as they are counted (progress of a long build). */
+  onBuilt?: (built: number) => void;
 }
 
 /**
@@ -45,7 +47,7 @@ export interface LevelPromptsInput {
  * quietly: the list comes back with holes, for a caller that drops it.
  */
 export async function mapParallel<T>(
-  level: Pick<LevelPromptsInput, 'count' | 'positions' | 'parallel' | 'signal'>,
+  level: Pick<LevelPromptsInput, 'count' | 'positions' | 'parallel' | 'signal' | 'onBuilt'>,
   make: (i: number) => Promise<T>,
 ): Promise<T[]> {
   const { signal, positions } = level;
@@ -53,11 +55,13 @@ export async function mapParallel<T>(
   const parallel = level.parallel ?? 16;
   const out = new Array<T>(count);
   let next = 0;
+  let built = 0;
   const worker = async (): Promise<void> => {
     while (next < count && !signal?.aborted) {
       const i = next++;
       try {
         out[i] = await make(positions ? (positions[i] as number) : i);
+        level.onBuilt?.(++built);
       } catch (error) {
         if (!signal?.aborted) throw error;
       }

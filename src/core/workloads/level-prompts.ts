@@ -50,6 +50,7 @@ async function promptsOf(input: LevelPromptsInput): Promise<Prompt[]> {
       uniquePrefix: input.uniquePrefix,
       counter: input.counter,
       verifyEach: input.viaTokenize,
+      onBuilt: input.onBuilt,
     });
   }
   const flag = workload.kind === 'file' ? '--prompts' : workload.kind === 'trace' ? '--trace' : '--prefix-groups';
@@ -68,12 +69,15 @@ async function promptsOf(input: LevelPromptsInput): Promise<Prompt[]> {
  */
 async function syntheticAt(input: LevelPromptsInput, positions: readonly number[]): Promise<Prompt[]> {
   const out: Prompt[] = [];
+  const { onBuilt } = input;
   for (let i = 0; i < positions.length && !input.signal?.aborted;) {
     let j = i + 1;
     while (j < positions.length && positions[j] === (positions[j - 1] as number) + 1) j++;
+    const before = out.length;
     const built = await buildLevelPrompts({
       ...input,
       positions: undefined,
+      onBuilt: onBuilt ? (n) => onBuilt(before + n) : undefined,
       count: j - i,
       firstIndex: input.firstIndex + (positions[i] as number),
     });

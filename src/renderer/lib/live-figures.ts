@@ -4,16 +4,10 @@ import { measureOffered } from '../../shared/offered-load.js';
 import type { OfferedLoad } from '../../shared/run-record.js';
 import type { LiveLevel, LivePoint, LiveRun } from './live-run.js';
 
-/** Requests a level must have finished before its rate (and so the time left) is trusted. */
+/** Requests a level must have finished before its rate so far is shown. */
 export const MIN_RATE_SAMPLES = 6;
 /** The rate is taken over this many most recent requests: the level's pace now, not its start. */
 const RATE_WINDOW = 64;
-
-/** Seconds left, or null while too little is measured to say ("estimating…"). */
-export interface TimeLeft {
-  level: number | null;
-  run: number | null;
-}
 
 /** The level being worked on: the last one started and not done. */
 export function currentLevel(run: LiveRun): LiveLevel | undefined {
@@ -27,31 +21,6 @@ function levelRate(run: LiveRun, levelIndex: number): number | null {
   const recent = ends.slice(-RATE_WINDOW);
   const span = (recent[recent.length - 1] as number) - (recent[0] as number);
   return span > 0 ? ((recent.length - 1) / span) * 1000 : null;
-}
-
-/**
- * Time left for the current level (its planned requests left at its measured rate) and for the run (plus the
- * levels not started, each taken to last as long as the levels so far did). Cool-downs and server restarts
- * between levels are not in it: it is a floor, shown as "about".
- */
-export function timeLeft(run: LiveRun): TimeLeft {
-  if (run.finished) return { level: 0, run: 0 };
-  const level = currentLevel(run);
-  if (!level) return { level: null, run: null };
-  const rate = levelRate(run, level.index);
-  if (rate === null) return { level: null, run: null };
-  const levelLeft = Math.max(0, level.total - level.done) / rate;
-  // Each level's length at its own measured pace; the unknown ones like the mean of those.
-  const lengths: number[] = [];
-  for (const l of run.levels) {
-    if (!l || l.index === level.index) continue;
-    const r = levelRate(run, l.index);
-    if (r) lengths.push(l.total / r);
-  }
-  lengths.push(level.total / rate);
-  const mean = lengths.reduce((a, b) => a + b, 0) / lengths.length;
-  const notStarted = Math.max(0, run.totalLevels - run.levels.filter(Boolean).length);
-  return { level: levelLeft, run: levelLeft + notStarted * mean };
 }
 
 /** "about 2 min 10 s" / "about 40 s"; null reads "estimating…". */
