@@ -1,13 +1,11 @@
 import type { WorkerLevelView } from '../../shared/distributed.js';
-import type { RequestRecord } from '../../shared/request-record.js';
 import type { Check, CheckStatus, LevelResult, RoundResult } from '../../shared/run-record.js';
 import { clientCheck } from '../metrics/checks.js';
 import { fmtNum, fmtPct } from '../metrics/format.js';
 import { summarize } from '../metrics/percentiles.js';
-import { isMeasured } from '../metrics/request-metrics.js';
 import { driftPpm } from './clock-sync.js';
 import { workerName } from './coordinator.js';
-import type { WorkerPart } from './merge.js';
+import type { PartTally, WorkerPart } from './merge.js';
 
 /** A window error from the clocks up to this share of the shortest round passes the clock check; up to WARN warns. */
 export const CLOCK_ERROR_LIMITS = { pass: 0.01, warn: 0.05 } as const;
@@ -17,13 +15,15 @@ const SEVERITY: Record<CheckStatus, number> = { pass: 0, warn: 1, fail: 2 };
 /** Each worker's part of a level as the per-worker view shows it: share, clock, own client check. */
 export function workerViews(
   parts: readonly WorkerPart[],
+  tallies: ReadonlyMap<number, PartTally>,
   hosts: ReadonlyMap<number, string>,
   lost: ReadonlyMap<number, string>,
 ): WorkerLevelView[] {
-  const measuredTotal = parts.reduce((s, p) => s + p.records.filter(isMeasured).length, 0);
+  const tallyOf = (rank: number): PartTally => tallies.get(rank) ?? { measured: 0, scheduleLags: [] };
+  const measuredTotal = parts.reduce((s, p) => s + tallyOf(p.rank).measured, 0);
   return parts.map((p) => {
-    const measured = p.records.filter(isMeasured);
-    const scheduleLagP99Ms = scheduleLagP99(p.records);
+    const tally = tallyOf(p.rank);
+    const scheduleLagP99Ms = scheduleLagP99(tally.scheduleLags);
     const o = p.report ?? p.offsets;
     const before = o?.offsetBefore ?? null;
     const after = o?.offsetAfter ?? null;
@@ -33,8 +33,8 @@ export function workerViews(
       rank: p.rank,
       host: p.report?.host ?? hosts.get(p.rank) ?? '',
       concurrency: share?.concurrency ?? 0,
-      requests: measured.length,
-      share: measuredTotal > 0 ? measured.length / measuredTotal : 0,
+      requests: tally.measured,
+      share: measuredTotal > 0 ? tally.measured / measuredTotal : 0,
       offsetMs: p.rank === 0 ? 0 : (before?.offsetMs ?? after?.offsetMs ?? null),
       uncertaintyMs:
         p.rank === 0
@@ -158,10 +158,7 @@ export function clockCheck(views: readonly WorkerLevelView[], rounds: readonly R
 }
 
 /** Schedule lag of a worker's measured records (send - scheduled), p99; null in closed loop. */
-export function scheduleLagP99(records: readonly RequestRecord[]): number | null {
-  const lags = records
-    .filter((r) => isMeasured(r) && r.scheduledMs !== undefined)
-    .map((r) => r.sendMs - (r.scheduledMs as number));
+export function scheduleLagP99(lags: readonly number[]): number | null {
   return lags.length > 0 ? summarize(lags).p99 : null;
 }
 
@@ -169,10 +166,11 @@ export function scheduleLagP99(records: readonly RequestRecord[]): number | null
 export function addWorkerView(
   level: LevelResult,
   parts: readonly WorkerPart[],
+  tallies: ReadonlyMap<number, PartTally>,
   hosts: ReadonlyMap<number, string>,
   lost: ReadonlyMap<number, string>,
 ): void {
-  const views = workerViews(parts, hosts, lost);
+  const views = workerViews(parts, tallies, hosts, lost);
   level.workers = views;
   level.checks = level.checks.map((c) => (c.id === 'client' ? workersClientCheck(views) : c));
   level.checks.push(clockCheck(views, level.rounds));
