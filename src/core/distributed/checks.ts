@@ -29,6 +29,7 @@ export function workerViews(
     const after = o?.offsetAfter ?? null;
     const loopLagP99Ms = p.report?.loopLagP99Ms ?? null;
     const share = p.report?.share;
+    const own = clientCheck({ loopLagP99Ms, scheduleLagP99Ms });
     const view: WorkerLevelView = {
       rank: p.rank,
       host: p.report?.host ?? hosts.get(p.rank) ?? '',
@@ -46,9 +47,10 @@ export function workerViews(
       driftPpm: driftPpm(before, after),
       loopLagP99Ms,
       scheduleLagP99Ms,
-      client: clientCheck({ loopLagP99Ms, scheduleLagP99Ms }).status,
+      client: own.status,
       startLateMs: p.report?.startLateMs ?? 0,
     };
+    if (own.code !== undefined) view.clientCode = own.code;
     if (share?.rate !== undefined) view.rate = share.rate;
     if (share?.maxInFlight !== undefined) view.maxInFlight = share.maxInFlight;
     const why = lost.get(p.rank);
