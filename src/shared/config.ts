@@ -14,7 +14,6 @@ export { DiffusionConfigSchema, type DiffusionConfig } from './server-settings.j
 export { EngineKindSchema, ServerConfigSchema, type ServerConfig, type ServerConfigInput };
 export type { EngineKind } from './server-schema.js';
 
-
 const isHttpUrl = (u: string): boolean => z.url({ protocol: /^https?$/ }).safeParse(u).success;
 /** A URL with a user name or password (servebench redacts one URL's; a list's stay out). */
 const hasCredentials = (u: string): boolean => {

@@ -284,7 +284,9 @@ describe('telemetry recorder without a GPU source', () => {
     expect(byNode.get('node-a:9400')).toMatchObject({ smClockMhz: 1700, nodeGpu: 0 });
     expect(byNode.get('node-b:9400')).toMatchObject({ smClockMhz: 1400, nodeGpu: 0 });
     expect(byNode.get('node-a:9400')!.gpu).not.toBe(byNode.get('node-b:9400')!.gpu);
-    expect(recorder.warnings()).toEqual([expect.stringMatching(/^DCGM exporter at http:\/\/node-c:9400\/metrics .*HTTP 503/)]);
+    expect(recorder.warnings()).toEqual([
+      expect.stringMatching(/^DCGM exporter at http:\/\/node-c:9400\/metrics .*HTTP 503/),
+    ]);
   });
 
   it('samples the client itself', async () => {
