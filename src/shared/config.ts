@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SLO_NAMES, parseSloTargets } from './capacity.js';
 import { atMost, setting } from './setting.js';
+import { dcgmUrls } from './telemetry.js';
 import {
   DEFAULT_ENGINE,
   EngineKindSchema,
@@ -12,6 +13,13 @@ import {
 export { DiffusionConfigSchema, type DiffusionConfig } from './server-settings.js';
 export { EngineKindSchema, ServerConfigSchema, type ServerConfig, type ServerConfigInput };
 export type { EngineKind } from './server-schema.js';
+
+const isHttpUrl = (u: string): boolean => z.url({ protocol: /^https?$/ }).safeParse(u).success;
+/** A URL with a user name or password (servebench redacts one URL's; a list's stay out). */
+const hasCredentials = (u: string): boolean => {
+  const parsed = URL.parse(u);
+  return parsed !== null && (parsed.username !== '' || parsed.password !== '');
+};
 
 /** The engine setting: the union's discriminator (--engine; attach is chosen by --url instead). */
 export const ENGINE_SETTING = setting(EngineKindSchema.default(DEFAULT_ENGINE), {
@@ -477,11 +485,19 @@ const REPORT = {
     placeholder: 'nvidia-smi on PATH',
   }),
   dcgmUrl: setting(
-    z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://10.0.0.5:9400/metrics' }).optional(),
+    z
+      .string()
+      .refine((v) => dcgmUrls(v).length > 0 && dcgmUrls(v).every(isHttpUrl), {
+        error: 'must be http(s) URLs such as http://10.0.0.5:9400/metrics, one per node, comma-separated',
+      })
+      .refine((v) => dcgmUrls(v).length === 1 || !dcgmUrls(v).some(hasCredentials), {
+        error: 'must carry no user name or password when it names several exporters',
+      })
+      .optional(),
     {
       label: 'DCGM exporter',
-      metavar: 'URL',
-      help: 'DCGM exporter of a remote GPU (attach mode)',
+      metavar: 'URL[,URL]',
+      help: "DCGM exporters of the server's GPUs, one URL per node (remote GPUs, attach mode)",
       group: 'telemetry',
       advanced: true,
       placeholder: 'http://10.0.0.5:9400/metrics',

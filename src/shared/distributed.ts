@@ -79,8 +79,9 @@ export interface WorkerLevelView {
   driftPpm: number | null;
   loopLagP99Ms: number | null;
   scheduleLagP99Ms: number | null;
-  /** Its own client check (its event loop and schedule lag). */
+  /** Its own client check (its event loop and schedule lag), and that check's code (absent in older folders). */
   client: 'pass' | 'warn' | 'fail';
+  clientCode?: string;
   startLateMs: number;
   /** Set when the worker was lost during the level: why. */
   lost?: string;
@@ -122,5 +123,6 @@ export const WorkerLevelViewSchema = z.looseObject({
   offsetMs: z.number().nullable(),
   uncertaintyMs: z.number().nullable(),
   client: z.enum(['pass', 'warn', 'fail']),
+  clientCode: z.string().optional(),
   startLateMs: z.number(),
 });

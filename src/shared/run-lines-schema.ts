@@ -86,6 +86,8 @@ const GpuLineSchema = z.looseObject({
   ...tagged,
   tMs: num,
   gpu: num,
+  node: z.string().optional(),
+  nodeGpu: num.optional(),
   smClockMhz: numOrNull,
   maxSmClockMhz: numOrNull,
   memClockMhz: numOrNull,

@@ -19,6 +19,9 @@ export interface GpuSample {
   /** clocks_throttle_reasons.active / clocks_event_reasons.active bit mask. */
   throttleMask: number | null;
   class: ThrottleClass;
+  /** With several DCGM exporters: the node (exporter host:port) it was read from, and its index on that node. */
+  node?: string;
+  nodeGpu?: number;
   /** Values read but impossible (NaN, out of physical range), left out above: field -> the value as read. */
   rejected?: Record<string, string>;
 }
@@ -58,4 +61,12 @@ export interface ClientSample {
   tMs: number;
   loopLagMs: number;
   cpuPct: number;
+}
+
+/** The DCGM exporter URLs of a --dcgm-url value: one per node of the server, comma-separated. */
+export function dcgmUrls(value: string): string[] {
+  return value
+    .split(',')
+    .map((u) => u.trim())
+    .filter((u) => u.length > 0);
 }

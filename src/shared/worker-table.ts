@@ -18,6 +18,10 @@ export const WORKER_TABLE_HEAD = [
   'note',
 ] as const;
 
+/** What every view says under the table: how a distributed run's figures are made. */
+export const WORKER_TABLE_NOTE =
+  "Driven from several load generators: every percentile is computed over all workers' requests together (never an average of per-worker percentiles, which is no percentile of anything); offsets map each worker's clock onto rank 0's, in ms.";
+
 const ms = (v: number | null): string => (v === null ? '—' : v.toFixed(3));
 
 function load(v: WorkerLevelView): string {
@@ -44,7 +48,7 @@ export function workerTableRows(record: RunRecord, name: (level: LevelResult) =>
       ms(w.uncertaintyMs),
       w.driftPpm === null ? '—' : w.driftPpm.toFixed(1),
       w.loopLagP99Ms === null ? '—' : w.loopLagP99Ms.toFixed(1),
-      w.client,
+      w.clientCode ? `${w.client} (${w.clientCode})` : w.client,
       w.lost ? `lost: ${w.lost}` : w.startLateMs > 1 ? `started ${w.startLateMs.toFixed(1)} ms late` : '',
     ]),
   );

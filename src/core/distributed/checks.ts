@@ -1,37 +1,38 @@
 import type { WorkerLevelView } from '../../shared/distributed.js';
-import type { RequestRecord } from '../../shared/request-record.js';
 import type { Check, LevelResult } from '../../shared/run-record.js';
 import { STATUS_SEVERITY } from '../../shared/check-status.js';
 import { clientCheck } from '../checks/client.js';
 import { clockCheck } from '../checks/clock.js';
 import { fmtPct } from '../metrics/format.js';
 import { summarize } from '../metrics/percentiles.js';
-import { isMeasured } from '../metrics/request-metrics.js';
 import { driftPpm } from './clock-sync.js';
 import { workerName } from './coordinator.js';
-import type { WorkerPart } from './merge.js';
+import type { PartTally, WorkerPart } from './merge.js';
 
 /** Each worker's part of a level as the per-worker view shows it: share, clock, own client check. */
 export function workerViews(
   parts: readonly WorkerPart[],
+  tallies: ReadonlyMap<number, PartTally>,
   hosts: ReadonlyMap<number, string>,
   lost: ReadonlyMap<number, string>,
 ): WorkerLevelView[] {
-  const measuredTotal = parts.reduce((s, p) => s + p.records.filter(isMeasured).length, 0);
+  const tallyOf = (rank: number): PartTally => tallies.get(rank) ?? { measured: 0, scheduleLags: [] };
+  const measuredTotal = parts.reduce((s, p) => s + tallyOf(p.rank).measured, 0);
   return parts.map((p) => {
-    const measured = p.records.filter(isMeasured);
-    const scheduleLagP99Ms = scheduleLagP99(p.records);
+    const tally = tallyOf(p.rank);
+    const scheduleLagP99Ms = scheduleLagP99(tally.scheduleLags);
     const o = p.report ?? p.offsets;
     const before = o?.offsetBefore ?? null;
     const after = o?.offsetAfter ?? null;
     const loopLagP99Ms = p.report?.loopLagP99Ms ?? null;
     const share = p.report?.share;
+    const own = clientCheck({ loopLagP99Ms, scheduleLagP99Ms });
     const view: WorkerLevelView = {
       rank: p.rank,
       host: p.report?.host ?? hosts.get(p.rank) ?? '',
       concurrency: share?.concurrency ?? 0,
-      requests: measured.length,
-      share: measuredTotal > 0 ? measured.length / measuredTotal : 0,
+      requests: tally.measured,
+      share: measuredTotal > 0 ? tally.measured / measuredTotal : 0,
       offsetMs: p.rank === 0 ? 0 : (before?.offsetMs ?? after?.offsetMs ?? null),
       uncertaintyMs:
         p.rank === 0
@@ -43,9 +44,10 @@ export function workerViews(
       driftPpm: driftPpm(before, after),
       loopLagP99Ms,
       scheduleLagP99Ms,
-      client: clientCheck({ loopLagP99Ms, scheduleLagP99Ms }).status,
+      client: own.status,
       startLateMs: p.report?.startLateMs ?? 0,
     };
+    if (own.code !== undefined) view.clientCode = own.code;
     if (share?.rate !== undefined) view.rate = share.rate;
     if (share?.maxInFlight !== undefined) view.maxInFlight = share.maxInFlight;
     const why = lost.get(p.rank);
@@ -97,10 +99,7 @@ export function workersClientCheck(all: readonly WorkerLevelView[]): Check {
 }
 
 /** Schedule lag of a worker's measured records (send - scheduled), p99; null in closed loop. */
-export function scheduleLagP99(records: readonly RequestRecord[]): number | null {
-  const lags = records
-    .filter((r) => isMeasured(r) && r.scheduledMs !== undefined)
-    .map((r) => r.sendMs - (r.scheduledMs as number));
+export function scheduleLagP99(lags: readonly number[]): number | null {
   return lags.length > 0 ? summarize(lags).p99 : null;
 }
 
@@ -108,10 +107,11 @@ export function scheduleLagP99(records: readonly RequestRecord[]): number | null
 export function addWorkerView(
   level: LevelResult,
   parts: readonly WorkerPart[],
+  tallies: ReadonlyMap<number, PartTally>,
   hosts: ReadonlyMap<number, string>,
   lost: ReadonlyMap<number, string>,
 ): void {
-  const views = workerViews(parts, hosts, lost);
+  const views = workerViews(parts, tallies, hosts, lost);
   level.workers = views;
   level.checks = level.checks.map((c) => (c.id === 'client' ? workersClientCheck(views) : c));
   level.checks.push(clockCheck(views, level.rounds));

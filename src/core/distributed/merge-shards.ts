@@ -14,7 +14,7 @@ import { summarizeLevelRun, type LevelMeasureInput } from '../run/level-measure.
 import { RunSession } from '../run/run-session.js';
 import { loadWorkload, type Workload } from '../workloads/workload.js';
 import { addWorkerView } from './checks.js';
-import { APPEND_BATCH, mergeLevelOutput, type WorkerPart } from './merge.js';
+import { streamLevel, type RecordSource, type WorkerPart } from './merge.js';
 
 /** One shard folder being merged: its record, its account of each level, and its records read line by line. */
 interface Shard {
@@ -75,19 +75,18 @@ async function nextRecord(shard: Shard): Promise<RequestRecord | null> {
   return null;
 }
 
-/** A shard's records of one level (its file holds levels one after the other). */
-async function levelRecords(shard: Shard, levelIndex: number): Promise<RequestRecord[]> {
-  const out: RequestRecord[] = [];
-  for (;;) {
-    const r = await nextRecord(shard);
-    if (!r) return out;
-    if (r.levelIndex < levelIndex) continue;
-    if (r.levelIndex > levelIndex) {
+/** A shard's records of one level, pulled one at a time (its file holds levels one after the other). */
+function levelSource(shard: Shard, levelIndex: number): RecordSource {
+  return async () => {
+    for (;;) {
+      const r = await nextRecord(shard);
+      if (!r) return null;
+      if (r.levelIndex < levelIndex) continue;
+      if (r.levelIndex === levelIndex) return r;
       shard.peeked = r;
-      return out;
+      return null;
     }
-    out.push(r);
-  }
+  };
 }
 
 /** A level measure input for summarizing a merged level after the fact (nothing is sent: no server, no telemetry). */
@@ -178,29 +177,29 @@ export async function mergeShards(
   const levels = [...new Set(shards.flatMap((s) => [...s.reports.keys()]))].sort((a, b) => a - b);
   const hosts = new Map(run.record.distributed.workers.map((w) => [w.rank, w.host] as const));
   for (const levelIndex of levels) {
-    const parts: WorkerPart[] = [];
-    for (const s of shards)
-      parts.push({
-        rank: s.rank,
-        report: s.reports.get(levelIndex) ?? null,
-        records: await levelRecords(s, levelIndex),
-      });
+    const parts: WorkerPart[] = shards.map((s) => ({
+      rank: s.rank,
+      report: s.reports.get(levelIndex) ?? null,
+      records: [],
+    }));
     const report = parts.find((p) => p.report)!.report!;
-    const output = mergeLevelOutput(parts, report.plan.rounds);
-    const all = [...output.warmup, ...output.measured].sort((a, b) => a.id - b.id);
-    for (let i = 0; i < all.length; i += APPEND_BATCH) await run.writer.appendRequests(all.slice(i, i + APPEND_BATCH));
-    const firstId = all.reduce((m, r) => Math.min(m, r.id), Infinity);
-    const input = offlineInput(config, report, workload, options.clock, Number.isFinite(firstId) ? firstId : 0);
+    const merge = await streamLevel(
+      parts,
+      shards.map((s) => levelSource(s, levelIndex)),
+      (batch) => run.writer.appendRequests(batch),
+    );
+    const firstId = Number.isFinite(merge.firstId) ? merge.firstId : 0;
+    const input = offlineInput(config, report, workload, options.clock, firstId);
     const cut = parts.find((p) => p.report?.abortReason)?.report?.abortReason;
     const level = summarizeLevelRun(input, {
-      output,
-      // reduce, not Math.min(...all): a level of 100,000 records would overflow the stack.
-      startMs: all.reduce((m, r) => Math.min(m, r.scheduledMs ?? r.sendMs), Infinity),
-      endMs: all.reduce((m, r) => Math.max(m, r.endMs ?? r.sendMs), -Infinity),
+      output: merge.output(report.plan.rounds),
+      startMs: merge.startMs,
+      endMs: merge.endMs,
       loopLagP99Ms: Math.max(...parts.map((p) => p.report?.loopLagP99Ms ?? 0)),
       ...(cut ? { abortReason: { message: cut, kind: 'server-died' as const } } : {}),
     });
-    if (level) addWorkerView(level, parts, hosts, new Map(missing.map((r) => [r, 'no shard of it was given'])));
+    const lost = new Map(missing.map((r) => [r, 'no shard of it was given']));
+    if (level) addWorkerView(level, parts, merge.tallies, hosts, lost);
     await run.addLevel({ levelIndex, firstId: 0, firstPromptIndex: 0 }, level);
   }
   if (missing.length > 0)

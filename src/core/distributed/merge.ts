@@ -1,6 +1,7 @@
 import type { WorkerLevelReport } from '../../shared/distributed.js';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { LevelRunOutput } from '../load/level-runner.js';
+import { isMeasured } from '../metrics/request-metrics.js';
 import { offsetAt } from './clock-sync.js';
 
 /** Records written to requests.jsonl at a time: a level of 200,000 is not one string in memory. */
@@ -10,11 +11,21 @@ export const APPEND_BATCH = 5000;
 export interface WorkerPart {
   rank: number;
   report: WorkerLevelReport | null;
-  /** Its records on its own clock, as measured. */
+  /** Its records on its own clock, as measured (empty where they stream from its shard file instead). */
   records: RequestRecord[];
   /** Offsets known without a report (sent before the level began). */
   offsets?: Pick<WorkerLevelReport, 'offsetBefore' | 'offsetAfter'>;
 }
+
+/** What the per-worker view needs of a worker's records, counted as they go by (the records need not be kept). */
+export interface PartTally {
+  measured: number;
+  /** Send minus scheduled instant of its measured open-loop requests (ms). */
+  scheduleLags: number[];
+}
+
+/** The next record of one worker's part of a level (on its own clock), or null at its end. */
+export type RecordSource = () => Promise<RequestRecord | null>;
 
 /**
  * Moves a record onto rank 0's timeline, in place (a merge holds a whole level: no second copy of it): every time
@@ -34,38 +45,112 @@ export function moveRecord(r: RequestRecord, offsetMs: number, worker: number): 
 }
 
 /** The offset a worker's record at `sendMs` gets: between the level's before and after estimates; 0 for rank 0. */
-export function recordOffset(part: WorkerPart, sendMs: number): number {
+export function recordOffset(part: Pick<WorkerPart, 'report' | 'offsets'>, sendMs: number): number {
   const o = part.report ?? part.offsets;
   return offsetAt(sendMs, o?.offsetBefore ?? null, o?.offsetAfter ?? null) ?? 0;
 }
 
-/** Every worker's records of a level moved onto rank 0's timeline (in place), in id order (ids are unique across workers). */
-export function mergeRecords(parts: readonly WorkerPart[]): RequestRecord[] {
-  const out: RequestRecord[] = [];
-  for (const part of parts)
-    for (const r of part.records) out.push(moveRecord(r, recordOffset(part, r.sendMs), part.rank));
-  return out.sort((a, b) => a.id - b.id);
+/** A worker's in-memory records as a source, in id order (sorted in place: no copy). */
+export function arraySource(records: RequestRecord[]): RecordSource {
+  records.sort((a, b) => a.id - b.id);
+  let i = 0;
+  return () => Promise.resolve(records[i++] ?? null);
 }
 
 /**
- * The level as one run of every worker's records: warm-up and measured records on rank 0's timeline, the rounds every
- * worker completed, the measured window, and cut short when any worker's part was (or a worker was lost).
+ * A level being merged: each record taken once, moved onto rank 0's timeline, counted for its worker's view and for
+ * the level's windows. It keeps the records the level summary reads, and nothing else of them.
  */
-export function mergeLevelOutput(parts: readonly WorkerPart[], rounds: number): LevelRunOutput {
-  const all = mergeRecords(parts);
-  const out: LevelRunOutput = {
-    warmup: all.filter((r) => r.warmup),
-    measured: all.filter((r) => !r.warmup),
-    roundsCompleted: parts.reduce((m, p) => Math.min(m, p.report ? p.report.roundsCompleted : 0), rounds),
-    measureStartMs: null,
-    measureEndMs: null,
-    aborted: parts.some((p) => !p.report || p.report.aborted),
-    skippedTurns: parts.reduce((s, p) => s + (p.report?.skippedTurns ?? 0), 0),
-  };
-  for (const r of out.measured) {
-    out.measureStartMs = out.measureStartMs === null ? r.sendMs : Math.min(out.measureStartMs, r.sendMs);
-    const end = r.endMs ?? r.sendMs;
-    out.measureEndMs = out.measureEndMs === null ? end : Math.max(out.measureEndMs, end);
+export class LevelMerge {
+  readonly warmup: RequestRecord[] = [];
+  readonly measured: RequestRecord[] = [];
+  readonly tallies = new Map<number, PartTally>();
+  /** First send (or scheduled instant) and last end of every record, on rank 0's timeline. */
+  startMs = Infinity;
+  endMs = -Infinity;
+  firstId = Infinity;
+  private measureStartMs: number | null = null;
+  private measureEndMs: number | null = null;
+
+  constructor(private readonly parts: readonly WorkerPart[]) {
+    for (const p of parts) this.tallies.set(p.rank, { measured: 0, scheduleLags: [] });
   }
-  return out;
+
+  /** Takes one record of `part` on its worker's clock; returns it on rank 0's. */
+  add(part: WorkerPart, record: RequestRecord): RequestRecord {
+    const r = moveRecord(record, recordOffset(part, record.sendMs), part.rank);
+    this.startMs = Math.min(this.startMs, r.scheduledMs ?? r.sendMs);
+    this.endMs = Math.max(this.endMs, r.endMs ?? r.sendMs);
+    this.firstId = Math.min(this.firstId, r.id);
+    if (r.warmup) {
+      this.warmup.push(r);
+      return r;
+    }
+    this.measured.push(r);
+    this.measureStartMs = Math.min(this.measureStartMs ?? r.sendMs, r.sendMs);
+    this.measureEndMs = Math.max(this.measureEndMs ?? -Infinity, r.endMs ?? r.sendMs);
+    if (isMeasured(r)) {
+      const tally = this.tallies.get(part.rank)!;
+      tally.measured++;
+      if (r.scheduledMs !== undefined) tally.scheduleLags.push(r.sendMs - r.scheduledMs);
+    }
+    return r;
+  }
+
+  /**
+   * The level as one run of every worker's records: the rounds every worker completed, the measured window, and cut
+   * short when any worker's part was (or a worker was lost).
+   */
+  output(rounds: number): LevelRunOutput {
+    const parts = this.parts;
+    return {
+      warmup: this.warmup,
+      measured: this.measured,
+      roundsCompleted: parts.reduce((m, p) => Math.min(m, p.report ? p.report.roundsCompleted : 0), rounds),
+      measureStartMs: this.measureStartMs,
+      measureEndMs: this.measureEndMs,
+      aborted: parts.some((p) => !p.report || p.report.aborted),
+      skippedTurns: parts.reduce((s, p) => s + (p.report?.skippedTurns ?? 0), 0),
+    };
+  }
+}
+
+/**
+ * Merges a level's parts as their records stream in: a k-way merge by id (each source is in id order, ids are unique
+ * across workers), each record written through `write` in batches as it comes, so requests.jsonl is in id order and
+ * no sorted copy of the level is made.
+ */
+export async function streamLevel(
+  parts: readonly WorkerPart[],
+  sources: readonly RecordSource[],
+  write: (batch: RequestRecord[]) => Promise<void>,
+): Promise<LevelMerge> {
+  const merge = new LevelMerge(parts);
+  const heads = await Promise.all(sources.map((s) => s()));
+  let batch: RequestRecord[] = [];
+  for (;;) {
+    let k = -1;
+    for (let i = 0; i < heads.length; i++) if (heads[i] && (k < 0 || heads[i]!.id < heads[k]!.id)) k = i;
+    if (k < 0) break;
+    batch.push(merge.add(parts[k]!, heads[k]!));
+    if (batch.length >= APPEND_BATCH) {
+      await write(batch);
+      batch = [];
+    }
+    heads[k] = await sources[k]!();
+  }
+  if (batch.length > 0) await write(batch);
+  return merge;
+}
+
+/** Every worker's in-memory records of a level merged onto rank 0's timeline (in place), in id order. */
+export async function mergeParts(
+  parts: readonly WorkerPart[],
+  write: (batch: RequestRecord[]) => Promise<void> = () => Promise.resolve(),
+): Promise<LevelMerge> {
+  return streamLevel(
+    parts,
+    parts.map((p) => arraySource(p.records)),
+    write,
+  );
 }

@@ -12,7 +12,7 @@ import type { Coordinator } from './coordinator.js';
 import { WorkerLostError, workerName } from './coordinator.js';
 import type { DistributedIdentity } from './environment.js';
 import type { DistributedHooks } from './hooks.js';
-import { APPEND_BATCH, mergeLevelOutput, type WorkerPart } from './merge.js';
+import { mergeParts, type WorkerPart } from './merge.js';
 import { batchKey, wirePlan } from './protocol.js';
 import { levelCut, runShare, shareReport, startAt } from './share-level.js';
 import { checkSplit } from './split.js';
@@ -172,10 +172,8 @@ export class Rank0 implements DistributedHooks {
     lost: Map<number, string>,
     abortReason: ReturnType<ReturnType<typeof levelCut>['reason']>,
   ): Promise<LevelResult | null> {
-    const output = mergeLevelOutput(parts, input.plan.rounds);
-    const merged = [...output.warmup, ...output.measured].sort((a, b) => a.id - b.id);
-    for (let i = 0; i < merged.length; i += APPEND_BATCH)
-      await input.writer.appendRequests(merged.slice(i, i + APPEND_BATCH));
+    const merge = await mergeParts(parts, (batch) => input.writer.appendRequests(batch));
+    const output = merge.output(input.plan.rounds);
     const lags = parts.map((p) => p.report?.loopLagP99Ms).filter((v): v is number => typeof v === 'number');
     const level = summarizeLevelRun(input, {
       output,
@@ -197,7 +195,7 @@ export class Rank0 implements DistributedHooks {
     if (!level) return null;
     const hosts = new Map([...this.coordinator.peers.values()].map((p) => [p.rank, p.host] as const));
     hosts.set(0, this.identity.host);
-    addWorkerView(level, parts, hosts, lost);
+    addWorkerView(level, parts, merge.tallies, hosts, lost);
     return level;
   }
 

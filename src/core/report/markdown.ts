@@ -13,7 +13,7 @@ import type { RunFolder } from './load-run-folder.js';
 import { capacitySearches } from '../../shared/capacity.js';
 import { capacityLines, capacityTable, capacityTitle } from '../../shared/capacity-format.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../../shared/turn-table.js';
-import { WORKER_TABLE_HEAD, workerTableRows } from '../../shared/worker-table.js';
+import { workersMarkdown } from './workers-section.js';
 import { loadText } from '../../shared/level-load.js';
 import { messageRows, messagesLeftOutText } from '../../shared/message-rows.js';
 import { mdCodeBlock, mdText as esc } from './markdown-escape.js';
@@ -59,19 +59,7 @@ export function markdownReport(folder: RunFolder): string {
     );
     out.push('Multi-turn: each turn sends the conversation so far back; TTFT in ms.', '');
   }
-  const workers = workerTableRows(record);
-  if (workers.length) {
-    out.push('## Load generators', '', `| ${WORKER_TABLE_HEAD.join(' | ')} |`);
-    out.push(
-      `|${WORKER_TABLE_HEAD.map(() => ' --- |').join('')}`,
-      ...workers.map((r) => `| ${r.map(esc).join(' | ')} |`),
-      '',
-    );
-    out.push(
-      "Driven from several load generators: every percentile is computed over all workers' requests together (never an average of per-worker percentiles, which is no percentile of anything); offsets map each worker's clock onto rank 0's, in ms.",
-      '',
-    );
-  }
+  out.push(...workersMarkdown(record));
   const searches = capacitySearches(record);
   if (searches.length > 0) out.push('## Capacity', '');
   for (const c of searches) {

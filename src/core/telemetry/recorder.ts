@@ -1,9 +1,10 @@
 import type { LevelTelemetry, TelemetryIssue } from '../../shared/run-record.js';
 import type { EngineKind } from '../../shared/config.js';
-import type { ClientSample, EngineSample, GpuSample } from '../../shared/telemetry.js';
+import { dcgmUrls, type ClientSample, type EngineSample, type GpuSample } from '../../shared/telemetry.js';
 import type { Clock } from '../clock.js';
 import { startClientSampler } from './client-sampler.js';
 import { startDcgmSource } from './dcgm-source.js';
+import { nodeTagger } from './dcgm-nodes.js';
 import { startEngineScraper, type EngineStatus } from './engine-metrics.js';
 import { createExecaRunner, type CommandRunner } from './exec.js';
 import { explainSpread as explain } from './explain-spread.js';
@@ -26,7 +27,7 @@ export interface TelemetryRecorderOptions {
   clock: Clock;
   /** nvidia-smi to use; else env SERVEBENCH_NVIDIA_SMI, else PATH. */
   nvidiaSmiPath?: string;
-  /** DCGM exporter /metrics URL: the GPU source instead of nvidia-smi (remote GPUs, attach mode). */
+  /** DCGM exporters' /metrics URLs, one per node, comma-separated: the GPU source instead of nvidia-smi (remote GPUs). */
   dcgmUrl?: string;
   /** The engine's Prometheus /metrics URL. */
   metricsUrl?: string;
@@ -217,27 +218,38 @@ export function createTelemetryRecorder(options: TelemetryRecorderOptions): Tele
     );
   };
 
-  const startDcgm = async (url: string) => {
-    const source = startDcgmSource({
-      url,
-      clock,
-      get,
-      intervalMs,
-      onSample: addGpu,
-      onDropped: (reason, code) => {
-        gpuStatus = { available: false, source: 'unavailable', reason };
-        dropSource('gpu', code, reason);
-        for (const l of [...gpuListeners]) l();
-      },
-    });
-    pollers.push(source);
-    const first = await source.firstScrape;
-    if (first.ok) {
-      gpuStatus = { available: true, source: 'dcgm' };
-    } else {
-      gpuStatus = { available: false, source: 'unavailable', reason: first.reason };
+  // One exporter per node of the server, all scraped from here: every sample on this run's one timeline.
+  const startDcgm = async (urls: readonly string[]) => {
+    const tag = nodeTagger(urls);
+    const live = new Set<string>();
+    const start = async (url: string): Promise<string | null> => {
+      const source = startDcgmSource({
+        url,
+        clock,
+        get,
+        intervalMs,
+        onSample: (sample) => addGpu(tag(url, sample)),
+        onDropped: (reason, code) => {
+          live.delete(url);
+          if (live.size === 0) gpuStatus = { available: false, source: 'unavailable', reason };
+          dropSource('gpu', code, reason);
+          for (const l of [...gpuListeners]) l();
+        },
+      });
+      pollers.push(source);
+      const first = await source.firstScrape;
+      if (first.ok) {
+        live.add(url);
+        return null;
+      }
       await source.stop();
-    }
+      return first.reason;
+    };
+    const failed = (await Promise.all(urls.map(start))).filter((r): r is string => r !== null);
+    if (live.size > 0) {
+      gpuStatus = { available: true, source: 'dcgm' };
+      for (const reason of failed) warnings.push(`${reason}: that node's GPUs are not in this run's telemetry`);
+    } else gpuStatus = { available: false, source: 'unavailable', reason: failed.join('; ') };
   };
 
   const recorder: TelemetryRecorderImpl = {
@@ -277,7 +289,7 @@ export function createTelemetryRecorder(options: TelemetryRecorderOptions): Tele
           });
           pollers.push(scraper);
         }
-        if (options.dcgmUrl) await startDcgm(options.dcgmUrl);
+        if (options.dcgmUrl) await startDcgm(dcgmUrls(options.dcgmUrl));
         else await startNvidiaSmi();
       })();
       return started;

@@ -9,7 +9,7 @@ interface Bound {
   max: number;
 }
 
-type GpuNumberField = Exclude<keyof GpuSample, 'tMs' | 'gpu' | 'pstate' | 'class' | 'rejected'>;
+type GpuNumberField = Exclude<keyof GpuSample, 'tMs' | 'gpu' | 'node' | 'nodeGpu' | 'pstate' | 'class' | 'rejected'>;
 type EngineField = Exclude<keyof EngineSample, 'tMs' | 'rejected'>;
 
 /** Every clock-event reason NVML defines (nvmlClocksEventReasonAll, 0x1 .. 0x100): a mask beyond is no reading. */

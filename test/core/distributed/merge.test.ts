@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RequestRecord } from '../../../src/shared/request-record.js';
 import type { WorkerLevelReport } from '../../../src/shared/distributed.js';
-import { mergeLevelOutput, moveRecord, type WorkerPart } from '../../../src/core/distributed/merge.js';
+import { mergeParts, moveRecord, streamLevel, type WorkerPart } from '../../../src/core/distributed/merge.js';
 import { requestMetrics } from '../../../src/core/metrics/request-metrics.js';
 
 function record(id: number, sendMs: number, round = 0): RequestRecord {
@@ -68,12 +68,12 @@ describe('merging raw records', () => {
     expect(requestMetrics(moved)).toEqual(before);
   });
 
-  it("keeps every worker's records once, in id order, on one timeline", () => {
+  it("keeps every worker's records once, in id order, on one timeline", async () => {
     const parts: WorkerPart[] = [
       { rank: 0, report: report(0, 0), records: [record(0, 10), record(1, 500, 1)] },
       { rank: 1, report: report(1, 100), records: [record(2, 5), record(3, 400, 1)] },
     ];
-    const out = mergeLevelOutput(parts, 2);
+    const out = (await mergeParts(parts)).output(2);
     expect(out.measured.map((r) => [r.id, r.worker, r.sendMs])).toEqual([
       [0, 0, 10],
       [1, 0, 500],
@@ -86,14 +86,13 @@ describe('merging raw records', () => {
     expect(out.measureEndMs).toBe(590.5);
   });
 
-  it('is cut short when a worker was, or was lost without a report', () => {
-    const cut = mergeLevelOutput(
-      [{ rank: 0, report: report(0, 0, { aborted: true, roundsCompleted: 1 }), records: [] }],
-      2,
-    );
+  it('is cut short when a worker was, or was lost without a report', async () => {
+    const cut = (
+      await mergeParts([{ rank: 0, report: report(0, 0, { aborted: true, roundsCompleted: 1 }), records: [] }])
+    ).output(2);
     expect(cut).toMatchObject({ aborted: true, roundsCompleted: 1 });
-    const lost = mergeLevelOutput(
-      [
+    const lost = (
+      await mergeParts([
         { rank: 0, report: report(0, 0), records: [record(0, 10)] },
         {
           rank: 1,
@@ -101,10 +100,35 @@ describe('merging raw records', () => {
           records: [record(1, 10)],
           offsets: { offsetBefore: report(1, 7).offsetBefore, offsetAfter: null },
         },
-      ],
-      2,
-    );
+      ])
+    ).output(2);
     expect(lost.aborted).toBe(true);
     expect(lost.measured.find((r) => r.id === 1)?.sendMs).toBe(17);
+  });
+
+  it('streams shards by id into batches as they are read, and counts each worker without keeping its records', async () => {
+    const files = [
+      [record(0, 10), record(2, 20), record(4, 30, 1)],
+      [record(1, 5), record(3, 15), record(5, 25, 1)],
+    ];
+    const parts: WorkerPart[] = [
+      { rank: 0, report: report(0, 0), records: [] },
+      { rank: 1, report: report(1, 100), records: [] },
+    ];
+    const written: number[][] = [];
+    const merge = await streamLevel(
+      parts,
+      files.map((f) => () => Promise.resolve(f.shift() ?? null)),
+      (batch) => {
+        written.push(batch.map((r) => r.id));
+        return Promise.resolve();
+      },
+    );
+    expect(written.flat()).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(merge.tallies.get(0)?.measured).toBe(3);
+    expect(merge.tallies.get(1)?.measured).toBe(3);
+    expect(merge.startMs).toBe(9);
+    expect(merge.firstId).toBe(0);
+    expect(merge.output(2).measured.find((r) => r.id === 5)?.sendMs).toBe(125);
   });
 });

@@ -261,6 +261,34 @@ describe('telemetry recorder without a GPU source', () => {
     });
   });
 
+  it("reads one DCGM exporter per node, tags each sample with its node, and keeps two nodes' GPU 0 apart", async () => {
+    const clock = createMonoClock();
+    const seen = countdown<GpuSample>(4);
+    const pages: Record<string, string> = {
+      'http://node-a:9400/metrics': 'DCGM_FI_DEV_SM_CLOCK{gpu="0"} 1700\n',
+      'http://node-b:9400/metrics': 'DCGM_FI_DEV_SM_CLOCK{gpu="0"} 1400\n',
+    };
+    const recorder = createTelemetryRecorder({
+      clock,
+      dcgmUrl: 'http://node-a:9400/metrics, http://node-b:9400/metrics,http://node-c:9400/metrics',
+      intervalMs: 5,
+      clientIntervalMs: 0,
+      fetch: async (url) => (pages[url] ? { status: 200, body: pages[url] } : { status: 503, body: '' }),
+      onGpuSample: seen.add,
+    });
+    await recorder.start();
+    await seen.done;
+    await recorder.stop();
+    expect(recorder.gpuStatus).toEqual({ available: true, source: 'dcgm' });
+    const byNode = new Map(recorder.gpuSamples().map((s) => [s.node, s] as const));
+    expect(byNode.get('node-a:9400')).toMatchObject({ smClockMhz: 1700, nodeGpu: 0 });
+    expect(byNode.get('node-b:9400')).toMatchObject({ smClockMhz: 1400, nodeGpu: 0 });
+    expect(byNode.get('node-a:9400')!.gpu).not.toBe(byNode.get('node-b:9400')!.gpu);
+    expect(recorder.warnings()).toEqual([
+      expect.stringMatching(/^DCGM exporter at http:\/\/node-c:9400\/metrics .*HTTP 503/),
+    ]);
+  });
+
   it('samples the client itself', async () => {
     const clock = createMonoClock();
     const seen = countdown<unknown>(2);

@@ -16,6 +16,7 @@ import { capacitySearches, type CapacityResult } from '../../../shared/capacity.
 import { capacityLines, capacityTable, capacityTitle } from '../../../shared/capacity-format.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../../../shared/turn-table.js';
 import { loadText } from '../../../shared/level-load.js';
+import { workersHtml } from '../workers-section.js';
 import { messageRows, messagesLeftOutText } from '../../../shared/message-rows.js';
 
 /** Multi-turn runs: TTFT per conversation turn, one row per level and turn; nothing for other runs. */
@@ -138,6 +139,7 @@ export function renderPage(page: ReportPage): string {
     table(ARTICLE_COLUMNS, rows, 'table-results'),
     '<p class="note">* = level cut short. TTFT: time to the first token; TPOT: time per output token after the first; E2E: the whole request.</p></section>',
     turnsSection(record),
+    workersHtml(record),
     capacitySearches(record).length > 0 ? capacitySection(capacitySearches(record)) : '',
     `<section id="charts"><h2>Charts</h2><div class="charts">${page.charts.join('')}</div>${page.timeline}</section>`,
     '<section id="checks"><h2>Checks</h2>',
