@@ -4,7 +4,7 @@ import { coefficientOfVariation } from '../metrics/throughput.js';
 import { defineCheck } from './define.js';
 import { judged, type Facts, type Judged } from './verdict.js';
 
-/** Round-spread limit: a CV above this means the environment is wrong (DESIGN.md, the article's 15 %). */
+/** Round-spread limit: a CV above this means the environment is wrong (docs/architecture.md: 15 %). */
 export const ROUND_CV_LIMIT = 0.15;
 
 /**

@@ -1,4 +1,4 @@
-/** Metrics: request records -> level summaries, percentiles with CIs, and cost (DESIGN.md); the checks are src/core/checks. */
+/** Metrics: request records -> level summaries, percentiles with CIs, and cost (docs/architecture.md); the checks are src/core/checks. */
 export { binomialDist, type BinomialDist } from './binomial.js';
 export {
   DEFAULT_CONFIDENCE,

@@ -1,7 +1,7 @@
 import type { Ci, Summary } from '../../shared/run-record.js';
 import { binomialDist } from './binomial.js';
 
-/** Default confidence for percentile intervals (DESIGN.md: 95 %). */
+/** Default confidence for percentile intervals (95 %, as docs/architecture.md states). */
 export const DEFAULT_CONFIDENCE = 0.95;
 
 // Float noise allowance when comparing a coverage with the requested confidence.

@@ -38,7 +38,7 @@ export function isCancelled(record: RequestRecord): boolean {
 }
 
 /**
- * Derives TTFT, E2E, TPOT, ITL and ITL per token from one record (DESIGN.md "Metric definitions"). Where the
+ * Derives TTFT, E2E, TPOT, ITL and ITL per token from one record (docs/architecture.md, what is measured). Where the
  * server's output count was impossible, the figures built on it (TPOT, ITL per token, tokens per chunk) are left out.
  */
 export function requestMetrics(record: RequestRecord): RequestMetrics {

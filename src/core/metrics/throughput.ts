@@ -80,7 +80,7 @@ export function coefficientOfVariation(values: readonly number[]): number | null
   return Math.sqrt(ss / (n - 1)) / mean;
 }
 
-/** Round spread: CV of per-round output tok/s (DESIGN.md); over 0.15 fails the round-spread check. */
+/** Round spread: CV of per-round output tok/s (docs/architecture.md); over 0.15 fails the round-spread check. */
 export function roundCv(rounds: readonly RoundResult[]): number | null {
   return coefficientOfVariation(rounds.map((r) => r.outputTokPerSec));
 }

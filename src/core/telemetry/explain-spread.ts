@@ -3,7 +3,7 @@ import { counterDelta, processesInWindow } from './summarize.js';
 import { clockRatio } from './throttle.js';
 import type { GpuProcessSnapshot } from './types.js';
 
-/** Round CV above which the spread needs explaining (DESIGN: over 15 % the environment is wrong). */
+/** Round CV above which the spread needs explaining (over 15 % the environment is wrong). */
 export const SPREAD_THRESHOLD = 0.15;
 /** Event-loop lag that means the client itself was saturated. */
 export const CLIENT_LAG_MS = 50;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { classifyThrottle, describeThrottleMask, findEpisodes } from '../../../src/core/telemetry/throttle.js';
 import { gpuSample } from './helpers.js';
 
-describe('throttle classifier (DESIGN.md bits)', () => {
+describe('throttle classifier (the GPU throttle-reason bits)', () => {
   it('classifies each reason', () => {
     expect(classifyThrottle(null)).toBe('unknown');
     expect(classifyThrottle(0x0)).toBe('full-speed');
