@@ -10,7 +10,7 @@ import { goodput } from './goodput.js';
 import { summarize } from './percentiles.js';
 import { isCancelled, isMeasured, outputCounted, poolLatencies, usageRejected } from './request-metrics.js';
 import { offeredLoadOf } from './offered-load.js';
-import { coalescedItl, coalescedItlFinding } from './coalesced-itl.js';
+import { coalescedItlFinding } from './coalesced-itl.js';
 import { LevelAccumulator } from './level-accumulator.js';
 import { responseCacheOf } from './response-cache.js';
 import { requestEndBound, roundCv, roundResults } from './throughput.js';
