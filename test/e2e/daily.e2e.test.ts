@@ -127,7 +127,7 @@ describe.skipIf(!haveChromium)('the app as a daily tool: checks, runs table, bas
     const row = table.locator('tr', { hasText: 'closed' });
     expect(await row.getByTestId('run-verdict').getAttribute('data-verdict')).toBe('fail');
     // The closed run's peak is its second level's 333 tok/s; its first level's TTFT p95 13.1 ms.
-    expect(await row.locator('td.num').allTextContents()).toEqual(['333', '13.1']);
+    expect(await row.locator('td.num').allTextContents()).toEqual(['333', '13.1 ms']);
     await shoot(page, 'runs-table');
     expect(consoleErrors).toEqual([]);
   });

@@ -1,4 +1,5 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { fmtShare } from '../../src/shared/format.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -288,7 +289,7 @@ describe('shared prefix on llama.cpp', () => {
     const cache = levelCheck(res.record, 'prefix-cache');
     expect(cache.status).toBe('pass');
     expect(cache.facts?.cachedTokens).toBe(total);
-    const hitShown = `${((total / (6 * 48)) * 100).toFixed(0)} %`;
+    const hitShown = fmtShare(total / (6 * 48)).replace('.', '\\.');
     // The CLI's table shows it in its cache-hit column.
     expect(res.stdout).toMatch(new RegExp(`cache hit[^\\n]*\\n\\s+2\\s.*\\s${hitShown}\\s`));
     // Its /metrics was scraped (the first scrape is at the start), and carries no prefix-cache counter to read.

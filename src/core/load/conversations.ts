@@ -129,18 +129,18 @@ export async function runConversations(options: ConversationOptions): Promise<Sc
         gate.release();
         return;
       }
+      let counted: Promise<void> = Promise.resolve();
       if (turn > 0 && options.countMessages && !countFailed) {
         // Counted alongside the request, so the count never delays the turn.
-        counts.push(
-          // The level's signal stops the count too: a hung server must not hold a cancelled level up to --timeout.
-          options.countMessages(messages, signal).then(
-            (n) => {
-              if (n !== null) prompt.inputLen = n;
-              else countFailure('the server gave no count');
-            },
-            (error: unknown) => countFailure(error instanceof Error ? error.message : String(error)),
-          ),
+        // The level's signal stops the count too: a hung server must not hold a cancelled level up to --timeout.
+        counted = options.countMessages(messages, signal).then(
+          (n) => {
+            if (n !== null) prompt.inputLen = n;
+            else countFailure('the server gave no count');
+          },
+          (error: unknown) => countFailure(error instanceof Error ? error.message : String(error)),
         );
+        counts.push(counted);
       }
       const last = turn === turns - 1;
       const sent = sendRequest(executor, options.makeSpec(prompt, !last));
@@ -151,7 +151,8 @@ export async function runConversations(options: ConversationOptions): Promise<Sc
         if (options.retain !== false) outcomes.push(outcome);
         // A cancel cuts the level short: the turns it stops are not skipped by a failure.
         const skipped = failed(outcome) && !signal?.aborted ? turns - turn - 1 : 0;
-        options.onOutcome(outcome, skipped);
+        // The record takes the history's count: it is told once that count (sent alongside) has come back.
+        counts.push(counted.then(() => options.onOutcome(outcome, skipped)));
         return !failed(outcome);
       };
       if (last) {

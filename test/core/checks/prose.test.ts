@@ -106,7 +106,7 @@ describe('the prose renderer', () => {
       ({ rank, host: `n${rank + 1}`, requests: 10, uncertaintyMs, offsetChangeMs: rank === 0 ? null : 0.5 }) as never;
     const round = { round: 0, windowMs: 1000, partial: false } as never;
     expect(clockCheck([worker(0, 0), worker(1, 30)], [round]).detail).toBe(
-      "offsets known within ±30 ms, moving at most 0.5 ms over the level: a round window (shortest 1000 ms) is exact to within 60.5 ms (6.0 %), too coarse for this level's throughput; run longer rounds or reach rank 0 over a quieter network",
+      "offsets known within ±30 ms, moving at most 0.5 ms over the level: a round window (shortest 1,000 ms) is exact to within 60.5 ms (6.0 %), too coarse for this level's throughput; run longer rounds or reach rank 0 over a quieter network",
     );
     expect(clockCheck([worker(0, 0), worker(1, null)], [round]).detail).toBe(
       "worker 1 (n2) sent requests without a clock offset: their times on rank 0's timeline are not corrected",
@@ -138,7 +138,7 @@ describe('sentences made in the check modules', () => {
       'CV 20.0 % over 3 rounds (80, 100, 120 tok/s) exceeds 15.0 %: look for throttling or other load on the GPU',
     );
     expect(prefixCacheCheck({ uniquePrefix: true, prefixCacheHitsDelta: 4800, measuredRequests: 300 }).detail).toBe(
-      'the engine reports 4800 prefix-cache hits despite unique prompts: some requests may have reused cached prefill',
+      'the engine reports 4,800 prefix-cache hits despite unique prompts: some requests may have reused cached prefill',
     );
     expect(clientCheck({ loopLagP99Ms: 150, scheduleLagP99Ms: null }).detail).toMatch(
       /^event-loop lag p99 150 ms \(over 100 ms\): the client is the bottleneck; its timings are not the server's/,

@@ -77,9 +77,14 @@ function facts(list: readonly Fact[], cls = ''): string {
   return `<div class="facts ${cls}">${list.map((f) => `<div><b>${esc(f.label)}</b>${esc(f.value)}</div>`).join('')}</div>`;
 }
 
+/** A data attribute for a machine-readable token only: a run.json from elsewhere may hold anything there. */
+function dataAttr(name: string, value: string | undefined): string {
+  return value !== undefined && /^[a-z0-9][a-z0-9.-]{0,63}$/i.test(value) ? ` data-${name}="${value}"` : '';
+}
+
 function checkItem(c: Check, where = ''): string {
-  const code = c.code ? ` data-code="${esc(c.code)}"` : '';
-  return `<li data-check="${esc(c.id)}" data-status="${esc(c.status)}"${code}><span class="status ${esc(c.status)}">${esc(c.status.toUpperCase())}</span> <b>${esc(c.id)}</b>${where ? ` <span class="sub">${esc(where)}</span>` : ''}: ${esc(c.detail)}</li>`;
+  const attrs = `${dataAttr('check', c.id)}${dataAttr('status', c.status)}${dataAttr('code', c.code)}`;
+  return `<li${attrs}><span class="status ${esc(c.status)}">${esc(c.status.toUpperCase())}</span> <b>${esc(c.id)}</b>${where ? ` <span class="sub">${esc(where)}</span>` : ''}: ${esc(c.detail)}</li>`;
 }
 
 /** "Messages during the run": severity, time since the start, where and text; nothing when the run said none. */
