@@ -7,6 +7,7 @@ import type { RunRecord } from '../../shared/run-record.js';
 import type { Clock } from '../clock.js';
 import { UserError } from '../errors.js';
 import type { LevelPlan } from '../load/level-plan.js';
+import { levelAccumulator } from '../metrics/level-accumulator.js';
 import { loadRun } from '../runs/run-store.js';
 import { readRequestLines } from '../run-folder/read-lines.js';
 import { recordSecrets } from '../run-folder/redact-folder.js';
@@ -187,6 +188,7 @@ export async function mergeShards(
       parts,
       shards.map((s) => levelSource(s, levelIndex)),
       (batch) => run.writer.appendRequests(batch),
+      levelAccumulator(config.seed, levelIndex),
     );
     const firstId = Number.isFinite(merge.firstId) ? merge.firstId : 0;
     const input = offlineInput(config, report, workload, options.clock, firstId);
