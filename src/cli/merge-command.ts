@@ -6,6 +6,7 @@ import { argsErrorLine } from './args-error.js';
 import { formatLevelTable, formatProblems, formatWorkerTable } from './format-table.js';
 import { wrapHelp } from './help-text.js';
 import { helpLine } from './field-flags.js';
+import { createProgressRenderer } from './progress.js';
 
 const MERGE_HELP = `Usage: servebench merge SHARD_DIR... [options]
 
@@ -47,6 +48,8 @@ export async function mergeCommand(argv: string[]): Promise<number> {
     out: parsed.values.out,
     clock: createMonoClock(),
     now: () => new Date(),
+    // What a level's summary notes (a sample or sketch of a big level) is said as a live run says it.
+    emit: createProgressRenderer(process.stderr, false),
   });
   const { record } = result;
   if (record.levels.length > 0) {

@@ -2,11 +2,13 @@ import { readdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { BenchConfig } from '../../shared/config.js';
 import type { WorkerLevelReport } from '../../shared/distributed.js';
+import type { RunEvent } from '../../shared/events.js';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { RunRecord } from '../../shared/run-record.js';
 import type { Clock } from '../clock.js';
 import { UserError } from '../errors.js';
 import type { LevelPlan } from '../load/level-plan.js';
+import { levelAccumulator } from '../metrics/level-accumulator.js';
 import { loadRun } from '../runs/run-store.js';
 import { readRequestLines } from '../run-folder/read-lines.js';
 import { recordSecrets } from '../run-folder/redact-folder.js';
@@ -89,13 +91,14 @@ function levelSource(shard: Shard, levelIndex: number): RecordSource {
   };
 }
 
-/** A level measure input for summarizing a merged level after the fact (nothing is sent: no server, no telemetry). */
+/** A level measure input for summarizing a merged level after the fact (nothing is sent: no server, no telemetry; notes go to `emit`). */
 function offlineInput(
   config: BenchConfig,
   report: WorkerLevelReport,
   workload: Workload,
   clock: Clock,
   firstId: number,
+  emit: (event: RunEvent) => void,
 ): LevelMeasureInput {
   return {
     plan: report.plan as unknown as LevelPlan,
@@ -104,6 +107,7 @@ function offlineInput(
     ...(report.serverVariant ? { serverVariant: report.serverVariant } : {}),
     config,
     clock,
+    emit,
     workload,
     firstId,
     firstPromptIndex: firstId,
@@ -128,7 +132,7 @@ export interface MergeResult {
  */
 export async function mergeShards(
   paths: readonly string[],
-  options: { out?: string; clock: Clock; now: () => Date },
+  options: { out?: string; clock: Clock; now: () => Date; emit?: (event: RunEvent) => void },
 ): Promise<MergeResult> {
   const dirs = await shardDirs(paths);
   if (dirs.length === 0)
@@ -187,9 +191,10 @@ export async function mergeShards(
       parts,
       shards.map((s) => levelSource(s, levelIndex)),
       (batch) => run.writer.appendRequests(batch),
+      levelAccumulator(config.seed, levelIndex),
     );
     const firstId = Number.isFinite(merge.firstId) ? merge.firstId : 0;
-    const input = offlineInput(config, report, workload, options.clock, firstId);
+    const input = offlineInput(config, report, workload, options.clock, firstId, options.emit ?? (() => undefined));
     const cut = parts.find((p) => p.report?.abortReason)?.report?.abortReason;
     const level = summarizeLevelRun(input, {
       output: merge.output(report.plan.rounds),

@@ -1,6 +1,7 @@
 import type { WorkerLevelReport } from '../../shared/distributed.js';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { LevelRunOutput } from '../load/level-runner.js';
+import { LevelAccumulator } from '../metrics/level-accumulator.js';
 import { isMeasured } from '../metrics/request-metrics.js';
 import { offsetAt } from './clock-sync.js';
 
@@ -59,11 +60,10 @@ export function arraySource(records: RequestRecord[]): RecordSource {
 
 /**
  * A level being merged: each record taken once, moved onto rank 0's timeline, counted for its worker's view and for
- * the level's windows. It keeps the records the level summary reads, and nothing else of them.
+ * the level's windows, and summarised by one accumulator over every worker's records together (so percentiles pool
+ * all workers' requests). It keeps what the accumulator keeps (columns, condensed records, a bounded whole sample).
  */
 export class LevelMerge {
-  readonly warmup: RequestRecord[] = [];
-  readonly measured: RequestRecord[] = [];
   readonly tallies = new Map<number, PartTally>();
   /** First send (or scheduled instant) and last end of every record, on rank 0's timeline. */
   startMs = Infinity;
@@ -72,7 +72,10 @@ export class LevelMerge {
   private measureStartMs: number | null = null;
   private measureEndMs: number | null = null;
 
-  constructor(private readonly parts: readonly WorkerPart[]) {
+  constructor(
+    private readonly parts: readonly WorkerPart[],
+    readonly accumulated: LevelAccumulator = new LevelAccumulator(),
+  ) {
     for (const p of parts) this.tallies.set(p.rank, { measured: 0, scheduleLags: [] });
   }
 
@@ -82,11 +85,8 @@ export class LevelMerge {
     this.startMs = Math.min(this.startMs, r.scheduledMs ?? r.sendMs);
     this.endMs = Math.max(this.endMs, r.endMs ?? r.sendMs);
     this.firstId = Math.min(this.firstId, r.id);
-    if (r.warmup) {
-      this.warmup.push(r);
-      return r;
-    }
-    this.measured.push(r);
+    this.accumulated.add(r);
+    if (r.warmup) return r;
     this.measureStartMs = Math.min(this.measureStartMs ?? r.sendMs, r.sendMs);
     this.measureEndMs = Math.max(this.measureEndMs ?? -Infinity, r.endMs ?? r.sendMs);
     if (isMeasured(r)) {
@@ -104,8 +104,9 @@ export class LevelMerge {
   output(rounds: number): LevelRunOutput {
     const parts = this.parts;
     return {
-      warmup: this.warmup,
-      measured: this.measured,
+      warmup: this.accumulated.warmup,
+      measured: this.accumulated.measured,
+      accumulated: this.accumulated,
       roundsCompleted: parts.reduce((m, p) => Math.min(m, p.report ? p.report.roundsCompleted : 0), rounds),
       measureStartMs: this.measureStartMs,
       measureEndMs: this.measureEndMs,
@@ -124,8 +125,9 @@ export async function streamLevel(
   parts: readonly WorkerPart[],
   sources: readonly RecordSource[],
   write: (batch: RequestRecord[]) => Promise<void>,
+  accumulator?: LevelAccumulator,
 ): Promise<LevelMerge> {
-  const merge = new LevelMerge(parts);
+  const merge = new LevelMerge(parts, accumulator);
   const heads = await Promise.all(sources.map((s) => s()));
   let batch: RequestRecord[] = [];
   for (;;) {
@@ -147,10 +149,12 @@ export async function streamLevel(
 export async function mergeParts(
   parts: readonly WorkerPart[],
   write: (batch: RequestRecord[]) => Promise<void> = () => Promise.resolve(),
+  accumulator?: LevelAccumulator,
 ): Promise<LevelMerge> {
   return streamLevel(
     parts,
     parts.map((p) => arraySource(p.records)),
     write,
+    accumulator,
   );
 }

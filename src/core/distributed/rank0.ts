@@ -1,10 +1,12 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WorkerLevelReport } from '../../shared/distributed.js';
+import type { RequestRecord } from '../../shared/request-record.js';
 import type { LevelResult, RunRecord, ServerVariant } from '../../shared/run-record.js';
 import type { LevelPlan } from '../load/level-plan.js';
 import { RunWriter } from '../runs/run-store.js';
 import { benchSecretValues } from '../servers/redact.js';
+import { levelAccumulator } from '../metrics/level-accumulator.js';
 import { announceLevel, coolDown, summarizeLevelRun, type LevelMeasureInput } from '../run/level-measure.js';
 import type { RunSession } from '../run/run-session.js';
 import { addWorkerView } from './checks.js';
@@ -117,6 +119,8 @@ export class Rank0 implements DistributedHooks {
       this.coordinator.broadcast({ type: 'abort', reason: cut.reason()?.message ?? 'cancelled' });
     cut.signal.addEventListener('abort', tellAbort, { once: true });
     await coolDown(input);
+    // Its own records whole, as they finish: the share's run keeps only condensed ones past the accumulator's bound.
+    const own: RequestRecord[] = [];
     const done = await runShare(
       { ...input, writer: this.shard ?? input.writer },
       0,
@@ -130,6 +134,9 @@ export class Rank0 implements DistributedHooks {
             return 0;
           }
         },
+        onBatch: (records) => {
+          for (const r of records) own.push(r);
+        },
       },
       cut.signal,
     );
@@ -140,7 +147,7 @@ export class Rank0 implements DistributedHooks {
     );
     this.onLost = null;
     cut.signal.removeEventListener('abort', tellAbort);
-    const own = shareReport(
+    const report = shareReport(
       input,
       done,
       this.identity.host,
@@ -148,10 +155,8 @@ export class Rank0 implements DistributedHooks {
       { offsetBefore: null, offsetAfter: null },
       cut.reason()?.message,
     );
-    this.reports.push(own);
-    const parts: WorkerPart[] = [
-      { rank: 0, report: own, records: done.run ? [...done.run.output.warmup, ...done.run.output.measured] : [] },
-    ];
+    this.reports.push(report);
+    const parts: WorkerPart[] = [{ rank: 0, report, records: own }];
     for (let r = 1; r < n; r++) {
       const peer = this.coordinator.peers.get(r);
       if (peer?.lost !== undefined) lost.set(r, peer.lost);
@@ -172,7 +177,11 @@ export class Rank0 implements DistributedHooks {
     lost: Map<number, string>,
     abortReason: ReturnType<ReturnType<typeof levelCut>['reason']>,
   ): Promise<LevelResult | null> {
-    const merge = await mergeParts(parts, (batch) => input.writer.appendRequests(batch));
+    const merge = await mergeParts(
+      parts,
+      (batch) => input.writer.appendRequests(batch),
+      levelAccumulator(input.config.seed, input.levelIndex),
+    );
     const output = merge.output(input.plan.rounds);
     const lags = parts.map((p) => p.report?.loopLagP99Ms).filter((v): v is number => typeof v === 'number');
     const level = summarizeLevelRun(input, {

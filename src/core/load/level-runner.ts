@@ -7,7 +7,7 @@ import type { ConversationArrivals, MessagesCounter } from './conversations.js';
 import type { LevelPlan } from './level-plan.js';
 import { outcomeToRecord } from './outcome-to-record.js';
 import { createRng } from '../rng.js';
-import { LevelAccumulator } from '../metrics/level-accumulator.js';
+import { levelAccumulator, type LevelAccumulator } from '../metrics/level-accumulator.js';
 import { RecordFlusher } from './record-flusher.js';
 import type { Prompt } from './prompts.js';
 import { apiPath, buildRequestBody } from './request-body.js';
@@ -125,7 +125,7 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
     }
     return record;
   };
-  const acc = input.accumulator ?? new LevelAccumulator(input.seed * 31 + levelIndex);
+  const acc = input.accumulator ?? levelAccumulator(input.seed, levelIndex);
   // Each record is handed on (to disk) before the accumulator keeps what the summary needs of it.
   const flusher = new RecordFlusher((records) => {
     input.onRecords(records);

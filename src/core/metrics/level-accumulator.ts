@@ -180,3 +180,8 @@ export class LevelAccumulator {
     return { coalesced, serverItlMs: this.pooled.serverItlMs.n > 0 ? this.pooled.serverItlMs.summary() : null };
   }
 }
+
+/** The accumulator of level `levelIndex` of a run seeded `seed`: a level run live and merged later sample alike. */
+export function levelAccumulator(seed: number, levelIndex: number): LevelAccumulator {
+  return new LevelAccumulator(seed * 31 + levelIndex);
+}

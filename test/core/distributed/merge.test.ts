@@ -3,6 +3,7 @@ import type { RequestRecord } from '../../../src/shared/request-record.js';
 import type { WorkerLevelReport } from '../../../src/shared/distributed.js';
 import { mergeParts, moveRecord, streamLevel, type WorkerPart } from '../../../src/core/distributed/merge.js';
 import { requestMetrics } from '../../../src/core/metrics/request-metrics.js';
+import { LevelAccumulator } from '../../../src/core/metrics/level-accumulator.js';
 
 function record(id: number, sendMs: number, round = 0): RequestRecord {
   return {
@@ -130,5 +131,35 @@ describe('merging raw records', () => {
     expect(merge.startMs).toBe(9);
     expect(merge.firstId).toBe(0);
     expect(merge.output(2).measured.find((r) => r.id === 5)?.sendMs).toBe(125);
+  });
+
+  it("summarises every worker's records together as they merge, keeping whole only a bounded sample", async () => {
+    const files = [0, 1, 2].map((rank) =>
+      Array.from({ length: 20 }, (_, i) => {
+        const r = record(rank * 20 + i, 10 * i);
+        // Each worker's TTFT differs, so a per-worker summary could not match the pooled one.
+        r.firstTokenMs = r.sendMs + 10 * (rank + 1);
+        r.chunks[0]![0] = r.firstTokenMs;
+        return r;
+      }),
+    );
+    const parts: WorkerPart[] = [0, 1, 2].map((rank) => ({ rank, report: report(rank, 0), records: [] }));
+    const acc = new LevelAccumulator(0, { streamRecords: 8 });
+    const out = (
+      await streamLevel(
+        parts,
+        files.map((f) => () => Promise.resolve(f.shift() ?? null)),
+        () => Promise.resolve(),
+        acc,
+      )
+    ).output(2);
+    expect(out.accumulated).toBe(acc);
+    expect(acc.pooled.ttftMs.n).toBe(60);
+    expect(acc.pooled.ttftMs.summary()).toMatchObject({ min: 10, max: 30, mean: 20 });
+    expect(out.measured).toHaveLength(60);
+    expect(out.measured.every((r) => r.chunks.length <= 2)).toBe(true);
+    // The bound is passed by the record that outgrows it: that many kept whole, of every worker's 60.
+    expect(acc.streamSample).toEqual({ kept: 9, of: 60 });
+    expect(acc.streamRecords.every((r) => r.chunks.length === 3)).toBe(true);
   });
 });
