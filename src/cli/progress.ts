@@ -56,6 +56,28 @@ function phaseWord(event: Extract<RunEvent, { type: 'phase' }>): string {
 
 const count = (n: number): string => n.toLocaleString('en-US');
 
+/** A level as the progress names it: its load, then its input and output lengths (or "file"). */
+function levelLabel(event: Extract<RunEvent, { type: 'level-started' }>): string {
+  const load = event.rate !== undefined ? `rate ${event.rate}/s` : loadText(event);
+  return `${load} in=${event.inputFromFile ? 'file' : event.inputLen} out=${event.outputFromFile ? 'file' : event.outputLen}`;
+}
+
+/** A started bar for one level of `total` requests on a TTY. */
+function levelBar(stream: NodeJS.WriteStream, label: string, total: number): cliProgress.SingleBar {
+  const bar = new cliProgress.SingleBar(
+    {
+      format: `${stripControls(label).padEnd(24)} {bar} {value}/{total} req  {phase}  {left}`,
+      hideCursor: true,
+      // The bar's cursor moves bypass the output filter; its text is the line above, filtered.
+      stream: barStream(stream) as unknown as NodeJS.WritableStream,
+      clearOnComplete: false,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(total, 0, { phase: 'prompts', left: '' });
+  return bar;
+}
+
 /** Renders run events: a bar per level on a TTY, plain lines otherwise (logs, CI). */
 export function createProgressRenderer(
   stream: NodeJS.WriteStream,
@@ -117,22 +139,12 @@ export function createProgressRenderer(
         line(`server configuration ${event.index + 1} of ${event.total}: (re)starting the server`);
         break;
       case 'level-started':
-        label = `${event.rate !== undefined ? `rate ${event.rate}/s` : loadText(event)} in=${event.inputFromFile ? 'file' : event.inputLen} out=${event.outputFromFile ? 'file' : event.outputLen}`;
+        label = levelLabel(event);
         lastPlainPct = -1;
         lastPromptPct = -1;
         if (tty) {
           if (bar) bar.stop();
-          bar = new cliProgress.SingleBar(
-            {
-              format: `${stripControls(label).padEnd(24)} {bar} {value}/{total} req  {phase}  {left}`,
-              hideCursor: true,
-              // The bar's cursor moves bypass the output filter; its text is the line above, filtered.
-              stream: barStream(stream) as unknown as NodeJS.WritableStream,
-              clearOnComplete: false,
-            },
-            cliProgress.Presets.shades_classic,
-          );
-          bar.start(event.warmupRequests + event.measuredRequests, 0, { phase: 'prompts', left: '' });
+          bar = levelBar(stream, label, event.warmupRequests + event.measuredRequests);
         } else {
           stream.write(
             `level ${event.levelIndex + 1}: ${label} (${event.warmupRequests} warm-up + ${event.measuredRequests} measured)\n`,

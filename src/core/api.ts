@@ -2,13 +2,18 @@ import { stat } from 'node:fs/promises';
 import { ReplayLog } from './ui-server/replay-log.js';
 import { basename, resolve } from 'node:path';
 import { BenchConfigSchema } from '../shared/config.js';
+import type { BenchConfig } from '../shared/config.js';
 import { PICK_FILE_UNAVAILABLE } from '../shared/contract.js';
 import type {
   ActiveRun,
+  CompareFormat,
   ContractEvent,
   ContractEvents,
   PresetSummary,
+  RunComparison,
+  RunExport,
   ServebenchContract,
+  TextExportFormat,
 } from '../shared/contract.js';
 import { ActiveRuns, runBenchmark } from './benchmark.js';
 import type { BenchmarkDeps, BenchmarkResult } from './benchmark.js';
@@ -63,13 +68,138 @@ interface RunLock {
   done: Promise<BenchmarkResult | null>;
 }
 
+/** Where the one-run lock is held, so the functions that take and read it share it. */
+interface RunSlot {
+  lock: RunLock | null;
+}
+
+// Checked before anything is awaited: a run already going, or a setting out of its bounds, is one line.
+function parseRunConfig(input: unknown, outDir: string, lock: RunLock | null): BenchConfig {
+  if (lock) {
+    const what = lock.run ? `run ${lock.run.runId}` : `run '${lock.label}' (starting)`;
+    throw new UserError(`a run is already in progress: ${what} is still going; cancel it or wait for it to finish`);
+  }
+  const parsed = BenchConfigSchema.safeParse({ ...(input as object), out: outDir });
+  if (!parsed.success) {
+    // A bound a user crossed (concurrency, lengths...): one line naming the field and the bound.
+    const issue = parsed.error.issues[0];
+    const field = issue?.path.filter((p) => typeof p !== 'number').join('.') ?? '';
+    throw new UserError(`invalid setting${field ? ` '${field}'` : ''}: ${issue?.message ?? 'invalid config'}`);
+  }
+  return parsed.data;
+}
+
+// Takes the lock synchronously and resolves once the run has its folder (run-started); an early failure rejects.
+function startLockedRun(
+  runs: RunSlot,
+  config: BenchConfig,
+  options: ServiceOptions,
+  env: NodeJS.ProcessEnv,
+  activeRuns: ActiveRuns,
+  emit: (event: ContractEvent) => void,
+): Promise<ActiveRun> {
+  const secrets = benchSecretValues(config, env);
+  const controller = new AbortController();
+  let started: (run: ActiveRun) => void = () => undefined;
+  let failedEarly: (error: unknown) => void = () => undefined;
+  const startedP = new Promise<ActiveRun>((res, rej) => {
+    started = res;
+    failedEarly = rej;
+  });
+  const mine: RunLock = { label: config.label, run: null, done: Promise.resolve(null) };
+  runs.lock = mine;
+  const release = (): void => {
+    if (runs.lock === mine) runs.lock = null;
+  };
+  mine.done = runBenchmark(config, {
+    ...options.deps,
+    activeRuns,
+    signal: controller.signal,
+    onEvent: (raw) => {
+      const event = redactEvent(raw, secrets);
+      if (event.type === 'run-started') {
+        mine.run = { runId: event.runId, dir: event.dir, config, controller };
+        started({ runId: event.runId, dir: event.dir, config: redactBenchConfig(config) });
+      }
+      // run-finished comes after the folder is written and the server stopped: a listener may start the next run.
+      if (event.type === 'run-finished') release();
+      emit(event);
+    },
+  })
+    .then(
+      (result) => result,
+      (error: unknown) => {
+        release();
+        failedEarly(error);
+        return null;
+      },
+    )
+    .finally(release);
+  return startedP;
+}
+
+/**
+ * A run folder for a read: its record cleaned of secrets, and the secret values every line it hands on is
+ * cleaned of (folders written by older versions may hold some). "not found" for a folder that is not there;
+ * one that is there but unreadable says why (loadRun's line).
+ */
+async function openReadFolder(
+  outDir: string,
+  runId: string,
+): Promise<{ dir: string; raw: RunRecord; record: RunRecord; secrets: string[] }> {
+  const dir = runFolder(outDir, runId);
+  if (!(await stat(dir).catch(() => null))) throw new UserError(`run ${runId} not found in ${outDir}`);
+  const raw = await loadRun(dir);
+  const secrets = recordSecrets(raw);
+  return { dir, raw, record: sanitizeRecord(raw, secrets), secrets };
+}
+
+async function exportRunText(
+  outDir: string,
+  activeRunId: string | undefined,
+  runId: string,
+  format: TextExportFormat,
+): Promise<RunExport> {
+  if (activeRunId === runId) throw new UserError(`run ${runId} is still going: export it once it has finished`);
+  const exporter = findExporter(format);
+  if (!exporter || exporter.binary)
+    throw new UserError(`cannot export ${format}: choose html, md, csv, json or vllm-json`);
+  const text = (await renderExport(exporter, await loadRunFolder(runFolder(outDir, runId)))) as string;
+  return { format, fileName: `${runId}${exporter.extension}`, mediaType: exporter.mediaType, text };
+}
+
+async function compareRunFolders(
+  outDir: string,
+  activeRunId: string | undefined,
+  runIds: string[],
+  format: CompareFormat,
+): Promise<RunComparison> {
+  if (new Set(runIds).size !== runIds.length) throw new UserError('pick each run once to compare them');
+  const going = runIds.find((id) => id === activeRunId);
+  if (going) throw new UserError(`run ${going} is still going: compare it once it has finished`);
+  const dirs = runIds.map((id) => runFolder(outDir, id));
+  for (const [i, dir] of dirs.entries()) {
+    if (!(await stat(dir).catch(() => null))) throw new UserError(`run ${runIds[i]} not found in ${outDir}`);
+  }
+  const result = await renderComparison(dirs, format);
+  const name = runIds.length === 2 ? runIds.join('-vs-') : `${runIds[0]}-and-${runIds.length - 1}-more`;
+  return {
+    format,
+    fileName: `compare-${name}.${format}`,
+    mediaType: format === 'html' ? 'text/html' : 'text/markdown',
+    text: result.text,
+    series: result.series,
+    levels: result.levels,
+  };
+}
+
 /**
  * Creates the service over the benchmark engine: one run at a time, progress pushed as events, and
  * nothing secret in any answer or event (configs, records and log lines are redacted here).
  */
 export function createServebenchService(options: ServiceOptions): ServebenchService {
   const listeners = new Set<(event: ContractEvent) => void>();
-  let lock: RunLock | null = null;
+  const runs: RunSlot = { lock: null };
   const activeRuns = new ActiveRuns();
   const replay = new ReplayLog();
   const outDir = resolve(options.outDir);
@@ -79,25 +209,11 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
   const runActions = createRunActions({
     outDir,
     ...options.runHost,
-    activeRunId: async () => lock?.run?.runId ?? null,
+    activeRunId: async () => runs.lock?.run?.runId ?? null,
   });
 
-  const runDir = (runId: string): string => runFolder(outDir, runId);
   const runsIndex: RunsIndexMemo = {};
-  /**
-   * A run folder for a read: its record cleaned of secrets, and the secret values every line it hands on is
-   * cleaned of (folders written by older versions may hold some). "not found" for a folder that is not there;
-   * one that is there but unreadable says why (loadRun's line).
-   */
-  const openFolder = async (
-    runId: string,
-  ): Promise<{ dir: string; raw: RunRecord; record: RunRecord; secrets: string[] }> => {
-    const dir = runDir(runId);
-    if (!(await stat(dir).catch(() => null))) throw new UserError(`run ${runId} not found in ${outDir}`);
-    const raw = await loadRun(dir);
-    const secrets = recordSecrets(raw);
-    return { dir, raw, record: sanitizeRecord(raw, secrets), secrets };
-  };
+  const openFolder = (runId: string) => openReadFolder(outDir, runId);
   const emit = (event: ContractEvent): void => {
     replay.add(event);
     for (const l of listeners) {
@@ -117,65 +233,17 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
     },
     async startRun(input) {
       // No await before the lock is taken: two calls sent together (two tabs, a double click) get one run.
-      if (lock) {
-        const what = lock.run ? `run ${lock.run.runId}` : `run '${lock.label}' (starting)`;
-        throw new UserError(`a run is already in progress: ${what} is still going; cancel it or wait for it to finish`);
-      }
-      const parsed = BenchConfigSchema.safeParse({ ...input, out: outDir });
-      if (!parsed.success) {
-        // A bound a user crossed (concurrency, lengths...): one line naming the field and the bound.
-        const issue = parsed.error.issues[0];
-        const field = issue?.path.filter((p) => typeof p !== 'number').join('.') ?? '';
-        throw new UserError(`invalid setting${field ? ` '${field}'` : ''}: ${issue?.message ?? 'invalid config'}`);
-      }
-      const config = parsed.data;
-      const secrets = benchSecretValues(config, env);
-      const controller = new AbortController();
-      let started: (run: ActiveRun) => void = () => undefined;
-      let failedEarly: (error: unknown) => void = () => undefined;
-      const startedP = new Promise<ActiveRun>((res, rej) => {
-        started = res;
-        failedEarly = rej;
-      });
-      const mine: RunLock = { label: config.label, run: null, done: Promise.resolve(null) };
-      lock = mine;
-      const release = (): void => {
-        if (lock === mine) lock = null;
-      };
-      mine.done = runBenchmark(config, {
-        ...options.deps,
-        activeRuns,
-        signal: controller.signal,
-        onEvent: (raw) => {
-          const event = redactEvent(raw, secrets);
-          if (event.type === 'run-started') {
-            mine.run = { runId: event.runId, dir: event.dir, config, controller };
-            started({ runId: event.runId, dir: event.dir, config: redactBenchConfig(config) });
-          }
-          // run-finished comes after the folder is written and the server stopped: a listener may start the next run.
-          if (event.type === 'run-finished') release();
-          emit(event);
-        },
-      })
-        .then(
-          (result) => result,
-          (error: unknown) => {
-            release();
-            failedEarly(error);
-            return null;
-          },
-        )
-        .finally(release);
-      return startedP;
+      return startLockedRun(runs, parseRunConfig(input, outDir, runs.lock), options, env, activeRuns, emit);
     },
     async cancelRun(runId) {
+      const lock = runs.lock;
       const run = lock?.run;
       if (!lock || !run || run.runId !== runId) throw new UserError(`run ${runId} is not running`);
       run.controller.abort();
       await lock.done;
     },
     async activeRun() {
-      const run = lock?.run;
+      const run = runs.lock?.run;
       return run ? { runId: run.runId, dir: run.dir, config: redactBenchConfig(run.config) } : null;
     },
     async listRuns() {
@@ -201,34 +269,8 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
     async listPresets() {
       return (options.listPresets?.() ?? []).map((p) => (p.server ? { ...p, server: redact(p.server) } : p));
     },
-    async exportRun(runId, format) {
-      if (lock?.run?.runId === runId)
-        throw new UserError(`run ${runId} is still going: export it once it has finished`);
-      const exporter = findExporter(format);
-      if (!exporter || exporter.binary)
-        throw new UserError(`cannot export ${format}: choose html, md, csv, json or vllm-json`);
-      const text = (await renderExport(exporter, await loadRunFolder(runDir(runId)))) as string;
-      return { format, fileName: `${runId}${exporter.extension}`, mediaType: exporter.mediaType, text };
-    },
-    async compareRuns(runIds, format) {
-      if (new Set(runIds).size !== runIds.length) throw new UserError('pick each run once to compare them');
-      const going = runIds.find((id) => id === lock?.run?.runId);
-      if (going) throw new UserError(`run ${going} is still going: compare it once it has finished`);
-      const dirs = runIds.map(runDir);
-      for (const [i, dir] of dirs.entries()) {
-        if (!(await stat(dir).catch(() => null))) throw new UserError(`run ${runIds[i]} not found in ${outDir}`);
-      }
-      const result = await renderComparison(dirs, format);
-      const name = runIds.length === 2 ? runIds.join('-vs-') : `${runIds[0]}-and-${runIds.length - 1}-more`;
-      return {
-        format,
-        fileName: `compare-${name}.${format}`,
-        mediaType: format === 'html' ? 'text/html' : 'text/markdown',
-        text: result.text,
-        series: result.series,
-        levels: result.levels,
-      };
-    },
+    exportRun: (runId, format) => exportRunText(outDir, runs.lock?.run?.runId, runId, format),
+    compareRuns: (runIds, format) => compareRunFolders(outDir, runs.lock?.run?.runId, runIds, format),
     probeEngine: (request) => detector.detect(request),
     async liveEvents() {
       return [...replay.all];
@@ -243,14 +285,14 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
       throw new UserError(PICK_FILE_UNAVAILABLE);
     },
     async idle() {
-      await lock?.done;
+      await runs.lock?.done;
     },
     saveActiveSync(reason) {
       activeRuns.saveSync(reason);
     },
     async stopActive(reason) {
-      lock?.run?.controller.abort(reason);
-      await lock?.done;
+      runs.lock?.run?.controller.abort(reason);
+      await runs.lock?.done;
     },
   };
 }

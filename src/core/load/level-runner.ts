@@ -66,83 +66,85 @@ export interface LevelRunOutput {
   skippedTurns: number;
 }
 
-/** Runs one level: warm-up (discarded later), then R rounds of N requests, closed or open loop. */
-export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
-  const { plan, levelIndex, prompts, executor, clock, signal, onEvent } = input;
-  let nextId = input.firstId;
-  const wait: WaitUntil = input.wait ?? ((tMs, s) => waitUntil(clock, tMs, s));
+/** The requests of a level in flight: ids handed out, and each one's prompt and body size until its record is made. */
+interface RequestBook {
+  nextId: number;
   // Each request's own prompt (its expected lengths and workload meta go into its record).
-  const promptOf = new Map<number, Prompt>();
+  promptOf: Map<number, Prompt>;
   // Each request's body size bounds the prompt tokens its server can report.
-  const bodyBytesOf = new Map<number, number>();
-  const makeSpec = (prompt: Prompt, keepText = false): RequestSpec => {
-    const id = nextId++;
-    promptOf.set(id, prompt);
-    const spec: RequestSpec = {
-      id,
-      path: apiPath(input.api),
-      body: buildRequestBody({
-        api: input.api,
-        model: input.model,
-        prompt: prompt.text,
-        messages: prompt.messages,
-        outputLen: prompt.outputLen ?? plan.outputLen,
-        ignoreEos: input.ignoreEos,
-        temperature: input.temperature,
-        stream: true,
-        compat: input.compat,
-      }),
-      timeoutMs: input.timeoutMs,
-      requestTag: `${input.tagPrefix}-${id}`,
-    };
-    if (keepText) spec.keepText = true;
-    bodyBytesOf.set(id, Buffer.byteLength(spec.body));
-    return spec;
+  bodyBytesOf: Map<number, number>;
+}
+
+function makeSpec(input: LevelRunInput, book: RequestBook, prompt: Prompt, keepText = false): RequestSpec {
+  const id = book.nextId++;
+  book.promptOf.set(id, prompt);
+  const spec: RequestSpec = {
+    id,
+    path: apiPath(input.api),
+    body: buildRequestBody({
+      api: input.api,
+      model: input.model,
+      prompt: prompt.text,
+      messages: prompt.messages,
+      outputLen: prompt.outputLen ?? input.plan.outputLen,
+      ignoreEos: input.ignoreEos,
+      temperature: input.temperature,
+      stream: true,
+      compat: input.compat,
+    }),
+    timeoutMs: input.timeoutMs,
+    requestTag: `${input.tagPrefix}-${id}`,
   };
+  if (keepText) spec.keepText = true;
+  book.bodyBytesOf.set(id, Buffer.byteLength(spec.body));
+  return spec;
+}
+
+function toRecord(input: LevelRunInput, book: RequestBook, o: ScheduledOutcome, round: number): RequestRecord {
+  const { plan, levelIndex } = input;
+  const prompt = book.promptOf.get(o.id);
+  const record = outcomeToRecord(o, {
+    levelIndex,
+    round,
+    expectedIn: prompt?.inputLen ?? plan.inputLen,
+    expectedOut: prompt?.outputLen ?? plan.outputLen,
+    bodyBytes: book.bodyBytesOf.get(o.id),
+    meta: prompt?.meta,
+  });
+  book.promptOf.delete(o.id);
+  book.bodyBytesOf.delete(o.id);
+  if (uncountedTurn(prompt)) {
+    // No tokenizer to count the history ahead: the server's count stands in, marked as not verified.
+    const turns = (prompt?.meta?.turn ?? 0) + 1;
+    record.expectedIn = record.nIn ?? turns * (plan.inputLen + plan.outputLen);
+    record.expectedInSource = record.nIn !== null ? 'server' : 'estimated';
+  } else if (prompt?.lengthFromServer) {
+    // Its length could not be counted ahead: the server's usage count stands in, marked as not verified.
+    record.expectedIn = record.nIn ?? plan.inputLen;
+    record.expectedInSource = record.nIn !== null ? 'server' : 'estimated';
+  }
+  return record;
+}
+
+type OnOutcome = (o: ScheduledOutcome, skipped?: number) => void;
+
+/** Counts the level's finished requests, hands each record on, and tells the run (progress events). */
+function createProgress(input: LevelRunInput, book: RequestBook, flusher: RecordFlusher) {
+  const { plan, levelIndex, onEvent } = input;
   const total = plan.warmup + plan.rounds * plan.requestsPerRound;
   let done = 0;
-  const toRecord = (o: ScheduledOutcome, round: number): RequestRecord => {
-    const prompt = promptOf.get(o.id);
-    const record = outcomeToRecord(o, {
-      levelIndex,
-      round,
-      expectedIn: prompt?.inputLen ?? plan.inputLen,
-      expectedOut: prompt?.outputLen ?? plan.outputLen,
-      bodyBytes: bodyBytesOf.get(o.id),
-      meta: prompt?.meta,
-    });
-    promptOf.delete(o.id);
-    bodyBytesOf.delete(o.id);
-    if (uncountedTurn(prompt)) {
-      // No tokenizer to count the history ahead: the server's count stands in, marked as not verified.
-      const turns = (prompt?.meta?.turn ?? 0) + 1;
-      record.expectedIn = record.nIn ?? turns * (plan.inputLen + plan.outputLen);
-      record.expectedInSource = record.nIn !== null ? 'server' : 'estimated';
-    } else if (prompt?.lengthFromServer) {
-      // Its length could not be counted ahead: the server's usage count stands in, marked as not verified.
-      record.expectedIn = record.nIn ?? plan.inputLen;
-      record.expectedInSource = record.nIn !== null ? 'server' : 'estimated';
-    }
-    return record;
-  };
-  const acc = input.accumulator ?? levelAccumulator(input.seed, levelIndex);
-  // Each record is handed on (to disk) before the accumulator keeps what the summary needs of it.
-  const flusher = new RecordFlusher((records) => {
-    input.onRecords(records);
-    for (const r of records) acc.add(r);
-  });
-  let skippedTurns = 0;
   let failed = 0;
+  const counts = { skippedTurns: 0 };
   // A failed turn's conversation ends there: its later turns count as done, so progress still reaches its total.
-  const progress =
-    (round: number) =>
-    (o: ScheduledOutcome, skipped = 0) => {
+  const of =
+    (round: number): OnOutcome =>
+    (o, skipped = 0) => {
       done += 1 + skipped;
-      if (round >= 0) skippedTurns += skipped;
-      const conversation = promptOf.get(o.id)?.meta?.conversation;
+      if (round >= 0) counts.skippedTurns += skipped;
+      const conversation = book.promptOf.get(o.id)?.meta?.conversation;
       const ok = o.httpStatus === 200 && o.result.error === null;
       if (!ok) failed++;
-      flusher.push(toRecord(o, round));
+      flusher.push(toRecord(input, book, o, round));
       onEvent({
         type: 'request-done',
         levelIndex,
@@ -157,35 +159,30 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
         failed,
       });
     };
+  return { of, counts };
+}
 
-  const out: LevelRunOutput = {
-    warmup: acc.warmup,
-    measured: acc.measured,
-    accumulated: acc,
-    roundsCompleted: 0,
-    measureStartMs: null,
-    measureEndMs: null,
-    aborted: false,
-    skippedTurns: 0,
-  };
-  // Multi-turn: each `turns` prompts are one conversation's user messages (the plan keeps rounds whole).
-  const turns = (plan.turns ?? 1) > 1 ? (plan.turns as number) : null;
+type Conversations = (
+  userPrompts: Prompt[],
+  concurrency: number,
+  onOutcome: OnOutcome,
+  arrivals?: ConversationArrivals,
+) => Promise<ScheduledOutcome[]>;
+
+// Multi-turn: each `turns` prompts are one conversation's user messages (the plan keeps rounds whole).
+function conversationRunner(input: LevelRunInput, book: RequestBook, wait: WaitUntil, turns: number): Conversations {
+  const { plan, executor, clock, signal, onEvent } = input;
   let conversationsStarted = 0;
-  const conversations = (
-    userPrompts: Prompt[],
-    concurrency: number,
-    onOutcome: (o: ScheduledOutcome, skipped: number) => void,
-    arrivals?: ConversationArrivals,
-  ) => {
+  return (userPrompts, concurrency, onOutcome, arrivals) => {
     const firstConversation = conversationsStarted;
-    conversationsStarted += Math.floor(userPrompts.length / (turns ?? 1));
+    conversationsStarted += Math.floor(userPrompts.length / turns);
     return runConversations({
       userPrompts,
-      turns: turns ?? 1,
+      turns,
       concurrency,
       arrivals,
       firstConversation,
-      makeSpec,
+      makeSpec: (prompt, keepText) => makeSpec(input, book, prompt, keepText),
       executor,
       onOutcome,
       retain: false,
@@ -201,8 +198,89 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
       signal,
     });
   };
-  // A round's requests are built as they are sent: only those in flight hold a body.
-  const specsOf = (batch: Prompt[]): SpecList => ({ length: batch.length, at: (i) => makeSpec(batch[i]!) });
+}
+
+/** What a batch (the warm-up or a round) needs to send its requests. */
+interface BatchRunner {
+  input: LevelRunInput;
+  wait: WaitUntil;
+  turns: number | null;
+  conversations: Conversations;
+  specsOf(batch: Prompt[]): SpecList;
+  rng: ReturnType<typeof createRng>;
+}
+
+// One measured round: conversations, an open loop (rate or trace schedule) or a closed loop.
+async function sendRound(run: BatchRunner, roundPrompts: Prompt[], onOutcome: OnOutcome): Promise<unknown> {
+  const { plan, executor, clock, signal } = run.input;
+  const turns = run.turns;
+  if (turns) {
+    return run.conversations(
+      roundPrompts,
+      plan.concurrency,
+      onOutcome,
+      plan.rate !== undefined
+        ? {
+            // --rate counts requests (turns): conversations of K turns arrive at rate / K per second.
+            offsetsMs: poissonSchedule(Math.floor(roundPrompts.length / turns), plan.rate / turns, run.rng),
+            maxInFlight: plan.maxInFlight,
+            clock,
+            wait: run.wait,
+          }
+        : undefined,
+    );
+  }
+  const specs = run.specsOf(roundPrompts);
+  if (plan.rate !== undefined || plan.schedule) {
+    const offsets = plan.schedule
+      ? traceSchedule(plan.schedule, plan.scheduleOriginMs)
+      : poissonSchedule(specs.length, plan.rate ?? 0, run.rng);
+    return runOpenLoop(specs, offsets, plan.maxInFlight, executor, clock, onOutcome, signal, undefined, false);
+  }
+  return runClosedLoop(specs, plan.concurrency, executor, onOutcome, signal, false);
+}
+
+// Measured window: first send of round 0 to the last end of the last round.
+function markMeasuredWindow(out: LevelRunOutput): void {
+  for (const r of out.measured) {
+    out.measureStartMs = out.measureStartMs === null ? r.sendMs : Math.min(out.measureStartMs, r.sendMs);
+    const end = r.endMs ?? r.sendMs;
+    out.measureEndMs = out.measureEndMs === null ? end : Math.max(out.measureEndMs, end);
+  }
+}
+
+/** Runs one level: warm-up (discarded later), then R rounds of N requests, closed or open loop. */
+export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
+  const { plan, levelIndex, prompts, executor, clock, signal, onEvent } = input;
+  const book: RequestBook = { nextId: input.firstId, promptOf: new Map(), bodyBytesOf: new Map() };
+  const wait: WaitUntil = input.wait ?? ((tMs, s) => waitUntil(clock, tMs, s));
+  const acc = input.accumulator ?? levelAccumulator(input.seed, levelIndex);
+  // Each record is handed on (to disk) before the accumulator keeps what the summary needs of it.
+  const flusher = new RecordFlusher((records) => {
+    input.onRecords(records);
+    for (const r of records) acc.add(r);
+  });
+  const progress = createProgress(input, book, flusher);
+  const out: LevelRunOutput = {
+    warmup: acc.warmup,
+    measured: acc.measured,
+    accumulated: acc,
+    roundsCompleted: 0,
+    measureStartMs: null,
+    measureEndMs: null,
+    aborted: false,
+    skippedTurns: 0,
+  };
+  const turns = (plan.turns ?? 1) > 1 ? (plan.turns as number) : null;
+  const run: BatchRunner = {
+    input,
+    wait,
+    turns,
+    conversations: conversationRunner(input, book, wait, turns ?? 1),
+    // A round's requests are built as they are sent: only those in flight hold a body.
+    specsOf: (batch) => ({ length: batch.length, at: (i) => makeSpec(input, book, batch[i]!) }),
+    rng: createRng(input.seed * 31 + levelIndex),
+  };
   const endBatch = (round: number): void => {
     flusher.endBatch();
     input.onBatchDone?.(round);
@@ -212,68 +290,26 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
   if (plan.warmup > 0 && !signal.aborted) {
     onEvent({ type: 'phase', levelIndex, phase: 'warmup' });
     const warmConcurrency = plan.maxInFlight ?? Math.max(1, plan.concurrency || plan.warmup);
-    flusher.startBatch(nextId);
-    if (turns) await conversations(prompts.slice(0, plan.warmup), warmConcurrency, progress(-1));
-    else
-      await runClosedLoop(
-        specsOf(prompts.slice(0, plan.warmup)),
-        warmConcurrency,
-        executor,
-        progress(-1),
-        signal,
-        false,
-      );
+    flusher.startBatch(book.nextId);
+    const warmPrompts = prompts.slice(0, plan.warmup);
+    if (turns) await run.conversations(warmPrompts, warmConcurrency, progress.of(-1));
+    else await runClosedLoop(run.specsOf(warmPrompts), warmConcurrency, executor, progress.of(-1), signal, false);
     cursor = plan.warmup;
     endBatch(-1);
   }
-  const rng = createRng(input.seed * 31 + levelIndex);
   for (let round = 0; round < plan.rounds && !signal.aborted; round++) {
     await input.beforeBatch?.(round);
     if (signal.aborted) break;
     onEvent({ type: 'phase', levelIndex, phase: 'measure', round });
     const roundPrompts = prompts.slice(cursor, cursor + plan.requestsPerRound);
     cursor += plan.requestsPerRound;
-    const specs = specsOf(turns ? [] : roundPrompts);
-    flusher.startBatch(nextId);
-    await (turns
-      ? conversations(
-          roundPrompts,
-          plan.concurrency,
-          progress(round),
-          plan.rate !== undefined
-            ? {
-                // --rate counts requests (turns): conversations of K turns arrive at rate / K per second.
-                offsetsMs: poissonSchedule(Math.floor(roundPrompts.length / turns), plan.rate / turns, rng),
-                maxInFlight: plan.maxInFlight,
-                clock,
-                wait,
-              }
-            : undefined,
-        )
-      : plan.rate !== undefined || plan.schedule
-        ? runOpenLoop(
-            specs,
-            plan.schedule
-              ? traceSchedule(plan.schedule, plan.scheduleOriginMs)
-              : poissonSchedule(specs.length, plan.rate ?? 0, rng),
-            plan.maxInFlight,
-            executor,
-            clock,
-            progress(round),
-            signal,
-            undefined,
-            false,
-          )
-        : runClosedLoop(specs, plan.concurrency, executor, progress(round), signal, false));
+    flusher.startBatch(book.nextId);
+    await sendRound(run, roundPrompts, progress.of(round));
     endBatch(round);
     if (!signal.aborted) out.roundsCompleted++;
   }
   out.aborted = signal.aborted;
-  out.skippedTurns = skippedTurns;
-  for (const r of out.measured) {
-    out.measureStartMs = out.measureStartMs === null ? r.sendMs : Math.min(out.measureStartMs, r.sendMs);
-    const end = r.endMs ?? r.sendMs;
-    out.measureEndMs = out.measureEndMs === null ? end : Math.max(out.measureEndMs, end);
-  }
+  out.skippedTurns = progress.counts.skippedTurns;
+  markMeasuredWindow(out);
   return out;
 }

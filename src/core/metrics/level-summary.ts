@@ -115,6 +115,108 @@ export function turnResults(measured: readonly RequestRecord[]): TurnResult[] | 
     });
 }
 
+function errorsByReasonOf(measured: readonly RequestRecord[]): Record<string, number> {
+  const errorsByReason: Record<string, number> = {};
+  for (const r of measured) {
+    if (r.ok || isCancelled(r)) continue;
+    const kind = r.errorKind ?? 'unknown';
+    errorsByReason[kind] = (errorsByReason[kind] ?? 0) + 1;
+  }
+  return errorsByReason;
+}
+
+// The level's span includes warm-up: it is the stretch of GPU time (and telemetry) this level occupied.
+function levelSpan(all: readonly RequestRecord[]): { startMs: number; endMs: number } {
+  const startMs = all.length > 0 ? all.reduce((a, r) => Math.min(a, r.scheduledMs ?? r.sendMs, r.sendMs), Infinity) : 0;
+  const endMs = all.length > 0 ? all.reduce((a, r) => Math.max(a, requestEndBound(r)), -Infinity) : 0;
+  return { startMs, endMs };
+}
+
+function addCost(result: LevelResult, input: LevelSummaryInput, outputTokPerSec: number): void {
+  if (input.gpuPricePerHour === undefined) return;
+  // Peak: the GPU busy the whole hour at this level's throughput.
+  const peak = costPerMillionOutputTokens(input.gpuPricePerHour, outputTokPerSec);
+  if (peak !== null) result.costPerMOutputTokUsd = peak;
+  if (input.utilization !== undefined) {
+    const atU = costPerMillionOutputTokens(input.gpuPricePerHour, outputTokPerSec, input.utilization);
+    if (atU !== null) result.costPerMOutputTokAtUtilizationUsd = atU;
+  }
+}
+
+// How the load was offered: the sends' lag behind their schedule, open or closed loop, and the offered load itself.
+function loadOf(input: LevelSummaryInput, measured: readonly RequestRecord[]) {
+  const scheduleLags = measured.filter((r) => r.scheduledMs !== undefined).map((r) => r.sendMs - r.scheduledMs!);
+  const scheduleLagMs = scheduleLags.length > 0 ? summarize(scheduleLags) : undefined;
+  const openLoop = scheduleLags.length > 0 || input.rate !== undefined || input.burst !== undefined;
+  // Over the complete rounds, as throughput: a round cut short ends all at once. With none, figures but no verdict.
+  const completeRecords = measured.filter((r) => r.round < input.rounds);
+  const judgeOffered = completeRecords.length > 0;
+  const offered = offeredLoadOf(judgeOffered ? completeRecords : measured, {
+    concurrency: input.concurrency,
+    openLoop,
+    cap: input.maxInFlight,
+  });
+  // The client answers for the lag of the sends it made late, not of those a full cap held back.
+  const clientLags = offered.clientLagged.map((r) => r.sendMs - r.scheduledMs!);
+  return { scheduleLagMs, openLoop, judgeOffered, offered, clientLags };
+}
+
+type OfferedLoad = ReturnType<typeof offeredLoadOf>;
+
+/** What summarizeLevel measured that the level's checks judge, besides its input. */
+interface LevelFacts {
+  all: RequestRecord[];
+  streams: RequestRecord[];
+  rounds: LevelResult['rounds'];
+  ttftMs: LevelResult['ttftMs'];
+  openLoop: boolean;
+  clientLags: number[];
+  offered: OfferedLoad['offered'] | null;
+  offeredRate: OfferedLoad['rate'];
+  multiTurn: boolean;
+  itlFinding: ReturnType<typeof coalescedItlFinding>;
+  responseCache: ReturnType<typeof responseCacheOf>;
+}
+
+function judgeLevel(input: LevelSummaryInput, facts: LevelFacts): LevelResult['checks'] {
+  return levelChecks(
+    levelEvidence({
+      records: facts.all,
+      streamRecords: facts.streams,
+      rounds: facts.rounds,
+      ttftMs: facts.ttftMs,
+      openLoop: facts.openLoop,
+      clientLagsMs: facts.clientLags,
+      load: {
+        offered: facts.offered,
+        askedConcurrency: facts.openLoop ? undefined : input.concurrency,
+        askedRate: input.rate,
+        rateLateMs: facts.offeredRate?.lateMs,
+        rateRounds: facts.offeredRate?.rounds,
+        cap: input.maxInFlight,
+        loopLagP99Ms: input.loopLagP99Ms ?? null,
+      },
+      prompts: {
+        uniquePrefix: input.uniquePrefix,
+        sharedPrefixes: input.sharedPrefixes ?? false,
+        promptsFromFile: input.promptsFromFile ?? false,
+        repeatedRecords: input.repeatedRecords ?? 0,
+        openingTokens: input.openingTokens ?? null,
+        multiTurn: facts.multiTurn,
+      },
+      coalescedItl: facts.itlFinding,
+      responseCache: facts.responseCache,
+      calibration: input.calibration,
+      skippedTurns: input.skippedTurns,
+      host: input.hostPressure,
+      engineDecode: input.engineDecode,
+      prefixCacheHitsDelta: input.prefixCacheHitsDelta,
+      cutShort: input.cutShort,
+      telemetry: input.telemetry ?? null,
+    }),
+  );
+}
+
 /**
  * One level's result from its request records: latency summaries, per-round throughput and their means, round
  * spread, cost, goodput and every metrics check. Warm-up requests bound the level's span but count nowhere else
@@ -144,26 +246,9 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   const outputTokPerSec = uncounted > 0 ? null : rate((r) => r.outputTokPerSec);
   const malformedLines = measured.reduce((a, r) => a + r.malformedLines, 0);
 
-  const scheduleLags = measured.filter((r) => r.scheduledMs !== undefined).map((r) => r.sendMs - r.scheduledMs!);
-  const scheduleLagMs = scheduleLags.length > 0 ? summarize(scheduleLags) : undefined;
-  const openLoop = scheduleLags.length > 0 || input.rate !== undefined || input.burst !== undefined;
-  // Over the complete rounds, as throughput: a round cut short ends all at once. With none, figures but no verdict.
-  const completeRecords = measured.filter((r) => r.round < input.rounds);
-  const judgeOffered = completeRecords.length > 0;
-  const offered = offeredLoadOf(judgeOffered ? completeRecords : measured, {
-    concurrency: input.concurrency,
-    openLoop,
-    cap: input.maxInFlight,
-  });
-  // The client answers for the lag of the sends it made late, not of those a full cap held back.
-  const clientLags = offered.clientLagged.map((r) => r.sendMs - r.scheduledMs!);
+  const { scheduleLagMs, openLoop, judgeOffered, offered, clientLags } = loadOf(input, measured);
 
-  const errorsByReason: Record<string, number> = {};
-  for (const r of measured) {
-    if (r.ok || isCancelled(r)) continue;
-    const kind = r.errorKind ?? 'unknown';
-    errorsByReason[kind] = (errorsByReason[kind] ?? 0) + 1;
-  }
+  const errorsByReason = errorsByReasonOf(measured);
 
   const ttftMs = pooled.ttftMs.summary();
   const itlMs = pooled.itlMs.summary();
@@ -172,46 +257,21 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   const itlFinding = coalescedItlFinding(coalesced, itlMs.p50, serverItlMs?.p50 ?? null, tpotMs.p50);
   const turns = turnResults(measured);
   const responseCache = responseCacheOf(ok, input.openingTokens ?? null);
-  const checks = levelChecks(
-    levelEvidence({
-      records: all,
-      streamRecords: streams,
-      rounds,
-      ttftMs,
-      openLoop,
-      clientLagsMs: clientLags,
-      load: {
-        offered: judgeOffered ? offered.offered : null,
-        askedConcurrency: openLoop ? undefined : input.concurrency,
-        askedRate: input.rate,
-        rateLateMs: offered.rate?.lateMs,
-        rateRounds: offered.rate?.rounds,
-        cap: input.maxInFlight,
-        loopLagP99Ms: input.loopLagP99Ms ?? null,
-      },
-      prompts: {
-        uniquePrefix: input.uniquePrefix,
-        sharedPrefixes: input.sharedPrefixes ?? false,
-        promptsFromFile: input.promptsFromFile ?? false,
-        repeatedRecords: input.repeatedRecords ?? 0,
-        openingTokens: input.openingTokens ?? null,
-        multiTurn: turns !== null,
-      },
-      coalescedItl: itlFinding,
-      responseCache,
-      calibration: input.calibration,
-      skippedTurns: input.skippedTurns,
-      host: input.hostPressure,
-      engineDecode: input.engineDecode,
-      prefixCacheHitsDelta: input.prefixCacheHitsDelta,
-      cutShort: input.cutShort,
-      telemetry: input.telemetry ?? null,
-    }),
-  );
+  const checks = judgeLevel(input, {
+    all,
+    streams,
+    rounds,
+    ttftMs,
+    openLoop,
+    clientLags,
+    offered: judgeOffered ? offered.offered : null,
+    offeredRate: offered.rate,
+    multiTurn: turns !== null,
+    itlFinding,
+    responseCache,
+  });
 
-  // The level's span includes warm-up: it is the stretch of GPU time (and telemetry) this level occupied.
-  const startMs = all.length > 0 ? all.reduce((a, r) => Math.min(a, r.scheduledMs ?? r.sendMs, r.sendMs), Infinity) : 0;
-  const endMs = all.length > 0 ? all.reduce((a, r) => Math.max(a, requestEndBound(r)), -Infinity) : 0;
+  const { startMs, endMs } = levelSpan(all);
 
   const result: LevelResult = {
     serverConfigIndex: input.serverConfigIndex,
@@ -259,15 +319,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     result.partial = true;
     result.cutShort = input.cutShort.reason;
   }
-  if (input.gpuPricePerHour !== undefined && outputTokPerSec !== null) {
-    // Peak: the GPU busy the whole hour at this level's throughput.
-    const peak = costPerMillionOutputTokens(input.gpuPricePerHour, outputTokPerSec);
-    if (peak !== null) result.costPerMOutputTokUsd = peak;
-    if (input.utilization !== undefined) {
-      const atU = costPerMillionOutputTokens(input.gpuPricePerHour, outputTokPerSec, input.utilization);
-      if (atU !== null) result.costPerMOutputTokAtUtilizationUsd = atU;
-    }
-  }
+  if (outputTokPerSec !== null) addCost(result, input, outputTokPerSec);
   // Goodput on a TPOT SLO rests on the output counts too.
   if (input.slo !== undefined && !(input.slo.tpotMs !== undefined && uncounted > 0)) {
     const g = goodput(measured, input.slo);

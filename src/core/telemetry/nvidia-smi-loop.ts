@@ -27,14 +27,8 @@ export function loopArgs(fields: ProbedFields, intervalMs: number): string[] {
   ];
 }
 
-/**
- * Starts the loop. Each parsed line is stamped with the run clock when it is read. If the child
- * exits while sampling, or prints no sample for HANG_MS, the gap (last sample .. first sample after
- * the restart) is recorded and the loop is restarted after restartDelayMs, doubling up to
- * maxRestartDelayMs while it keeps failing. A child that prints more than FLOOD_BYTES within
- * FLOOD_WINDOW_MS is stopped for good and onDropped says why: what it printed is not read any more.
- */
-export function startNvidiaSmiLoop(options: {
+/** What the loop runs, how often, and whom it tells. */
+export interface NvidiaSmiLoopOptions {
   runner: CommandRunner;
   binary: string;
   fields: ProbedFields;
@@ -48,7 +42,22 @@ export function startNvidiaSmiLoop(options: {
   /** The loop was stopped for good (a flood): one line saying so. */
   onDropped?: (reason: string) => void;
   hangMs?: number;
-}): NvidiaSmiLoop {
+}
+
+/** Why the loop's child exited: its code and the first line it printed (stderr first). */
+function exitReason(result: { exitCode: number | null; stdout: string; stderr: string }): string {
+  const why = result.stderr.split('\n').find((l) => l.trim()) ?? result.stdout.split('\n').find((l) => l.trim());
+  return `nvidia-smi loop exited (code ${result.exitCode ?? 'signal'})${why ? `: ${why.trim()}` : ''}`;
+}
+
+/**
+ * Starts the loop. Each parsed line is stamped with the run clock when it is read. If the child
+ * exits while sampling, or prints no sample for HANG_MS, the gap (last sample .. first sample after
+ * the restart) is recorded and the loop is restarted after restartDelayMs, doubling up to
+ * maxRestartDelayMs while it keeps failing. A child that prints more than FLOOD_BYTES within
+ * FLOOD_WINDOW_MS is stopped for good and onDropped says why: what it printed is not read any more.
+ */
+export function startNvidiaSmiLoop(options: NvidiaSmiLoopOptions): NvidiaSmiLoop {
   const baseDelay = options.restartDelayMs ?? 1_000;
   const maxDelay = options.maxRestartDelayMs ?? 10_000;
   const gaps: TelemetryGap[] = [];
@@ -122,12 +131,7 @@ export function startNvidiaSmiLoop(options: {
       if (stopped || child !== current) return;
       const now = options.clock.nowMs();
       if (!openGap) {
-        const why = result.stderr.split('\n').find((l) => l.trim()) ?? result.stdout.split('\n').find((l) => l.trim());
-        openGap = {
-          fromMs: lastSampleMs ?? now,
-          toMs: null,
-          reason: hung ?? `nvidia-smi loop exited (code ${result.exitCode ?? 'signal'})${why ? `: ${why.trim()}` : ''}`,
-        };
+        openGap = { fromMs: lastSampleMs ?? now, toMs: null, reason: hung ?? exitReason(result) };
         gaps.push(openGap);
       }
       hung = null;

@@ -77,6 +77,78 @@ function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
   );
 }
 
+/** Why an upgrade to the socket is refused (status and line), or null when it may go on. */
+function upgradeRefusal(
+  req: IncomingMessage,
+  hostOk: (req: IncomingMessage) => boolean,
+  originOk: (req: IncomingMessage) => boolean,
+  token: string,
+): [status: number, reason: string] | null {
+  let url: URL;
+  try {
+    url = new URL(req.url ?? '/', 'http://localhost');
+  } catch {
+    return [400, 'bad request'];
+  }
+  if (url.pathname !== '/rpc') return [404, 'not found'];
+  if (!hostOk(req)) return [403, 'forbidden host'];
+  if (!originOk(req)) return [403, 'forbidden origin'];
+  if (!tokenMatches(url.searchParams.get('token'), token)) {
+    return [403, 'forbidden: open the URL with ?token= that `servebench ui` printed'];
+  }
+  return null;
+}
+
+/** Sends one answer as JSON text; one that cannot be serialised is answered with why. */
+function sendJson(fanout: EventFanout, ws: WebSocket, message: unknown): void {
+  let text: string;
+  try {
+    text = JSON.stringify(message);
+  } catch (error) {
+    text = JSON.stringify({
+      id: (message as { id?: unknown })?.id ?? null,
+      error: `unsendable answer: ${(error as Error).message}`,
+    });
+  }
+  fanout.sendTo(ws, text);
+}
+
+/** One client message: a call `{id, method, args}` answered on the same socket, or why it is not one. */
+function onMessage(
+  service: ServebenchService,
+  send: (ws: WebSocket, message: unknown) => void,
+  ws: WebSocket,
+  data: RawData,
+  isBinary: boolean,
+): void {
+  if (isBinary) {
+    send(ws, { id: null, error: 'bad message: binary frames are not accepted; send JSON text' });
+    ws.close(UNSUPPORTED_DATA, 'binary frames are not accepted');
+    return;
+  }
+  let message: unknown;
+  try {
+    message = JSON.parse(String(data));
+  } catch {
+    send(ws, { id: null, error: 'bad message: not JSON' });
+    return;
+  }
+  const m = (message && typeof message === 'object' ? message : {}) as {
+    id?: unknown;
+    method?: unknown;
+    args?: unknown;
+  };
+  const id = typeof m.id === 'number' || typeof m.id === 'string' ? m.id : null;
+  if (!message || typeof message !== 'object' || Array.isArray(message)) {
+    send(ws, { id, error: 'bad message: expected {id, method, args}' });
+    return;
+  }
+  dispatchCall(service, m.method, m.args).then(
+    (outcome) => send(ws, outcome.ok ? { id, result: outcome.result } : { id, error: outcome.error }),
+    (error: unknown) => send(ws, { id, error: `bad message: ${(error as Error)?.message ?? String(error)}` }),
+  );
+}
+
 /**
  * Serves the renderer over HTTP and the contract over a WebSocket at /rpc?token=T: `{id, method, args}`
  * in, `{id, result}` or `{id, error}` out, and every service event pushed as `{event}` (the run in progress
@@ -134,19 +206,8 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
 
   http.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', 'http://localhost');
-    } catch {
-      refuseUpgrade(socket, 400, 'bad request');
-      return;
-    }
-    if (url.pathname !== '/rpc') return refuseUpgrade(socket, 404, 'not found');
-    if (!hostOk(req)) return refuseUpgrade(socket, 403, 'forbidden host');
-    if (!originOk(req)) return refuseUpgrade(socket, 403, 'forbidden origin');
-    if (!tokenMatches(url.searchParams.get('token'), token)) {
-      return refuseUpgrade(socket, 403, 'forbidden: open the URL with ?token= that `servebench ui` printed');
-    }
+    const refusal = upgradeRefusal(req, hostOk, originOk, token);
+    if (refusal) return refuseUpgrade(socket, refusal[0], refusal[1]);
     try {
       wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
     } catch (error) {
@@ -158,47 +219,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   // Events reach the viewers in frames, off the run's time; a viewer that stops reading is dropped.
   const fanout = new EventFanout({ onDrop: onError });
   const unsubscribe = service.subscribe((event) => fanout.push(event));
-  const send = (ws: WebSocket, message: unknown): void => {
-    let text: string;
-    try {
-      text = JSON.stringify(message);
-    } catch (error) {
-      text = JSON.stringify({
-        id: (message as { id?: unknown })?.id ?? null,
-        error: `unsendable answer: ${(error as Error).message}`,
-      });
-    }
-    fanout.sendTo(ws, text);
-  };
-
-  const onMessage = (ws: WebSocket, data: RawData, isBinary: boolean): void => {
-    if (isBinary) {
-      send(ws, { id: null, error: 'bad message: binary frames are not accepted; send JSON text' });
-      ws.close(UNSUPPORTED_DATA, 'binary frames are not accepted');
-      return;
-    }
-    let message: unknown;
-    try {
-      message = JSON.parse(String(data));
-    } catch {
-      send(ws, { id: null, error: 'bad message: not JSON' });
-      return;
-    }
-    const m = (message && typeof message === 'object' ? message : {}) as {
-      id?: unknown;
-      method?: unknown;
-      args?: unknown;
-    };
-    const id = typeof m.id === 'number' || typeof m.id === 'string' ? m.id : null;
-    if (!message || typeof message !== 'object' || Array.isArray(message)) {
-      send(ws, { id, error: 'bad message: expected {id, method, args}' });
-      return;
-    }
-    dispatchCall(service, m.method, m.args).then(
-      (outcome) => send(ws, outcome.ok ? { id, result: outcome.result } : { id, error: outcome.error }),
-      (error: unknown) => send(ws, { id, error: `bad message: ${(error as Error)?.message ?? String(error)}` }),
-    );
-  };
+  const send = (ws: WebSocket, message: unknown): void => sendJson(fanout, ws, message);
 
   wss.on('connection', (ws: WebSocket) => {
     // Without this listener a bad frame (too big, bad UTF-8, unmasked, unknown opcode) would throw and end
@@ -210,7 +231,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     ws.on('close', () => remove());
     ws.on('message', (data, isBinary) => {
       try {
-        onMessage(ws, data, isBinary);
+        onMessage(service, send, ws, data, isBinary);
       } catch (error) {
         onError(`ui server: bad message: ${(error as Error).message}`);
         send(ws, { id: null, error: 'bad message' });

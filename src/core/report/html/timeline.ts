@@ -23,6 +23,63 @@ const METRICS: Metric[] = [
   { key: 'powerW', title: 'power (W)' },
 ];
 
+type Scale = (ms: number) => string;
+
+/** One panel per GPU metric (clock, temperature, power), a line per GPU, below the requests. */
+function gpuPanels(gpuIn: readonly GpuSample[], X: Scale): string[] {
+  const out: string[] = [];
+  const gpus = [...new Set(gpuIn.map((s) => s.gpu))].sort((a, b) => a - b);
+  METRICS.forEach((m, mi) => {
+    const y0 = REQ_H + GAP + mi * (GPU_H + GAP);
+    const vals = gpuIn.map((s) => s[m.key]).filter((v): v is number => typeof v === 'number');
+    out.push(`<text class="panel" x="${M.l}" y="${y0 - 6}">${esc(m.title)}</text>`);
+    out.push(`<line class="axis" x1="${M.l}" x2="${W - M.r}" y1="${y0 + GPU_H}" y2="${y0 + GPU_H}"/>`);
+    if (vals.length === 0) {
+      out.push(`<text class="tick" x="${M.l + 6}" y="${y0 + GPU_H / 2}">not reported</text>`);
+      return;
+    }
+    const lo = vals.reduce((a, b) => Math.min(a, b), Infinity);
+    const hi = vals.reduce((a, b) => Math.max(a, b), -Infinity);
+    const sy = makeScale(lo, hi * 1.05, y0 + GPU_H, y0, false, true);
+    for (const t of sy.ticks) {
+      const y = f1(sy.map(t));
+      out.push(`<line class="grid" x1="${M.l}" x2="${W - M.r}" y1="${y}" y2="${y}"/>`);
+      out.push(`<text class="tick" x="${M.l - 6}" y="${y}" text-anchor="end" dy="0.32em">${sy.format(t)}</text>`);
+    }
+    gpus.forEach((g, gi) => {
+      const pts = gpuIn.filter((s) => s.gpu === g && typeof s[m.key] === 'number');
+      if (pts.length === 0) return;
+      const d = pts.map((s, i) => `${i ? 'L' : 'M'}${X(s.tMs)} ${f1(sy.map(s[m.key] as number))}`).join('');
+      out.push(`<path class="s c${gi % 6} line gpu" d="${d}"><title>GPU ${esc(String(g))}</title></path>`);
+    });
+  });
+  return out;
+}
+
+/** Each request's stroke, in send order, by what became of it: waiting then decoding, warm-up, failed, cancelled. */
+function requestStrokes(reqs: readonly RequestRecord[], ends: readonly number[], X: Scale, top: number, h: number) {
+  const n = reqs.length;
+  const wait: string[] = [];
+  const decode: string[] = [];
+  const warm: string[] = [];
+  const failed: string[] = [];
+  const cancelled: string[] = [];
+  reqs.forEach((r, i) => {
+    const y = f1(top + ((i + 0.5) / n) * h);
+    const end = ends[i] as number;
+    const seg = (a: number, b: number): string => `M${X(a)} ${y}H${X(Math.max(b, a + 1))}`;
+    if (!r.ok && r.errorKind === 'cancelled') cancelled.push(seg(r.sendMs, end));
+    else if (!r.ok) failed.push(seg(r.sendMs, end));
+    else if (r.warmup) warm.push(seg(r.sendMs, end));
+    else {
+      const first = r.firstTokenMs ?? end;
+      wait.push(seg(r.sendMs, first));
+      decode.push(seg(first, end));
+    }
+  });
+  return { wait, decode, warm, failed, cancelled };
+}
+
 /** The timeline: every request (wait to first token, then decoding) above the GPU's clock, temperature and power, with throttled spans shaded. */
 export function renderTimeline(
   record: RunRecord,
@@ -66,24 +123,7 @@ export function renderTimeline(
   const top = 16;
   const h = REQ_H - top - 4;
   const sw = Math.max(0.4, Math.min(4, h / Math.max(1, n)));
-  const wait: string[] = [];
-  const decode: string[] = [];
-  const warm: string[] = [];
-  const failed: string[] = [];
-  const cancelled: string[] = [];
-  reqs.forEach((r, i) => {
-    const y = f1(top + ((i + 0.5) / n) * h);
-    const end = ends[i] as number;
-    const seg = (a: number, b: number): string => `M${X(a)} ${y}H${X(Math.max(b, a + 1))}`;
-    if (!r.ok && r.errorKind === 'cancelled') cancelled.push(seg(r.sendMs, end));
-    else if (!r.ok) failed.push(seg(r.sendMs, end));
-    else if (r.warmup) warm.push(seg(r.sendMs, end));
-    else {
-      const first = r.firstTokenMs ?? end;
-      wait.push(seg(r.sendMs, first));
-      decode.push(seg(first, end));
-    }
-  });
+  const { wait, decode, warm, failed, cancelled } = requestStrokes(reqs, ends, X, top, h);
   out.push(`<text class="panel" x="${M.l}" y="11">requests (${n}), in send order</text>`);
   out.push(`<g stroke-width="${sw.toFixed(2)}">`);
   if (warm.length) out.push(`<path class="req warm" d="${warm.join('')}"/>`);
@@ -99,33 +139,7 @@ export function renderTimeline(
     out.push(`<text class="tick" x="${Number(x) + 3}" y="${top + 8}">${esc(loadText(l, true))}</text>`);
   }
   // GPU panels.
-  if (hasGpu) {
-    const gpus = [...new Set(gpuIn.map((s) => s.gpu))].sort((a, b) => a - b);
-    METRICS.forEach((m, mi) => {
-      const y0 = REQ_H + GAP + mi * (GPU_H + GAP);
-      const vals = gpuIn.map((s) => s[m.key]).filter((v): v is number => typeof v === 'number');
-      out.push(`<text class="panel" x="${M.l}" y="${y0 - 6}">${esc(m.title)}</text>`);
-      out.push(`<line class="axis" x1="${M.l}" x2="${W - M.r}" y1="${y0 + GPU_H}" y2="${y0 + GPU_H}"/>`);
-      if (vals.length === 0) {
-        out.push(`<text class="tick" x="${M.l + 6}" y="${y0 + GPU_H / 2}">not reported</text>`);
-        return;
-      }
-      const lo = vals.reduce((a, b) => Math.min(a, b), Infinity);
-      const hi = vals.reduce((a, b) => Math.max(a, b), -Infinity);
-      const sy = makeScale(lo, hi * 1.05, y0 + GPU_H, y0, false, true);
-      for (const t of sy.ticks) {
-        const y = f1(sy.map(t));
-        out.push(`<line class="grid" x1="${M.l}" x2="${W - M.r}" y1="${y}" y2="${y}"/>`);
-        out.push(`<text class="tick" x="${M.l - 6}" y="${y}" text-anchor="end" dy="0.32em">${sy.format(t)}</text>`);
-      }
-      gpus.forEach((g, gi) => {
-        const pts = gpuIn.filter((s) => s.gpu === g && typeof s[m.key] === 'number');
-        if (pts.length === 0) return;
-        const d = pts.map((s, i) => `${i ? 'L' : 'M'}${X(s.tMs)} ${f1(sy.map(s[m.key] as number))}`).join('');
-        out.push(`<path class="s c${gi % 6} line gpu" d="${d}"><title>GPU ${esc(String(g))}</title></path>`);
-      });
-    });
-  }
+  if (hasGpu) out.push(...gpuPanels(gpuIn, X));
   for (const t of sx.ticks) {
     out.push(`<text class="tick" x="${f1(sx.map(t))}" y="${bottom + 14}" text-anchor="middle">${sx.format(t)}</text>`);
   }
