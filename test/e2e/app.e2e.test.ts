@@ -104,8 +104,8 @@ describe.skipIf(!haveChromium)('servebench ui in headless Chromium (simulator)',
     expect((await rows.nth(1).locator('td').first().textContent())?.trim()).toBe('2');
     // The shared columns: the load really offered beside the asked one, $/1M out at peak, then at the utilization given.
     expect((await rows.nth(0).locator('td').nth(1).textContent())?.trim()).toMatch(/^\d+(\.\d+)? \(p5 \d+(\.\d+)?\)$/);
-    expect((await rows.nth(0).locator('td').nth(9).textContent())?.trim()).toMatch(/^\d+\.\d{3}$/);
-    expect((await rows.nth(0).locator('td').nth(10).textContent())?.trim()).toMatch(/^\d+\.\d{3}$/);
+    expect((await rows.nth(0).locator('td').nth(9).textContent())?.trim()).toMatch(/^\$\d+\.\d+$/);
+    expect((await rows.nth(0).locator('td').nth(10).textContent())?.trim()).toMatch(/^\$\d+\.\d+$/);
     await results.getByTestId('simulated-badge').waitFor();
     // The run's telemetry over time (getTelemetry), on the latency's time axis, each level's window shaded.
     const timeline = results.getByTestId('timeline');
