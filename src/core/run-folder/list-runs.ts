@@ -14,6 +14,8 @@ import { loadRun } from './run-json.js';
 
 /** The index of a runs folder, beside the run folders. */
 export const RUNS_INDEX_FILE = '.servebench-runs-index.json';
+/** The index's format: an index of another version is rebuilt (2: each listing carries its headline). */
+export const RUNS_INDEX_VERSION = 2;
 /** An index past this is not one servebench wrote (10,000 runs take about 4 MiB): it is rebuilt. */
 const RUNS_INDEX_MAX_BYTES = 64 * 2 ** 20;
 /** run.json files looked at together: enough to keep the disk busy, few enough not to exhaust descriptors. */
@@ -57,7 +59,7 @@ const ListingSchema = z.strictObject({
     .optional(),
 });
 const IndexSchema = z.strictObject({
-  version: z.literal(2),
+  version: z.literal(RUNS_INDEX_VERSION),
   entries: z.record(z.string(), z.strictObject({ key: z.string(), listing: ListingSchema })),
 });
 /** The index file's content: per folder name, its run.json's identity and its listing. */
@@ -109,7 +111,7 @@ async function readIndex(file: string, memo: RunsIndexMemo | undefined): Promise
   } catch {
     // No index yet, or one that cannot be read: it is rebuilt from the run folders.
   }
-  return { version: 2, entries: {} };
+  return { version: RUNS_INDEX_VERSION, entries: {} };
 }
 
 /** Writes the index (a folder that cannot take it costs speed, never the listing) and remembers it. */
@@ -161,7 +163,7 @@ export async function listRuns(outDir: string, deps: ListRunsDeps = {}): Promise
   }
   const indexFile = join(root, RUNS_INDEX_FILE);
   const index = await readIndex(indexFile, deps.memo);
-  const next: RunsIndex = { version: 2, entries: {} };
+  const next: RunsIndex = { version: RUNS_INDEX_VERSION, entries: {} };
   let changed = false;
   const out: RunListing[] = [];
   const one = async (name: string): Promise<void> => {

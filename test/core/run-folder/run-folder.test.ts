@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createServebenchService } from '../../../src/core/api.js';
 import { loadRunFolder, requestsHeldMaxBytes } from '../../../src/core/run-folder/load-folder.js';
-import { listRuns, RUNS_INDEX_FILE } from '../../../src/core/run-folder/list-runs.js';
+import { listRuns, RUNS_INDEX_FILE, RUNS_INDEX_VERSION } from '../../../src/core/run-folder/list-runs.js';
 import { loadRun } from '../../../src/core/run-folder/run-json.js';
 import type { RunRecord } from '../../../src/shared/run-record.js';
 import { fixtureCopy } from '../report/fixtures.js';
@@ -128,7 +128,7 @@ describe('listRuns and its index', () => {
     const first = await listRuns(out, { readRecord });
     expect(first).toHaveLength(5);
     expect(reads).toHaveLength(5);
-    expect(JSON.parse(await readFile(join(out, RUNS_INDEX_FILE), 'utf8')).version).toBe(1);
+    expect(JSON.parse(await readFile(join(out, RUNS_INDEX_FILE), 'utf8')).version).toBe(RUNS_INDEX_VERSION);
     reads.length = 0;
     expect(await listRuns(out, { readRecord })).toEqual(first);
     expect(reads).toEqual([]);
