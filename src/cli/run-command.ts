@@ -12,6 +12,7 @@ import { formatLevelTable, formatProblems, formatTurnTable, formatWorkerTable } 
 import { DISTRIBUTED_OPTIONS_HELP, distributedRequest } from './distributed-options.js';
 import { runDistributed } from '../core/distributed/run-distributed.js';
 import type { BenchmarkResult } from '../core/benchmark.js';
+import type { RunRecord } from '../shared/run-record.js';
 import type { DistributedIdentity } from '../core/distributed/environment.js';
 import { createProgressRenderer } from './progress.js';
 import { BENCH_OPTIONS_HELP, benchConfigFromFlags, runOptions } from './run-options.js';
@@ -51,6 +52,29 @@ function workerSummary(
     return result.exitCode ?? 1;
   }
   return result.record.status === 'cancelled' ? 130 : 0;
+}
+
+/** What a finished run prints: its table, its problems, its folder and, last, the capacity answer. */
+function printMeasured(record: RunRecord, dir: string, clean: (line: string) => string): void {
+  if (record.levels.length > 0) {
+    console.log('');
+    if (record.simulated) console.log('SIMULATED — built-in simulator, not a GPU measurement');
+    console.log(formatLevelTable(record));
+    console.log('* = level cut short');
+    const turns = formatTurnTable(record);
+    if (turns) console.log(`\nTTFT per conversation turn (ms):\n${turns}`);
+    const workers = formatWorkerTable(record);
+    if (workers) console.log(`\nload generators (offsets to rank 0's clock in ms):\n${workers}`);
+  }
+  // With nothing measured, the failure line below says all there is to say.
+  if (record.levels.length > 0) for (const line of formatProblems(record)) console.log(clean(line));
+  console.log(`\nrun folder: ${dir}`);
+  // The answer comes last: it is what the user asked for.
+  const searches = capacitySearches(record);
+  for (const c of searches) {
+    const title = searches.length > 1 ? capacityTitle(c) : null;
+    console.log([...(title ? [`\n${title}:`] : []), ...capacityLines(c)].join('\n'));
+  }
 }
 
 /** `servebench run`: one sweep, a table, a run folder, an exit code that scripts can use. */
@@ -119,25 +143,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     const result = distributed ? await runDistributed(config, deps, distributed) : await runBenchmark(config, deps);
     const { record, dir } = result;
     if (distributed && distributed.identity.rank > 0) return workerSummary(result, distributed.identity, clean);
-    if (record.levels.length > 0) {
-      console.log('');
-      if (record.simulated) console.log('SIMULATED — built-in simulator, not a GPU measurement');
-      console.log(formatLevelTable(record));
-      console.log('* = level cut short');
-      const turns = formatTurnTable(record);
-      if (turns) console.log(`\nTTFT per conversation turn (ms):\n${turns}`);
-      const workers = formatWorkerTable(record);
-      if (workers) console.log(`\nload generators (offsets to rank 0's clock in ms):\n${workers}`);
-    }
-    // With nothing measured, the failure line below says all there is to say.
-    if (record.levels.length > 0) for (const line of formatProblems(record)) console.log(clean(line));
-    console.log(`\nrun folder: ${dir}`);
-    // The answer comes last: it is what the user asked for.
-    const searches = capacitySearches(record);
-    for (const c of searches) {
-      const title = searches.length > 1 ? capacityTitle(c) : null;
-      console.log([...(title ? [`\n${title}:`] : []), ...capacityLines(c)].join('\n'));
-    }
+    printMeasured(record, dir, clean);
     if (result.failure) {
       console.error(clean(`servebench run: ${record.status}: ${result.failure}`));
       return result.exitCode ?? 1;

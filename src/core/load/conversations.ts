@@ -81,6 +81,49 @@ function slots(limit: number | undefined): { acquire: () => Promise<void>; relea
   };
 }
 
+/** A turn's prompt over the conversation so far; only the first turn's length is known before it is counted. */
+function turnPrompt(user: Prompt, messages: PromptMessage[], conversation: number, turn: number): Prompt {
+  const prompt: Prompt = {
+    text: user.text,
+    tokens: turn === 0 ? user.tokens : null,
+    messages,
+    meta: { conversation, turn },
+  };
+  if (turn === 0 && user.inputLen !== undefined) prompt.inputLen = user.inputLen;
+  return prompt;
+}
+
+/**
+ * Starts `count` conversations and resolves once each has ended (its last turn freed): at their offsets on the clock
+ * (open loop), or `concurrency` lanes that each take the next conversation (closed loop).
+ */
+async function startConversations(
+  options: ConversationOptions,
+  count: number,
+  converse: (c: number, scheduledMs?: number) => Promise<void>,
+): Promise<void> {
+  const { arrivals, signal } = options;
+  if (arrivals) {
+    const wait = arrivals.wait ?? ((tMs, s) => waitUntil(arrivals.clock, tMs, s));
+    // As runOpenLoop: the schedule starts just after now, and each arrival is an absolute time on it (no drift).
+    const start = arrivals.clock.nowMs() + 5;
+    const running: Array<Promise<void>> = [];
+    for (let c = 0; c < count && !signal?.aborted; c++) {
+      const scheduledMs = start + (arrivals.offsetsMs[c] ?? 0);
+      await wait(scheduledMs, signal);
+      if (signal?.aborted) break;
+      running.push(converse(c, scheduledMs));
+    }
+    await Promise.all(running);
+    return;
+  }
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < count && !signal?.aborted) await converse(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(options.concurrency, count) }, lane));
+}
+
 /**
  * Multi-turn conversations, each sending turn t+1 only after turn t ended (and the think time passed), with the
  * history [user 1, assistant 1 (the server's actual answer), user 2, ...]. Closed loop: `concurrency` conversations
@@ -117,13 +160,7 @@ export async function runConversations(options: ConversationOptions): Promise<Sc
       }
       const user = userPrompts[c * turns + turn] as Prompt;
       const messages: PromptMessage[] = [...history, { role: 'user', content: user.text }];
-      const prompt: Prompt = {
-        text: user.text,
-        tokens: turn === 0 ? user.tokens : null,
-        messages,
-        meta: { conversation: options.firstConversation + c, turn },
-      };
-      if (turn === 0 && user.inputLen !== undefined) prompt.inputLen = user.inputLen;
+      const prompt = turnPrompt(user, messages, options.firstConversation + c, turn);
       await gate.acquire();
       if (signal?.aborted) {
         gate.release();
@@ -170,25 +207,7 @@ export async function runConversations(options: ConversationOptions): Promise<Sc
       });
     }
   };
-  if (arrivals) {
-    const wait = arrivals.wait ?? ((tMs, s) => waitUntil(arrivals.clock, tMs, s));
-    // As runOpenLoop: the schedule starts just after now, and each arrival is an absolute time on it (no drift).
-    const start = arrivals.clock.nowMs() + 5;
-    const running: Array<Promise<void>> = [];
-    for (let c = 0; c < count && !signal?.aborted; c++) {
-      const scheduledMs = start + (arrivals.offsetsMs[c] ?? 0);
-      await wait(scheduledMs, signal);
-      if (signal?.aborted) break;
-      running.push(converse(c, scheduledMs));
-    }
-    await Promise.all(running);
-  } else {
-    let next = 0;
-    const lane = async (): Promise<void> => {
-      while (next < count && !signal?.aborted) await converse(next++);
-    };
-    await Promise.all(Array.from({ length: Math.min(options.concurrency, count) }, lane));
-  }
+  await startConversations(options, count, converse);
   await Promise.all(tails);
   await Promise.all(counts);
   return outcomes;

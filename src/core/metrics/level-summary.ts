@@ -299,31 +299,62 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     errorsByReason,
     checks,
   };
-  // Optional fields are set only when they apply, so run.json carries no misleading nulls or zeros.
-  if (pooled.reasoningTokens.n > 0) Object.assign(result, reasoningSummary(acc));
-  if (coalesced.share !== null) result.itlCoalescedShare = coalesced.share;
+  addOptionalFields(result, input, {
+    acc,
+    coalescedShare: coalesced.share,
+    serverItlMs,
+    turns,
+    responseCache,
+    scheduleLagMs,
+    offered: offered.offered,
+    cancelled,
+    measured,
+    outputTokPerSec,
+    uncounted,
+  });
+  return result;
+}
+
+/** What summarizeLevel measured that only some levels carry. */
+interface OptionalFacts {
+  acc: LevelAccumulator;
+  coalescedShare: number | null;
+  serverItlMs: LevelResult['serverItlMs'] | null;
+  turns: TurnResult[] | null;
+  responseCache: LevelResult['responseCache'] | null;
+  scheduleLagMs: LevelResult['scheduleLagMs'];
+  offered: NonNullable<LevelResult['offered']>;
+  cancelled: number;
+  measured: readonly RequestRecord[];
+  outputTokPerSec: number | null;
+  uncounted: number;
+}
+
+/** Optional fields are set only when they apply, so run.json carries no misleading nulls or zeros. */
+function addOptionalFields(result: LevelResult, input: LevelSummaryInput, f: OptionalFacts): void {
+  if (f.acc.pooled.reasoningTokens.n > 0) Object.assign(result, reasoningSummary(f.acc));
+  if (f.coalescedShare !== null) result.itlCoalescedShare = f.coalescedShare;
   if (input.hostPressure) result.hostPressure = input.hostPressure;
-  if (serverItlMs) result.serverItlMs = serverItlMs;
-  if (turns !== null) result.byTurn = turns;
-  if (responseCache !== null) result.responseCache = responseCache;
+  if (f.serverItlMs) result.serverItlMs = f.serverItlMs;
+  if (f.turns !== null) result.byTurn = f.turns;
+  if (f.responseCache !== null) result.responseCache = f.responseCache;
   if (input.serverVariant !== undefined) result.serverVariant = input.serverVariant;
   if (input.rate !== undefined) result.rate = input.rate;
   if (input.burst !== undefined) result.burst = input.burst;
-  if (scheduleLagMs !== undefined) result.scheduleLagMs = scheduleLagMs;
-  if (Object.keys(offered.offered).length > 0) result.offered = offered.offered;
-  if (cancelled > 0) result.cancelled = cancelled;
+  if (f.scheduleLagMs !== undefined) result.scheduleLagMs = f.scheduleLagMs;
+  if (Object.keys(f.offered).length > 0) result.offered = f.offered;
+  if (f.cancelled > 0) result.cancelled = f.cancelled;
   if ((input.skippedTurns ?? 0) > 0) result.skippedTurns = input.skippedTurns;
-  const topError = commonestError(measured);
+  const topError = commonestError(f.measured);
   if (topError) result.topError = topError;
   if (input.cutShort) {
     result.partial = true;
     result.cutShort = input.cutShort.reason;
   }
-  if (outputTokPerSec !== null) addCost(result, input, outputTokPerSec);
+  if (f.outputTokPerSec !== null) addCost(result, input, f.outputTokPerSec);
   // Goodput on a TPOT SLO rests on the output counts too.
-  if (input.slo !== undefined && !(input.slo.tpotMs !== undefined && uncounted > 0)) {
-    const g = goodput(measured, input.slo);
+  if (input.slo !== undefined && !(input.slo.tpotMs !== undefined && f.uncounted > 0)) {
+    const g = goodput(f.measured, input.slo);
     if (g !== null) result.goodput = g;
   }
-  return result;
 }

@@ -50,6 +50,24 @@ function exitReason(result: { exitCode: number | null; stdout: string; stderr: s
   return `nvidia-smi loop exited (code ${result.exitCode ?? 'signal'})${why ? `: ${why.trim()}` : ''}`;
 }
 
+const FLOOD_REASON = `nvidia-smi printed more than ${FLOOD_BYTES >> 20} MiB within ${FLOOD_WINDOW_MS / 1000} s (it floods its output): stopped, GPU telemetry dropped from here on`;
+
+/** Adds up the bytes the loop prints per FLOOD_WINDOW_MS; true once a window holds more than FLOOD_BYTES. */
+function floodMeter(): (bytes: number) => boolean {
+  // A rate over wall time, not a measurement: it does not read the run clock.
+  let windowStart = performance.now();
+  let windowBytes = 0;
+  return (bytes) => {
+    const wall = performance.now();
+    if (wall - windowStart > FLOOD_WINDOW_MS) {
+      windowStart = wall;
+      windowBytes = 0;
+    }
+    windowBytes += bytes;
+    return windowBytes > FLOOD_BYTES;
+  };
+}
+
 /**
  * Starts the loop. Each parsed line is stamped with the run clock when it is read. If the child
  * exits while sampling, or prints no sample for HANG_MS, the gap (last sample .. first sample after
@@ -70,9 +88,7 @@ export function startNvidiaSmiLoop(options: NvidiaSmiLoopOptions): NvidiaSmiLoop
   let timer: NodeJS.Timeout | null = null;
   let watchdog: NodeJS.Timeout | null = null;
   let hung: string | null = null;
-  // A rate over wall time, not a measurement: it does not read the run clock.
-  let windowStart = performance.now();
-  let windowBytes = 0;
+  const flooded = floodMeter();
   const hangMs = options.hangMs ?? Math.max(HANG_MS, 30 * options.intervalMs);
 
   const watch = (current: LineProcess) => {
@@ -86,18 +102,11 @@ export function startNvidiaSmiLoop(options: NvidiaSmiLoopOptions): NvidiaSmiLoop
   };
 
   const onBytes = (bytes: number) => {
-    if (stopped) return;
-    const wall = performance.now();
-    if (wall - windowStart > FLOOD_WINDOW_MS) {
-      windowStart = wall;
-      windowBytes = 0;
-    }
-    windowBytes += bytes;
-    if (windowBytes <= FLOOD_BYTES) return;
+    if (stopped || !flooded(bytes)) return;
     const now = options.clock.nowMs();
     stopped = true;
     if (watchdog) clearTimeout(watchdog);
-    const reason = `nvidia-smi printed more than ${FLOOD_BYTES >> 20} MiB within ${FLOOD_WINDOW_MS / 1000} s (it floods its output): stopped, GPU telemetry dropped from here on`;
+    const reason = FLOOD_REASON;
     if (openGap === null) gaps.push({ fromMs: lastSampleMs ?? now, toMs: now, reason });
     void child?.stop();
     options.onDropped?.(reason);

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
@@ -149,6 +149,62 @@ function onMessage(
   );
 }
 
+/** DNS rebinding and cross-site pages: only our own host names, and only our own origin for the socket. */
+function hostChecks(port: () => number): {
+  hostOk: (req: IncomingMessage) => boolean;
+  originOk: (req: IncomingMessage) => boolean;
+} {
+  const allowedHosts = (): Set<string> => new Set([`127.0.0.1:${port()}`, `localhost:${port()}`, `[::1]:${port()}`]);
+  const hostOk = (req: IncomingMessage): boolean => allowedHosts().has((req.headers.host ?? '').toLowerCase());
+  const originOk = (req: IncomingMessage): boolean => {
+    const origin = req.headers.origin;
+    if (origin === undefined) return true; // not a browser (scripts on this machine): the token decides
+    return [...allowedHosts()].some((h) => origin.toLowerCase() === `http://${h}`);
+  };
+  return { hostOk, originOk };
+}
+
+/** What a viewer's socket is served with. */
+interface ConnectionContext {
+  service: ServebenchService;
+  fanout: EventFanout;
+  send: (ws: WebSocket, message: unknown) => void;
+  onError: (line: string) => void;
+}
+
+/** One viewer's socket: its errors logged, its calls answered, and the run's events (replay first) fanned out to it. */
+function onConnection(ws: WebSocket, { service, fanout, send, onError }: ConnectionContext): void {
+  // Without this listener a bad frame (too big, bad UTF-8, unmasked, unknown opcode) would throw and end
+  // the process; ws has already closed this client with the matching code (1009, 1007, 1002).
+  ws.on('error', (error: Error & { code?: string }) =>
+    onError(`ui server: closed a client: ${error.code ?? 'error'}: ${error.message}`),
+  );
+  let remove: () => void = () => undefined;
+  ws.on('close', () => remove());
+  ws.on('message', (data, isBinary) => {
+    try {
+      onMessage(service, send, ws, data, isBinary);
+    } catch (error) {
+      onError(`ui server: bad message: ${(error as Error).message}`);
+      send(ws, { id: null, error: 'bad message' });
+    }
+  });
+  // The run in progress so far, then every new event: a reloaded page rebuilds its live view.
+  remove = fanout.add(ws, replayOf(service));
+  if (ws.readyState !== ws.OPEN) remove();
+}
+
+/** Binds the HTTP server; a bind error (port taken) rejects, later errors are the caller's to listen for. */
+function listen(http: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolveListen, reject) => {
+    http.once('error', reject);
+    http.listen(port, host, () => {
+      http.off('error', reject);
+      resolveListen();
+    });
+  });
+}
+
 /**
  * Serves the renderer over HTTP and the contract over a WebSocket at /rpc?token=T: `{id, method, args}`
  * in, `{id, result}` or `{id, error}` out, and every service event pushed as `{event}` (the run in progress
@@ -170,14 +226,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   };
   let port = options.port;
 
-  // DNS rebinding and cross-site pages: only our own host names, and only our own origin for the socket.
-  const allowedHosts = (): Set<string> => new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);
-  const hostOk = (req: IncomingMessage): boolean => allowedHosts().has((req.headers.host ?? '').toLowerCase());
-  const originOk = (req: IncomingMessage): boolean => {
-    const origin = req.headers.origin;
-    if (origin === undefined) return true; // not a browser (scripts on this machine): the token decides
-    return [...allowedHosts()].some((h) => origin.toLowerCase() === `http://${h}`);
-  };
+  const { hostOk, originOk } = hostChecks(() => port);
 
   const http = createServer((req, res) => {
     res.on('error', () => res.destroy());
@@ -221,34 +270,9 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   const unsubscribe = service.subscribe((event) => fanout.push(event));
   const send = (ws: WebSocket, message: unknown): void => sendJson(fanout, ws, message);
 
-  wss.on('connection', (ws: WebSocket) => {
-    // Without this listener a bad frame (too big, bad UTF-8, unmasked, unknown opcode) would throw and end
-    // the process; ws has already closed this client with the matching code (1009, 1007, 1002).
-    ws.on('error', (error: Error & { code?: string }) =>
-      onError(`ui server: closed a client: ${error.code ?? 'error'}: ${error.message}`),
-    );
-    let remove: () => void = () => undefined;
-    ws.on('close', () => remove());
-    ws.on('message', (data, isBinary) => {
-      try {
-        onMessage(service, send, ws, data, isBinary);
-      } catch (error) {
-        onError(`ui server: bad message: ${(error as Error).message}`);
-        send(ws, { id: null, error: 'bad message' });
-      }
-    });
-    // The run in progress so far, then every new event: a reloaded page rebuilds its live view.
-    remove = fanout.add(ws, replayOf(service));
-    if (ws.readyState !== ws.OPEN) remove();
-  });
+  wss.on('connection', (ws: WebSocket) => onConnection(ws, { service, fanout, send, onError }));
 
-  await new Promise<void>((resolveListen, reject) => {
-    http.once('error', reject);
-    http.listen(port, host, () => {
-      http.off('error', reject);
-      resolveListen();
-    });
-  });
+  await listen(http, port, host);
   http.on('error', (error: Error) => onError(`ui server: ${error.message}`));
   port = (http.address() as AddressInfo).port;
   const shownHost = host === '::1' ? '[::1]' : host;
