@@ -14,6 +14,7 @@ import { coalescedItlFinding } from './coalesced-itl.js';
 import { LevelAccumulator } from './level-accumulator.js';
 import { responseCacheOf } from './response-cache.js';
 import { requestEndBound, roundCv, roundResults } from './throughput.js';
+import { groupBreakdown } from './group-breakdown.js';
 
 /** Everything summarizeLevel needs besides the records: the level's conditions and the run's options. */
 export interface LevelSummaryInput {
@@ -305,6 +306,10 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   if (input.hostPressure) result.hostPressure = input.hostPressure;
   if (serverItlMs) result.serverItlMs = serverItlMs;
   if (turns !== null) result.byTurn = turns;
+  const byAdapter = groupBreakdown(measured, rounds, (r) => r.adapter);
+  if (byAdapter !== null) result.byAdapter = byAdapter;
+  const byReplica = groupBreakdown(measured, rounds, (r) => (r.replica === undefined ? undefined : String(r.replica)));
+  if (byReplica !== null) result.byReplica = byReplica;
   if (responseCache !== null) result.responseCache = responseCache;
   if (input.serverVariant !== undefined) result.serverVariant = input.serverVariant;
   if (input.rate !== undefined) result.rate = input.rate;

@@ -15,6 +15,8 @@ import { sharedOpeningText } from '../load/prompts.js';
 import { ServerApi, type PromptCounting } from '../load/server-api.js';
 import type { AbortReason } from '../load/stream-client.js';
 import { createWorkerExecutor } from '../load/worker-executor.js';
+import type { LoraLoad } from '../load/level-runner.js';
+import { loraAdapters } from '../../shared/lora.js';
 import type { RunningServer, ServerFailure, StartServer } from '../servers/types.js';
 import { engineFor } from '../servers/engines/index.js';
 import { concurrencyWarning } from '../servers/variants.js';
@@ -310,6 +312,7 @@ export class ServerSession {
       openingTokens: ready.openingTokens,
       compat: ready.compat,
       model: ready.server.info.model,
+      ...this.loraLoad(),
       runNonce: run.runNonce,
       tagPrefix: run.tagPrefix,
       firstId: slot.firstId,
@@ -332,6 +335,14 @@ export class ServerSession {
     watch?.levelEnded();
     const levelIndex = await run.addLevel(slot, level);
     return level && levelIndex !== null ? { level, levelIndex } : null;
+  }
+
+  /** --lora: the adapters, the pick and how this engine names an adapter in a request; none without --lora. */
+  private loraLoad(): { lora?: LoraLoad } {
+    const adapters = loraAdapters(this.options.serverConfig.lora);
+    if (adapters.length === 0) return {};
+    const by = engineFor(this.options.serverConfig.engine).loraBy ?? 'model';
+    return { lora: { adapters, pick: this.run.config.loraPick, by } };
   }
 
   /** The started server's facts (its URL and model); null before start. */
