@@ -15,6 +15,8 @@ import { sharedOpeningText } from '../load/prompts.js';
 import { ServerApi, type PromptCounting } from '../load/server-api.js';
 import type { AbortReason } from '../load/stream-client.js';
 import { createWorkerExecutor } from '../load/worker-executor.js';
+import { createBalancedExecutor } from '../load/balanced-executor.js';
+import { redactUrl } from '../servers/redact.js';
 import type { LoraLoad } from '../load/level-runner.js';
 import { loraAdapters } from '../../shared/lora.js';
 import type { RunningServer, ServerFailure, StartServer } from '../servers/types.js';
@@ -135,6 +137,7 @@ export class ServerSession {
       version: info.engineVersion,
       model: info.model,
       url: describeEngine(serverConfig.engine).launches ? undefined : info.baseUrl,
+      ...(info.replicaUrls && info.replicaUrls.length > 1 ? { replicas: info.replicaUrls.map(redactUrl) } : {}),
       simulated: info.simulated,
       command: info.command,
     };
@@ -183,10 +186,15 @@ export class ServerSession {
     // Worker threads pay off only with cores to spare: on a small machine they add GC pauses and hops.
     const workers =
       config.clientWorkers ?? (maxConc >= 128 && cpus().length >= 8 ? Math.min(4, Math.floor(cpus().length / 4)) : 0);
-    const executor = this.watchRefusals(
+    const executorFor = (baseUrl: string): RequestExecutor =>
       workers > 0
-        ? createWorkerExecutor({ baseUrl: info.baseUrl, apiKey: config.apiKey, clock, workers })
-        : createInThreadExecutor({ baseUrl: info.baseUrl, apiKey: config.apiKey, clock }),
+        ? createWorkerExecutor({ baseUrl, apiKey: config.apiKey, clock, workers })
+        : createInThreadExecutor({ baseUrl, apiKey: config.apiKey, clock });
+    const replicas = info.replicaUrls ?? [];
+    const executor = this.watchRefusals(
+      replicas.length > 1
+        ? createBalancedExecutor(replicas.map(executorFor), config.balance)
+        : executorFor(info.baseUrl),
     );
     this.executor = executor;
     this.levelAbort.signal.addEventListener(
