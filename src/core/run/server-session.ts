@@ -18,6 +18,9 @@ import { createWorkerExecutor } from '../load/worker-executor.js';
 import { createBalancedExecutor } from '../load/balanced-executor.js';
 import { redactUrl } from '../servers/redact.js';
 import type { LoraLoad } from '../load/level-runner.js';
+import type { EngineKind } from '../../shared/config.js';
+import type { CacheResetResult } from '../../shared/run-record.js';
+import { resetPrefixCache } from './cache-reset.js';
 import { loraAdapters } from '../../shared/lora.js';
 import type { RunningServer, ServerFailure, StartServer } from '../servers/types.js';
 import { engineFor } from '../servers/engines/index.js';
@@ -71,6 +74,8 @@ interface Ready {
   contextTokens?: number;
   /** Tokens of the opening every unique prompt shares (template and first words), by the server's count; null unknown. */
   openingTokens: number | null;
+  /** The engine that answered (an attached server's, where it said), for its cache-reset endpoint. */
+  answeringEngine: EngineKind;
 }
 
 /**
@@ -209,6 +214,7 @@ export class ServerSession {
       compat,
       contextTokens: limit?.tokens,
       openingTokens,
+      answeringEngine: limit?.engine ?? serverConfig.engine,
     };
   }
 
@@ -301,6 +307,9 @@ export class ServerSession {
       if (this.stopped) return null;
       if (note) run.emit({ type: 'message', severity: 'warn', text: note });
     }
+    const cacheReset = run.config.cacheReset ? await this.resetCache(ready) : undefined;
+    if (cacheReset && cacheReset.status !== 'done' && this.levelsRun === 0)
+      run.emit({ type: 'message', severity: 'warn', text: `cache reset before each level: ${cacheReset.status}: ${cacheReset.detail}` });
     const slot = run.takeSlot(plan);
     const firstRecord = this.nextRecord;
     // Each configuration (a server sweep restarts the server with new settings) may refuse every request anew.
@@ -341,8 +350,25 @@ export class ServerSession {
       },
     });
     watch?.levelEnded();
+    if (level && cacheReset) level.cacheReset = cacheReset;
     const levelIndex = await run.addLevel(slot, level);
     return level && levelIndex !== null ? { level, levelIndex } : null;
+  }
+
+  /** Empties the prefix cache of the server (every replica) before a level, where its engine allows. */
+  private async resetCache(ready: Ready): Promise<CacheResetResult> {
+    const engine = engineFor(ready.answeringEngine);
+    const info = ready.server.info;
+    return resetPrefixCache({
+      spec: engine.cacheReset,
+      engineName:
+        ready.answeringEngine === 'attach'
+          ? 'the attached server (an engine not named in its /v1/models)'
+          : engine.description.name,
+      baseUrls: info.replicaUrls ?? [info.baseUrl],
+      apiKey: this.run.config.apiKey,
+      signal: this.levelAbort.signal,
+    });
   }
 
   /** --lora: the adapters, the pick and how this engine names an adapter in a request; none without --lora. */
