@@ -309,7 +309,11 @@ export class ServerSession {
     }
     const cacheReset = run.config.cacheReset ? await this.resetCache(ready) : undefined;
     if (cacheReset && cacheReset.status !== 'done' && this.levelsRun === 0)
-      run.emit({ type: 'message', severity: 'warn', text: `cache reset before each level: ${cacheReset.status}: ${cacheReset.detail}` });
+      run.emit({
+        type: 'message',
+        severity: 'warn',
+        text: `cache reset before each level: ${cacheReset.status}: ${cacheReset.detail}`,
+      });
     const slot = run.takeSlot(plan);
     const firstRecord = this.nextRecord;
     // Each configuration (a server sweep restarts the server with new settings) may refuse every request anew.

@@ -208,8 +208,7 @@ export class Scheduler {
     const p = this.p;
     // Punica/S-LoRA batching: one extra LoRA matmul per distinct adapter in the batch, each step.
     const adapters = new Set(active.map((s) => s.adapter).filter((a) => a !== undefined)).size;
-    const decodeMs =
-      this.stepsPerBlock * (p.stepBaseMs + p.stepPerSeqMs * active.length + p.loraStepMs * adapters);
+    const decodeMs = this.stepsPerBlock * (p.stepBaseMs + p.stepPerSeqMs * active.length + p.loraStepMs * adapters);
     const prefillMs = (prefillTokens / p.prefillTokPerS) * 1000;
     const jitter = 1 + p.jitter * (2 * this.rng() - 1);
     const clock = this.gpu ? this.gpu.clockRatio : 1;

@@ -27,7 +27,13 @@ function replica(): RequestExecutor & { sent: number[]; finish(id: number): void
   };
 }
 
-const spec = (id: number): RequestSpec => ({ id, path: '/v1/completions', body: '{}', timeoutMs: 1000, requestTag: `t-${id}` });
+const spec = (id: number): RequestSpec => ({
+  id,
+  path: '/v1/completions',
+  body: '{}',
+  timeoutMs: 1000,
+  requestTag: `t-${id}`,
+});
 
 describe('client-side balancing over replicas', () => {
   it('round-robin sends in turn and says which replica answered', async () => {

@@ -9,7 +9,14 @@ describe('--lora on each engine command line', () => {
   it('vLLM: --enable-lora, --max-loras the count, --lora-modules name=path', () => {
     const plan = engineFor('vllm').plan(cfg({ engine: 'vllm', model: 'org/m', lora: 'a=/w/a:3,b=/w/b' }), ctx);
     const i = plan.args.indexOf('--enable-lora');
-    expect(plan.args.slice(i, i + 6)).toEqual(['--enable-lora', '--max-loras', '2', '--lora-modules', 'a=/w/a', 'b=/w/b']);
+    expect(plan.args.slice(i, i + 6)).toEqual([
+      '--enable-lora',
+      '--max-loras',
+      '2',
+      '--lora-modules',
+      'a=/w/a',
+      'b=/w/b',
+    ]);
   });
 
   it('SGLang: --lora-paths name=path', () => {
@@ -22,7 +29,13 @@ describe('--lora on each engine command line', () => {
     const engine = engineFor('llamacpp');
     const plan = engine.plan(cfg({ engine: 'llamacpp', model: 'm.gguf', lora: 'a=/w/a.gguf,b=/w/b.gguf' }), ctx);
     const i = plan.args.indexOf('--lora');
-    expect(plan.args.slice(i, i + 5)).toEqual(['--lora', '/w/a.gguf', '--lora', '/w/b.gguf', '--lora-init-without-apply']);
+    expect(plan.args.slice(i, i + 5)).toEqual([
+      '--lora',
+      '/w/a.gguf',
+      '--lora',
+      '/w/b.gguf',
+      '--lora-init-without-apply',
+    ]);
     expect(engine.loraBy).toBe('lora-id');
   });
 

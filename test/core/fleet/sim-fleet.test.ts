@@ -12,7 +12,9 @@ const signal = new AbortController().signal;
 describe('the simulator serves LoRA adapters and resets its cache', () => {
   it('lists each adapter under the base model and answers a request naming one', async () => {
     const sim = await startSim({ profile: testProfile({ instant: true }), adapters: ['a', 'b'] });
-    const models = (await (await fetch(`${sim.url}/v1/models`)).json()) as { data: Array<{ id: string; parent: unknown }> };
+    const models = (await (await fetch(`${sim.url}/v1/models`)).json()) as {
+      data: Array<{ id: string; parent: unknown }>;
+    };
     expect(models.data.map((m) => [m.id, m.parent])).toEqual([
       ['servebench/sim-llama-8b', null],
       ['a', 'servebench/sim-llama-8b'],
@@ -36,8 +38,14 @@ describe('the simulator serves LoRA adapters and resets its cache', () => {
       });
     expect(await reset('vllm')).toEqual({ status: 'done' });
     // The vLLM mimic serves no /flush_cache: as an SGLang that lacks it.
-    expect(await reset('sglang')).toMatchObject({ status: 'not-possible', detail: expect.stringContaining('--no-cache-reset') });
-    expect(await reset('llamacpp')).toMatchObject({ status: 'not-possible', detail: expect.stringContaining('llama.cpp has no endpoint') });
+    expect(await reset('sglang')).toMatchObject({
+      status: 'not-possible',
+      detail: expect.stringContaining('--no-cache-reset'),
+    });
+    expect(await reset('llamacpp')).toMatchObject({
+      status: 'not-possible',
+      detail: expect.stringContaining('llama.cpp has no endpoint'),
+    });
   });
 
   it('SGLang mimic: /flush_cache flushes when idle', async () => {
@@ -83,9 +91,23 @@ describe('per-group breakdown', () => {
 
   it("splits the level's requests and its output rate by the key", () => {
     const rounds = [
-      { round: 0, windowMs: 1000, outputTokPerSec: 0, totalTokPerSec: 0, reqPerSec: 0, completed: 3, failed: 1, startMs: 0, endMs: 1000 },
+      {
+        round: 0,
+        windowMs: 1000,
+        outputTokPerSec: 0,
+        totalTokPerSec: 0,
+        reqPerSec: 0,
+        completed: 3,
+        failed: 1,
+        startMs: 0,
+        endMs: 1000,
+      },
     ];
-    const groups = groupBreakdown([rec(1, 'a', 30), rec(2, 'a', 30), rec(3, 'b', 40), rec(4, 'b', 0, false)], rounds, (r) => r.adapter);
+    const groups = groupBreakdown(
+      [rec(1, 'a', 30), rec(2, 'a', 30), rec(3, 'b', 40), rec(4, 'b', 0, false)],
+      rounds,
+      (r) => r.adapter,
+    );
     expect(groups?.map((g) => [g.key, g.requests, g.failed, g.outputTokPerSec])).toEqual([
       ['a', 2, 0, 60],
       ['b', 2, 1, 40],

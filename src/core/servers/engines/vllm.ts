@@ -109,7 +109,9 @@ export const vllmEngine = defineEngine({
     // max_loras defaults to 1 adapter per batch, so it is raised to the count: every adapter may run at once.
     lora: mapped(LORA_SETTING, '--enable-lora --max-loras N --lora-modules NAME=PATH ...', (text, ctx) => {
       const adapters = launchedAdapters(text, 'vLLM');
-      ctx.message(`vLLM serves the ${adapters.length} LoRA adapters with --max-loras ${adapters.length}: all may share a batch`);
+      ctx.message(
+        `vLLM serves the ${adapters.length} LoRA adapters with --max-loras ${adapters.length}: all may share a batch`,
+      );
       return [
         '--enable-lora',
         '--max-loras',
@@ -140,7 +142,8 @@ export const vllmEngine = defineEngine({
   // vllm/entrypoints/serve/dev/cache/api_router.py: POST /reset_prefix_cache, mounted only under VLLM_SERVER_DEV_MODE.
   cacheReset: {
     path: '/reset_prefix_cache',
-    notServed: 'vLLM serves POST /reset_prefix_cache only in its dev mode: start it with VLLM_SERVER_DEV_MODE=1 (--env VLLM_SERVER_DEV_MODE=1 when servebench launches it)',
+    notServed:
+      'vLLM serves POST /reset_prefix_cache only in its dev mode: start it with VLLM_SERVER_DEV_MODE=1 (--env VLLM_SERVER_DEV_MODE=1 when servebench launches it)',
   },
   contextFix: 'serve the model with a longer context (--max-model-len)',
   spawnFix: 'pass --python PATH to a working Python interpreter',
