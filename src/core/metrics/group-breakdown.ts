@@ -25,7 +25,9 @@ export function groupBreakdown(
   const complete = rounds.filter((r) => r.partial !== true);
   const completeRounds = new Set(complete.map((r) => r.round));
   const windowMs = complete.reduce((s, r) => s + r.windowMs, 0);
-  return [...groups.entries()].map(([key, records]) => {
+  // In a stable order, whatever finished first: names alphabetically, replica indices numerically.
+  const sorted = [...groups.entries()].sort((a, b) => a[0].localeCompare(b[0], 'en', { numeric: true }));
+  return sorted.map(([key, records]) => {
     const ok = records.filter((r) => r.ok);
     const cancelled = records.filter(isCancelled).length;
     const pooled = poolLatencies(ok);
