@@ -3,6 +3,7 @@ import { ARTICLE_COLUMNS, cellText, levelRows, visibleColumns } from '../shared/
 import type { Column } from '../shared/report-columns.js';
 import type { Check, LevelResult, RunRecord } from '../shared/run-record.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../shared/turn-table.js';
+import { GROUP_TABLE_HEAD, groupTableRows, type GroupKind } from '../shared/group-table.js';
 import { WORKER_TABLE_HEAD, workerTableRows } from '../shared/worker-table.js';
 import { loadText } from '../shared/level-load.js';
 
@@ -27,6 +28,12 @@ export function formatLevelTable(record: RunRecord): string {
 export function formatTurnTable(record: RunRecord): string | null {
   const rows = turnTableRows(record, (l) => levelName(record, l));
   return rows.length > 0 ? pad([[...TURN_TABLE_HEAD], ...rows]) : null;
+}
+
+/** The level per LoRA adapter or per replica, one row per level and group; null when no level has that breakdown. */
+export function formatGroupTable(record: RunRecord, kind: GroupKind): string | null {
+  const rows = groupTableRows(record, kind, (l) => levelName(record, l));
+  return rows.length > 0 ? pad([[...GROUP_TABLE_HEAD], ...rows]) : null;
 }
 
 /** Distributed runs: each worker's share, clock offset and client check, one row per level and worker. */

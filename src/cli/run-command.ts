@@ -8,7 +8,14 @@ import { capacitySearches } from '../shared/capacity.js';
 import { capacityLines, capacityTitle } from '../shared/capacity-format.js';
 import { recordedConfig } from './run-from.js';
 import { confirmRecorded, recordedToConfirm, terminalIo } from './confirm-recorded.js';
-import { formatLevelTable, formatProblems, formatTurnTable, formatWorkerTable } from './format-table.js';
+import {
+  formatGroupTable,
+  formatLevelTable,
+  formatProblems,
+  formatTurnTable,
+  formatWorkerTable,
+} from './format-table.js';
+import { GROUP_TABLES } from '../shared/group-table.js';
 import { DISTRIBUTED_OPTIONS_HELP, distributedRequest } from './distributed-options.js';
 import { runDistributed } from '../core/distributed/run-distributed.js';
 import type { BenchmarkResult } from '../core/benchmark.js';
@@ -63,6 +70,10 @@ function printMeasured(record: RunRecord, dir: string, clean: (line: string) => 
     console.log('* = level cut short');
     const turns = formatTurnTable(record);
     if (turns) console.log(`\nTTFT per conversation turn (ms):\n${turns}`);
+    for (const kind of ['adapter', 'replica'] as const) {
+      const groups = formatGroupTable(record, kind);
+      if (groups) console.log(`\n${GROUP_TABLES[kind].title} (ms):\n${clean(groups)}`);
+    }
     const workers = formatWorkerTable(record);
     if (workers) console.log(`\nload generators (offsets to rank 0's clock in ms):\n${workers}`);
   }

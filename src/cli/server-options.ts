@@ -9,6 +9,7 @@ import { splitCommandLine } from '../shared/command-line.js';
 import { UserError } from '../core/errors.js';
 import { probePort } from '../core/servers/ports.js';
 import { urlCredentialsProblem } from '../core/servers/http-probe.js';
+import { replicaUrls } from '../shared/replicas.js';
 import { loadPreset, type ServerConfigInput } from '../core/servers/presets.js';
 import { listProfiles } from '../core/sim/profile.js';
 import { applyFlags, flagOptions, flagText, sectionsHelp, type HelpSection } from './field-flags.js';
@@ -206,24 +207,30 @@ export function serverConfigFromFlags(values: Values, base: ServerConfigInput = 
 /** An environment variable's name. */
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** One --url address: no credentials, and a host that resolves; one line naming the fix. */
+async function checkUrlHost(url: string): Promise<void> {
+  const credentials = urlCredentialsProblem(url);
+  if (credentials) throw new UserError(credentials);
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) !== 0) return;
+  try {
+    await lookup(host);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'no address';
+    throw new UserError(
+      `--url ${url}: the host '${host}' cannot be resolved (${code}); check its spelling, or use an IP address`,
+    );
+  }
+}
+
 /**
  * Checks, before a run folder exists or anything is launched, that the server's address can work: the
  * host of --url resolves, and --host is an address of this machine to bind. One line naming the fix.
  */
 export async function checkServerAddress(server: { url?: string; host?: string }): Promise<void> {
   if (server.url) {
-    const credentials = urlCredentialsProblem(server.url);
-    if (credentials) throw new UserError(credentials);
-    const host = new URL(server.url).hostname.replace(/^\[|\]$/g, '');
-    if (isIP(host) !== 0) return;
-    try {
-      await lookup(host);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code ?? 'no address';
-      throw new UserError(
-        `--url ${server.url}: the host '${host}' cannot be resolved (${code}); check its spelling, or use an IP address`,
-      );
-    }
+    // Several replicas: each one's host must resolve.
+    for (const url of replicaUrls(server.url)) await checkUrlHost(url);
     return;
   }
   const host = server.host ?? '127.0.0.1';

@@ -47,6 +47,7 @@ Options:
   --truth FILE             write one JSON line per request with server-side timestamps
   --gpu-state FILE         keep a fake GPU state file for resources/fake-nvidia-smi
   --fault SPEC             inject a fault (repeatable): ${FAULT_SPECS.join(', ')}
+  --lora-modules NAME[=PATH]  serve a LoRA adapter beside the model (repeatable; the path is not read)
   --enable-prompt-tokens-details, --enable-cache-report
                            report cached prompt tokens in usage as vLLM and SGLang do with these flags
   -h, --help               this help
@@ -64,6 +65,14 @@ function intFlag(name: string, raw: string | undefined, min: number, max: number
   return n;
 }
 
+/** The adapter names of --lora-modules NAME[=PATH] (the simulator reads no weights). */
+function loraNames(values: readonly string[] | undefined): string[] {
+  const names = (values ?? []).flatMap((v) => v.split(/\s+/)).map((v) => v.split('=')[0]?.trim() ?? '');
+  const bad = names.find((n) => !/^[A-Za-z0-9][A-Za-z0-9._/-]*$/.test(n));
+  if (bad !== undefined) throw new UserError(`--lora-modules takes NAME or NAME=PATH (got '${bad}')`);
+  return names;
+}
+
 /** `servebench sim`: runs the simulated engine until SIGINT/SIGTERM; exit 0, or 1 for oom-on-start / crash-after. */
 export async function simCommand(argv: string[]): Promise<number> {
   const options: ParseArgsConfig['options'] = {
@@ -77,6 +86,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     truth: { type: 'string' },
     'gpu-state': { type: 'string' },
     fault: { type: 'string', multiple: true },
+    'lora-modules': { type: 'string', multiple: true },
     'enable-prompt-tokens-details': { type: 'boolean' },
     'enable-cache-report': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
@@ -127,6 +137,7 @@ export async function simCommand(argv: string[]): Promise<number> {
       host: str('host') ?? '127.0.0.1',
       port,
       model: str('model') ?? DEFAULT_SIM_MODEL,
+      adapters: loraNames(values['lora-modules'] as string[] | undefined),
       mimic,
       cacheReport: values['enable-prompt-tokens-details'] === true || values['enable-cache-report'] === true,
       profile,

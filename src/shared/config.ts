@@ -404,6 +404,30 @@ const LOAD = {
     condition: true,
     advanced: true,
   }),
+  /** --lora: how each request (a conversation: each conversation) picks its adapter. */
+  loraPick: setting(z.enum(['round-robin', 'random']).default('round-robin'), {
+    label: 'LoRA pick',
+    help: 'with --lora: adapters in turn by weight (round-robin), or drawn by weight from the seed (random)',
+    group: 'load',
+    condition: true,
+    advanced: true,
+  }),
+  /** --url A,B: how the client spreads requests over the replicas. */
+  balance: setting(z.enum(['round-robin', 'least-outstanding']).default('round-robin'), {
+    label: 'Replica balance',
+    help: 'with several --url replicas: send to each in turn (round-robin), or to the one with the fewest requests in flight (least-outstanding)',
+    group: 'load',
+    condition: true,
+    advanced: true,
+  }),
+  /** Empty the engine's prefix cache before each level, where it can (vLLM, SGLang, the simulator). */
+  cacheReset: setting(z.boolean().default(true), {
+    off: 'no-cache-reset',
+    label: 'Reset cache per level',
+    help: "empty the server's prefix cache before each level where the engine allows it (vLLM POST /reset_prefix_cache with VLLM_SERVER_DEV_MODE=1, SGLang POST /flush_cache), so a level does not ride on the one before; recorded per level",
+    group: 'load',
+    advanced: true,
+  }),
 };
 
 /** Capacity search and the client. */

@@ -58,6 +58,10 @@ export interface RequestRecord {
   serverPromptMs?: number;
   /** llama.cpp only: the server's own generation time, first token to last (timings.predicted_ms), ms. */
   serverDecodeMs?: number;
+  /** --lora: the adapter the request named (its model field, or llama.cpp's lora id). */
+  adapter?: string;
+  /** Several --url replicas: the index (0-based, in --url order) of the replica it was sent to. */
+  replica?: number;
   /** Distributed runs: the rank of the worker that sent it (its times are mapped onto rank 0's clock). */
   worker?: number;
   /** Prompt tokens the server said it served from its prefix cache (its usage or llama.cpp's timings.cache_n). */

@@ -69,6 +69,8 @@ export const RequestLineSchema = z.looseObject({
   serverPromptMs: num.optional(),
   serverDecodeMs: num.optional(),
   worker: num.optional(),
+  adapter: z.string().max(200).optional(),
+  replica: num.optional(),
   cachedPromptTokens: num.optional(),
   usageProblems: z.array(UsageProblemSchema).optional(),
   // Derived per-request latencies, written by newer servebench versions only; older lines lack them.

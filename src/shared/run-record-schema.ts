@@ -65,6 +65,18 @@ const LatencySchema = SummarySchema.extend({
   p999Ci: latencyCi.optional(),
 });
 
+/** One group of a level (a LoRA adapter, a replica): counts, latencies and its output tok/s. */
+const GroupSchema = z.looseObject({
+  key: z.string().max(200),
+  requests: count,
+  completed: count,
+  failed: count,
+  ttftMs: LatencySchema,
+  tpotMs: LatencySchema,
+  e2eMs: LatencySchema,
+  outputTokPerSec: nonnegOrNull,
+});
+
 const RoundSchema = z.looseObject({
   round: count,
   outputTokPerSec: nonneg,
@@ -154,6 +166,11 @@ const LevelSchema = z.looseObject({
       scheduledRatePerSec: nonneg.optional(),
       heldByCap: nonneg.optional(),
     })
+    .optional(),
+  byAdapter: z.array(GroupSchema).optional(),
+  byReplica: z.array(GroupSchema).optional(),
+  cacheReset: z
+    .looseObject({ status: z.enum(['done', 'not-possible', 'failed']), detail: z.string().max(2000).optional() })
     .optional(),
   byTurn: z.array(z.looseObject({ turn: count, inputTokens: nonnegOrNull, ttftMs: LatencySchema })).optional(),
   // null when the level was cut short before a complete round (no throughput from a crash).

@@ -168,6 +168,26 @@ export interface TurnResult {
   ttftMs: Summary;
 }
 
+/** One group of a level's measured requests (a LoRA adapter, a replica): its counts, latencies and share of throughput. */
+export interface GroupResult {
+  /** The adapter's name, or the replica's index in --url (as text). */
+  key: string;
+  requests: number;
+  completed: number;
+  failed: number;
+  ttftMs: Summary;
+  tpotMs: Summary;
+  e2eMs: Summary;
+  /** Its output tokens in the level's complete rounds over their summed windows; null without a complete round. */
+  outputTokPerSec: number | null;
+}
+
+/** The cache reset before a level: done, not possible with this engine (and the way round), or failed (its answer). */
+export interface CacheResetResult {
+  status: 'done' | 'not-possible' | 'failed';
+  detail?: string;
+}
+
 /** Cached prompt tokens reported in the server's own responses (usage.prompt_tokens_details, llama.cpp timings). */
 export interface ResponseCache {
   /** Ok measured requests whose response reported a count, of `of`. */
@@ -244,6 +264,12 @@ export interface LevelResult {
   reasoningTokensSource?: 'server' | 'estimated' | 'mixed';
   /** Multi-turn levels only: TTFT per turn (n, p50/p95/p99 in each Summary), turn 0 first. */
   byTurn?: TurnResult[];
+  /** --lora: the level per adapter, beside the whole. */
+  byAdapter?: GroupResult[];
+  /** Several --url replicas: the level per replica (key: its 0-based index in --url), beside the whole. */
+  byReplica?: GroupResult[];
+  /** --cache-reset: whether the server's prefix cache was emptied before this level, and why not when it was not. */
+  cacheReset?: CacheResetResult;
   /** GPU energy attributed to this level's requests (docs/telemetry.md), when power was sampled. */
   energy?: LevelEnergy;
   /** The host's CPU pressure while the level ran (Linux PSI, this process's run-queue wait), where readable. */
@@ -307,7 +333,16 @@ export interface RunWriterIdentity {
 export interface RunEnvironment {
   host: { hostname: string; os: string; cpu?: string; cpus: number; memoryGiB?: number; node: string };
   servebenchVersion: string;
-  engine: { kind: string; version?: string; model?: string; url?: string; simulated: boolean; command?: string };
+  engine: {
+    kind: string;
+    version?: string;
+    model?: string;
+    url?: string;
+    /** Several --url replicas: each one's base URL, in --url order (passwords blanked). */
+    replicas?: string[];
+    simulated: boolean;
+    command?: string;
+  };
   /** Static facts of the GPUs as nvidia-smi reported them (null = not reported). */
   gpus?: Array<{
     index: number;

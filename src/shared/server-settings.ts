@@ -3,6 +3,7 @@
  * (and says how each maps to its command line); settings only one engine has are declared in its module.
  */
 import { z } from 'zod';
+import { parseLoraList } from './lora.js';
 import { atMost, setting } from './setting.js';
 
 /** What every server has: the model and the name requests carry, and how long it may take to be ready. */
@@ -169,6 +170,26 @@ export const ENGINE_SETTINGS = {
   }),
 };
 
+/** LoRA adapters the server serves and the requests spread over (the request's model names the adapter). */
+export const LORA_SETTING = setting(
+  z
+    .string()
+    .superRefine((text, ctx) => {
+      const parsed = parseLoraList(text);
+      if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.error });
+    })
+    .optional(),
+  {
+    flag: 'lora',
+    label: 'LoRA adapters',
+    metavar: 'NAME[=PATH][:W],...',
+    help: "LoRA adapters the requests spread over, each request's model naming one (a launched server loads NAME=PATH; :W weighs its share, --lora-pick)",
+    group: 'server',
+    advanced: true,
+    placeholder: 'none: the base model',
+  },
+);
+
 /** Diffusion (block) decoding parameters: part of a diffusion model's identity. */
 export const DIFFUSION_SETTINGS = {
   blockSize: setting(z.number().int().positive().default(32), {
@@ -208,6 +229,7 @@ export const SERVER_SETTING_ORDER: readonly string[] = [
   'servedModelName',
   'python',
   ...Object.keys(ENGINE_SETTINGS),
+  'lora',
   'startTimeoutMs',
   'host',
   'port',

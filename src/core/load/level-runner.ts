@@ -16,6 +16,15 @@ import { poissonSchedule, runClosedLoop, runOpenLoop, traceSchedule, waitUntil }
 import type { ScheduledOutcome, SpecList, WaitUntil } from './scheduler.js';
 import type { RequestSpec } from './stream-client.js';
 import { recordLatencies } from '../../shared/request-record.js';
+import { pickAdapter, type LoraAdapter, type LoraPick } from '../../shared/lora.js';
+
+/** --lora: the adapters requests spread over, how each picks one, and how the engine is told which. */
+export interface LoraLoad {
+  adapters: readonly LoraAdapter[];
+  pick: LoraPick;
+  /** The request's model names it (vLLM, SGLang), or llama.cpp's `lora: [{id, scale}]` by its --lora place. */
+  by: 'model' | 'lora-id';
+}
 
 export interface LevelRunInput {
   plan: LevelPlan;
@@ -47,6 +56,8 @@ export interface LevelRunInput {
   countMessages?: MessagesCounter;
   /** Multi-turn: waits until a time on `clock` (arrivals, think time); tests pass one that advances a virtual clock. */
   wait?: WaitUntil;
+  /** --lora: adapters to spread the requests over (absent: every request asks the base model). */
+  lora?: LoraLoad;
   /** Distributed runs: awaited before the warm-up (-1) and each round, so every worker starts a batch at one instant. */
   beforeBatch?: (round: number) => Promise<void>;
 }
@@ -73,17 +84,34 @@ interface RequestBook {
   promptOf: Map<number, Prompt>;
   // Each request's body size bounds the prompt tokens its server can report.
   bodyBytesOf: Map<number, number>;
+  // Each request's LoRA adapter, for its record.
+  adapterOf: Map<number, string>;
+}
+
+/** The model field and llama.cpp lora list of one request, its adapter picked by conversation (or request) id. */
+function adapterFields(input: LevelRunInput, id: number, prompt: Prompt) {
+  const lora = input.lora;
+  if (!lora || lora.adapters.length === 0) return { model: input.model };
+  // A conversation keeps one adapter over its turns, as a user of a fine-tuned model does.
+  const key = prompt.meta?.conversation ?? id;
+  const adapter = pickAdapter(lora.adapters, lora.pick, key, input.seed);
+  if (lora.by === 'model') return { model: adapter.name, adapter: adapter.name };
+  const index = lora.adapters.indexOf(adapter);
+  return { model: input.model, adapter: adapter.name, lora: [{ id: index, scale: 1 }] };
 }
 
 function makeSpec(input: LevelRunInput, book: RequestBook, prompt: Prompt, keepText = false): RequestSpec {
   const id = book.nextId++;
   book.promptOf.set(id, prompt);
+  const { model, adapter, lora } = adapterFields(input, id, prompt);
+  if (adapter !== undefined) book.adapterOf.set(id, adapter);
   const spec: RequestSpec = {
     id,
     path: apiPath(input.api),
     body: buildRequestBody({
       api: input.api,
-      model: input.model,
+      model,
+      ...(lora ? { lora } : {}),
       prompt: prompt.text,
       messages: prompt.messages,
       outputLen: prompt.outputLen ?? input.plan.outputLen,
@@ -111,8 +139,11 @@ function toRecord(input: LevelRunInput, book: RequestBook, o: ScheduledOutcome, 
     bodyBytes: book.bodyBytesOf.get(o.id),
     meta: prompt?.meta,
   });
+  const adapter = book.adapterOf.get(o.id);
+  if (adapter !== undefined) record.adapter = adapter;
   book.promptOf.delete(o.id);
   book.bodyBytesOf.delete(o.id);
+  book.adapterOf.delete(o.id);
   if (uncountedTurn(prompt)) {
     // No tokenizer to count the history ahead: the server's count stands in, marked as not verified.
     const turns = (prompt?.meta?.turn ?? 0) + 1;
@@ -252,7 +283,12 @@ function markMeasuredWindow(out: LevelRunOutput): void {
 /** Runs one level: warm-up (discarded later), then R rounds of N requests, closed or open loop. */
 export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
   const { plan, levelIndex, prompts, executor, clock, signal, onEvent } = input;
-  const book: RequestBook = { nextId: input.firstId, promptOf: new Map(), bodyBytesOf: new Map() };
+  const book: RequestBook = {
+    nextId: input.firstId,
+    promptOf: new Map(),
+    bodyBytesOf: new Map(),
+    adapterOf: new Map(),
+  };
   const wait: WaitUntil = input.wait ?? ((tMs, s) => waitUntil(clock, tMs, s));
   const acc = input.accumulator ?? levelAccumulator(input.seed, levelIndex);
   // Each record is handed on (to disk) before the accumulator keeps what the summary needs of it.

@@ -91,6 +91,7 @@ export function outcomeToRecord(outcome: ScheduledOutcome, ctx: RecordContext): 
   if (r.cachedPromptTokens !== null) record.cachedPromptTokens = r.cachedPromptTokens;
   if (problems.length > 0) record.usageProblems = problems;
   if (ctx.meta && Object.keys(ctx.meta).length > 0) record.workload = { ...ctx.meta };
+  if (outcome.replica !== undefined) record.replica = outcome.replica;
   if (outcome.scheduledMs !== undefined) record.scheduledMs = outcome.scheduledMs;
   if (outcome.httpStatus !== null) record.httpStatus = outcome.httpStatus;
   if (!ok) {

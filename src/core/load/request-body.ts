@@ -19,6 +19,8 @@ export interface BodyOptions {
   temperature: number;
   stream: boolean;
   compat: BodyCompat;
+  /** llama.cpp's per-request adapters: `lora: [{id, scale}]` by their place in its --lora list. */
+  lora?: ReadonlyArray<{ id: number; scale: number }>;
 }
 
 /** The request path for an API kind. */
@@ -38,6 +40,7 @@ export function buildRequestBody(o: BodyOptions): string {
     body.ignore_eos = o.ignoreEos;
   }
   body.temperature = o.temperature;
+  if (o.lora) body.lora = o.lora;
   body.stream = o.stream;
   if (o.stream) {
     body.stream_options = o.compat.continuousUsage

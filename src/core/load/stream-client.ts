@@ -30,6 +30,8 @@ export interface RequestOutcome {
   endMs: number;
   httpStatus: number | null;
   result: StreamResult;
+  /** Several replicas: which one (its index in --url) answered. */
+  replica?: number;
 }
 
 export interface StreamClientOptions {

@@ -1,6 +1,13 @@
 import type { Slo } from '../../shared/config.js';
 import type { RequestRecord } from '../../shared/request-record.js';
-import type { HostPressure, LevelResult, LevelTelemetry, ServerVariant, TurnResult } from '../../shared/run-record.js';
+import type {
+  HostPressure,
+  LevelResult,
+  RoundResult,
+  LevelTelemetry,
+  ServerVariant,
+  TurnResult,
+} from '../../shared/run-record.js';
 import { levelEvidence, type CutShort } from '../checks/evidence.js';
 import { levelChecks } from '../checks/registry.js';
 import type { ServerDecodeFigure } from './streaming-check.js';
@@ -14,6 +21,7 @@ import { coalescedItlFinding } from './coalesced-itl.js';
 import { LevelAccumulator } from './level-accumulator.js';
 import { responseCacheOf } from './response-cache.js';
 import { requestEndBound, roundCv, roundResults } from './throughput.js';
+import { groupBreakdown } from './group-breakdown.js';
 
 /** Everything summarizeLevel needs besides the records: the level's conditions and the run's options. */
 export interface LevelSummaryInput {
@@ -311,6 +319,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     measured,
     outputTokPerSec,
     uncounted,
+    rounds,
   });
   return result;
 }
@@ -328,6 +337,7 @@ interface OptionalFacts {
   measured: readonly RequestRecord[];
   outputTokPerSec: number | null;
   uncounted: number;
+  rounds: readonly RoundResult[];
 }
 
 /** Optional fields are set only when they apply, so run.json carries no misleading nulls or zeros. */
@@ -337,6 +347,12 @@ function addOptionalFields(result: LevelResult, input: LevelSummaryInput, f: Opt
   if (input.hostPressure) result.hostPressure = input.hostPressure;
   if (f.serverItlMs) result.serverItlMs = f.serverItlMs;
   if (f.turns !== null) result.byTurn = f.turns;
+  const byAdapter = groupBreakdown(f.measured, f.rounds, (r) => r.adapter);
+  if (byAdapter !== null) result.byAdapter = byAdapter;
+  const byReplica = groupBreakdown(f.measured, f.rounds, (r) =>
+    r.replica === undefined ? undefined : String(r.replica),
+  );
+  if (byReplica !== null) result.byReplica = byReplica;
   if (f.responseCache !== null) result.responseCache = f.responseCache;
   if (input.serverVariant !== undefined) result.serverVariant = input.serverVariant;
   if (input.rate !== undefined) result.rate = input.rate;

@@ -13,6 +13,7 @@ import type { RunFolder } from './load-run-folder.js';
 import { capacitySearches } from '../../shared/capacity.js';
 import { capacityLines, capacityTable, capacityTitle } from '../../shared/capacity-format.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../../shared/turn-table.js';
+import { GROUP_TABLE_HEAD, GROUP_TABLES, groupTableRows } from '../../shared/group-table.js';
 import { workersMarkdown } from './workers-section.js';
 import { loadText } from '../../shared/level-load.js';
 import { messageRows, messagesLeftOutText } from '../../shared/message-rows.js';
@@ -58,6 +59,18 @@ export function markdownReport(folder: RunFolder): string {
       '',
     );
     out.push('Multi-turn: each turn sends the conversation so far back; TTFT in ms.', '');
+  }
+  for (const kind of ['adapter', 'replica'] as const) {
+    const groups = groupTableRows(record, kind);
+    if (groups.length === 0) continue;
+    out.push(`## ${GROUP_TABLES[kind].title}`, '', `| ${GROUP_TABLE_HEAD.map(esc).join(' | ')} |`);
+    out.push(
+      `|${GROUP_TABLE_HEAD.map(() => ' --- |').join('')}`,
+      ...groups.map((r) => `| ${r.map(esc).join(' | ')} |`),
+      '',
+      esc(GROUP_TABLES[kind].note),
+      '',
+    );
   }
   out.push(...workersMarkdown(record));
   const searches = capacitySearches(record);

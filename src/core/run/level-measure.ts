@@ -6,7 +6,7 @@ import type { Clock } from '../clock.js';
 import { goodputSlo } from '../capacity/plan.js';
 import type { RequestExecutor } from '../load/executor.js';
 import type { LevelPlan } from '../load/level-plan.js';
-import { runLevel, type LevelRunOutput } from '../load/level-runner.js';
+import { runLevel, type LevelRunOutput, type LoraLoad } from '../load/level-runner.js';
 import type { Prompt } from '../load/prompts.js';
 import { buildLevelPrompts } from '../workloads/level-prompts.js';
 import { ownLengths, promptsFromFile, sharesPrefixes, type Workload } from '../workloads/workload.js';
@@ -98,6 +98,8 @@ export interface LevelMeasureInput {
   openingTokens?: number | null;
   compat: BodyCompat;
   model: string;
+  /** --lora: the adapters the requests spread over, and how the engine is told which. */
+  lora?: LoraLoad;
   runNonce: number;
   tagPrefix: string;
   firstId: number;
@@ -243,6 +245,7 @@ export async function runLevelRequests(
     firstId: input.firstId,
     tagPrefix: input.tagPrefix,
     countMessages: input.counting.countMessages,
+    ...(input.lora ? { lora: input.lora } : {}),
     signal,
     onEvent: input.emit,
     beforeBatch: hooks.beforeBatch,

@@ -15,6 +15,13 @@ import { sharedOpeningText } from '../load/prompts.js';
 import { ServerApi, type PromptCounting } from '../load/server-api.js';
 import type { AbortReason } from '../load/stream-client.js';
 import { createWorkerExecutor } from '../load/worker-executor.js';
+import { createBalancedExecutor } from '../load/balanced-executor.js';
+import { redactUrl } from '../servers/redact.js';
+import type { LoraLoad } from '../load/level-runner.js';
+import type { EngineKind } from '../../shared/config.js';
+import type { CacheResetResult } from '../../shared/run-record.js';
+import { resetPrefixCache } from './cache-reset.js';
+import { loraAdapters } from '../../shared/lora.js';
 import type { RunningServer, ServerFailure, StartServer } from '../servers/types.js';
 import { engineFor } from '../servers/engines/index.js';
 import { concurrencyWarning } from '../servers/variants.js';
@@ -67,6 +74,8 @@ interface Ready {
   contextTokens?: number;
   /** Tokens of the opening every unique prompt shares (template and first words), by the server's count; null unknown. */
   openingTokens: number | null;
+  /** The engine that answered (an attached server's, where it said), for its cache-reset endpoint. */
+  answeringEngine: EngineKind;
 }
 
 /**
@@ -133,6 +142,7 @@ export class ServerSession {
       version: info.engineVersion,
       model: info.model,
       url: describeEngine(serverConfig.engine).launches ? undefined : info.baseUrl,
+      ...(info.replicaUrls && info.replicaUrls.length > 1 ? { replicas: info.replicaUrls.map(redactUrl) } : {}),
       simulated: info.simulated,
       command: info.command,
     };
@@ -181,10 +191,15 @@ export class ServerSession {
     // Worker threads pay off only with cores to spare: on a small machine they add GC pauses and hops.
     const workers =
       config.clientWorkers ?? (maxConc >= 128 && cpus().length >= 8 ? Math.min(4, Math.floor(cpus().length / 4)) : 0);
-    const executor = this.watchRefusals(
+    const executorFor = (baseUrl: string): RequestExecutor =>
       workers > 0
-        ? createWorkerExecutor({ baseUrl: info.baseUrl, apiKey: config.apiKey, clock, workers })
-        : createInThreadExecutor({ baseUrl: info.baseUrl, apiKey: config.apiKey, clock }),
+        ? createWorkerExecutor({ baseUrl, apiKey: config.apiKey, clock, workers })
+        : createInThreadExecutor({ baseUrl, apiKey: config.apiKey, clock });
+    const replicas = info.replicaUrls ?? [];
+    const executor = this.watchRefusals(
+      replicas.length > 1
+        ? createBalancedExecutor(replicas.map(executorFor), config.balance)
+        : executorFor(info.baseUrl),
     );
     this.executor = executor;
     this.levelAbort.signal.addEventListener(
@@ -199,6 +214,7 @@ export class ServerSession {
       compat,
       contextTokens: limit?.tokens,
       openingTokens,
+      answeringEngine: limit?.engine ?? serverConfig.engine,
     };
   }
 
@@ -291,6 +307,13 @@ export class ServerSession {
       if (this.stopped) return null;
       if (note) run.emit({ type: 'message', severity: 'warn', text: note });
     }
+    const cacheReset = run.config.cacheReset ? await this.resetCache(ready) : undefined;
+    if (cacheReset && cacheReset.status !== 'done' && this.levelsRun === 0)
+      run.emit({
+        type: 'message',
+        severity: 'warn',
+        text: `cache reset before each level: ${cacheReset.status}: ${cacheReset.detail}`,
+      });
     const slot = run.takeSlot(plan);
     const firstRecord = this.nextRecord;
     // Each configuration (a server sweep restarts the server with new settings) may refuse every request anew.
@@ -310,6 +333,7 @@ export class ServerSession {
       openingTokens: ready.openingTokens,
       compat: ready.compat,
       model: ready.server.info.model,
+      ...this.loraLoad(),
       runNonce: run.runNonce,
       tagPrefix: run.tagPrefix,
       firstId: slot.firstId,
@@ -330,8 +354,33 @@ export class ServerSession {
       },
     });
     watch?.levelEnded();
+    if (level && cacheReset) level.cacheReset = cacheReset;
     const levelIndex = await run.addLevel(slot, level);
     return level && levelIndex !== null ? { level, levelIndex } : null;
+  }
+
+  /** Empties the prefix cache of the server (every replica) before a level, where its engine allows. */
+  private async resetCache(ready: Ready): Promise<CacheResetResult> {
+    const engine = engineFor(ready.answeringEngine);
+    const info = ready.server.info;
+    return resetPrefixCache({
+      spec: engine.cacheReset,
+      engineName:
+        ready.answeringEngine === 'attach'
+          ? 'the attached server (an engine not named in its /v1/models)'
+          : engine.description.name,
+      baseUrls: info.replicaUrls ?? [info.baseUrl],
+      apiKey: this.run.config.apiKey,
+      signal: this.levelAbort.signal,
+    });
+  }
+
+  /** --lora: the adapters, the pick and how this engine names an adapter in a request; none without --lora. */
+  private loraLoad(): { lora?: LoraLoad } {
+    const adapters = loraAdapters(this.options.serverConfig.lora);
+    if (adapters.length === 0) return {};
+    const by = engineFor(this.options.serverConfig.engine).loraBy ?? 'model';
+    return { lora: { adapters, pick: this.run.config.loraPick, by } };
   }
 
   /** The started server's facts (its URL and model); null before start. */

@@ -14,6 +14,7 @@ import {
   urlCredentialsProblem,
 } from './http-probe.js';
 import { createAttachWatch, type AttachWatch } from './attach-watch.js';
+import { replicaUrls } from '../../shared/replicas.js';
 import { ATTACH_TRANSITIONS, Lifecycle } from './lifecycle-state.js';
 import { realClock, type WaitClock } from './readiness.js';
 import type { RunningServer, ServerFailure, ServerInfo, StartServerOptions } from './types.js';
@@ -36,14 +37,17 @@ export async function attachServer(
   emit: (event: RunEvent) => void,
   deps: AttachDeps,
 ): Promise<RunningServer> {
-  if (!config.url) throw new ServerConfigError('attaching to a server needs --url');
-  const credentials = urlCredentialsProblem(config.url);
-  if (credentials) throw new ServerConfigError(credentials);
+  const urls = replicaUrls(config.url);
+  if (urls.length === 0) throw new ServerConfigError('attaching to a server needs --url');
+  for (const url of urls) {
+    const credentials = urlCredentialsProblem(url);
+    if (credentials) throw new ServerConfigError(credentials);
+  }
   const fetchFn = deps.fetch;
   const clock = deps.clock ?? realClock;
   const lifecycle = new Lifecycle(ATTACH_TRANSITIONS, emit);
   const fail: (failure: ServerFailure) => never = (failure) => failStart(lifecycle, failure);
-  const baseUrl = normalizeBaseUrl(config.url);
+  const baseUrl = normalizeBaseUrl(urls[0] as string);
   lifecycle.to('checking', `waiting for ${baseUrl}`);
   const { simulator, readyPath } = await waitAnswering({ config, opts, deps, baseUrl, clock, lifecycle, fail });
   const refuseOdd = (path: string, res: HttpResult): void => {
@@ -82,7 +86,8 @@ export async function attachServer(
     ...(engineVersion ? { engineVersion } : {}),
     ...(metrics.status === 200 ? { metricsUrl: `${baseUrl}/metrics` } : {}),
   };
-  lifecycle.to('ready', `${baseUrl} (${model})`);
+  if (urls.length > 1) info.replicaUrls = await checkReplicas(urls.map(normalizeBaseUrl), model, opts, deps, fail);
+  lifecycle.to('ready', `${baseUrl} (${model})${urls.length > 1 ? ` and ${urls.length - 1} more replicas` : ''}`);
   const watch = createAttachWatch(baseUrl, readyPath, {
     fetch: fetchFn,
     clock,
@@ -92,6 +97,37 @@ export async function attachServer(
     apiKey: opts.apiKey,
   });
   return watchedServer(info, watch);
+}
+
+/**
+ * The replicas after the first: each must answer /v1/models now and list the model the first one serves (a replica
+ * of another model is no replica); their base URLs, the first included, in --url order.
+ */
+async function checkReplicas(
+  urls: string[],
+  model: string,
+  opts: StartServerOptions,
+  deps: AttachDeps,
+  fail: (failure: ServerFailure) => never,
+): Promise<string[]> {
+  for (const url of urls.slice(1)) {
+    const listed = await listModels(deps.fetch, url, opts.apiKey);
+    if (listed.status !== 200)
+      fail({
+        kind: 'unreachable',
+        message: `replica ${url} does not answer /v1/models (${listed.status === undefined ? 'no connection' : `HTTP ${listed.status}`})`,
+        fix: 'start that replica, or leave it out of --url',
+        logTail: [],
+      });
+    if (listed.ids.length > 0 && !listed.ids.includes(model))
+      fail({
+        kind: 'model-not-found',
+        message: `replica ${url} serves ${listed.ids.join(', ')}, not '${model}' as the first does`,
+        fix: 'give --url replicas of one model only',
+        logTail: [],
+      });
+  }
+  return urls;
 }
 
 /** What the readiness wait needs of attachServer. */

@@ -118,8 +118,9 @@ function urlPassword(url: unknown): string | null {
   }
 }
 
-/** A URL with its password (if any) replaced. */
+/** A URL (or a --url list of replicas) with its password (if any) replaced. */
 export function redactUrl(url: string): string {
+  if (url.includes(',')) return url.split(',').map(redactUrl).join(',');
   try {
     const parsed = new URL(url);
     if (!parsed.password) return url;
@@ -147,8 +148,10 @@ export function secretValues(config: Partial<ServerConfig>, env: NodeJS.ProcessE
   for (const argv of [config.extraArgs ?? [], older, config.command ?? []]) {
     for (const v of argvSecrets(argv)) values.add(v);
   }
-  const password = urlPassword(config.url);
-  if (password) values.add(password);
+  for (const url of typeof config.url === 'string' ? config.url.split(',') : []) {
+    const password = urlPassword(url.trim());
+    if (password) values.add(password);
+  }
   return [...values].filter((v) => v.length >= 4 && !PLAIN_VALUE.test(v)).sort((a, b) => b.length - a.length);
 }
 

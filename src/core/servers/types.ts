@@ -21,6 +21,8 @@ export interface ServerInfo {
   maxRunningRequests?: number;
   /** Tokens the KV cache holds (vLLM "GPU KV cache size", SGLang max_total_num_tokens). */
   kvCacheTokens?: number;
+  /** Several --url replicas: each one's base URL (the first is baseUrl), in --url order. */
+  replicaUrls?: string[];
   /** Prometheus endpoint, when the engine has one. */
   metricsUrl?: string;
   /** Fake GPU state file written by the simulator (demo mode telemetry). */

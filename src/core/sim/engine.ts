@@ -115,6 +115,16 @@ export class SimEngine {
     };
   }
 
+  /**
+   * Empties the prefix cache (vLLM's /reset_prefix_cache, SGLang's /flush_cache); false, leaving it, when asked to
+   * refuse while requests run or wait (SGLang's rule). True without a cache: there is nothing to keep.
+   */
+  flushPrefixCache(refuseWhenBusy: boolean): boolean {
+    if (refuseWhenBusy && (this.scheduler.running.length > 0 || this.scheduler.waiting.length > 0)) return false;
+    this.prefixCache?.clear();
+    return true;
+  }
+
   /** Starts the fake GPU's ticks (and its state file); call once the server listens. */
   startTicking(): void {
     this.gpuTimer = this.clock.setTimer(this.gpuTick, this.o.gpuTickMs, true);
@@ -245,7 +255,7 @@ export class SimEngine {
     const responder = new Responder(res, {
       api: parsed.api,
       stream: parsed.stream,
-      model: this.model,
+      model: parsed.adapter ?? this.model,
       id,
       created: this.created,
       promptTokens: parsed.promptTokens,
@@ -284,6 +294,7 @@ export class SimEngine {
       stallAt: faults.stallMs > 0 && target > 1 ? Math.max(1, half) : -1,
       stallMs: faults.stallMs,
       onTokens: (count, done, chunkTokens) => responder.onTokens(count, done, chunkTokens),
+      ...(parsed.adapter !== undefined ? { adapter: parsed.adapter } : {}),
     };
     this.scheduler.submit(seq);
   }

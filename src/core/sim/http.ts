@@ -104,6 +104,15 @@ export class Router {
     });
   }
 
+  /** Adds a route that takes no body, for POST and GET (an admin action such as a cache flush). */
+  action(path: string, fn: (res: ServerResponse) => void, methods: ReadonlyArray<'GET' | 'POST'> = ['POST']): void {
+    const route: Route = (req, res) => {
+      req.resume();
+      fn(res);
+    };
+    for (const m of methods) this.routes.set(`${m} ${path}`, route);
+  }
+
   /** Adds a GET route. */
   get(path: string, fn: (res: ServerResponse) => void): void {
     this.routes.set(`GET ${path}`, (_req, res) => fn(res));

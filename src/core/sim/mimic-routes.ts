@@ -91,6 +91,16 @@ function openAiRoutes(router: Router, ctx: RouteContext): void {
           parent: null,
           max_model_len: engine.profile.maxModelLen,
         },
+        // vLLM lists each LoRA module after the base, its parent the base model (serving_models.py).
+        ...(parse.adapters ?? []).map((name) => ({
+          id: name,
+          object: 'model',
+          created: engine.created,
+          owned_by: parse.mimic === 'openai' ? 'system' : parse.mimic,
+          root: name,
+          parent: engine.model,
+          max_model_len: engine.profile.maxModelLen,
+        })),
       ],
     }),
   );
@@ -103,6 +113,11 @@ function vllmRoutes(router: Router, ctx: RouteContext): void {
   router.get('/version', (res) => sendJson(res, 200, { version: MIMIC_VERSION.vllm }));
   router.get('/metrics', (res) => sendText(res, vllmMetrics(engine.snapshot())));
   router.post('/tokenize', (body, _req, res) => sendJson(res, 200, tokenizeAnswer(ctx, body)));
+  // vllm/entrypoints/serve/dev/cache/api_router.py: 200 with no body (vLLM serves it in dev mode only).
+  router.action('/reset_prefix_cache', (res) => {
+    engine.flushPrefixCache(false);
+    res.writeHead(200).end();
+  });
 }
 
 /** SGLang: /health(_generate), /(get_)model_info, /(get_)server_info, /metrics with sglang: names, native /generate, /(v1/)tokenize. */
@@ -138,6 +153,16 @@ function sglangRoutes(router: Router, ctx: RouteContext): void {
       simulated: true,
       sim_profile: profile.name,
     });
+  // srt/entrypoints/http_server.py: 200 once flushed, 400 while requests run or wait (then nothing is flushed).
+  router.action(
+    '/flush_cache',
+    (res) => {
+      const done = engine.flushPrefixCache(true);
+      res.writeHead(done ? 200 : 400, { 'content-type': 'text/plain' });
+      res.end(done ? 'Cache flushed.\n' : 'Flush cache failed: requests are running or waiting.\n');
+    },
+    ['GET', 'POST'],
+  );
   router.get('/server_info', serverInfo);
   router.get('/get_server_info', serverInfo);
   router.get('/metrics', (res) => sendText(res, sglangMetrics(engine.snapshot())));

@@ -11,6 +11,11 @@ export class PrefixCache {
 
   constructor(private readonly capacityBlocks: number) {}
 
+  /** Forgets every block (vLLM's /reset_prefix_cache, SGLang's /flush_cache). */
+  clear(): void {
+    this.blocks.clear();
+  }
+
   /** Returns the cached prefix length (tokens) of ids and remembers ids' blocks. */
   lookupAndInsert(ids: readonly number[]): number {
     let h1 = 0x811c9dc5;

@@ -24,6 +24,8 @@ export interface SimProfile {
   stepBaseMs: number;
   /** Extra cost per running sequence in a step (ms). */
   stepPerSeqMs: number;
+  /** Extra cost of a step per distinct LoRA adapter among its sequences (ms). */
+  loraStepMs: number;
   /** Relative seeded jitter of every step time (0.05 = +-5 %). */
   jitter: number;
   /** Chance per generated token (after min_tokens) that the model stops early, unless ignore_eos. */
@@ -94,6 +96,13 @@ export const PROFILE_PARAMS: readonly ProfileParam[] = [
   { key: 'prefillTokPerS', flag: 'prefill-tok-per-s', kind: 'number', min: 1, doc: 'prefill speed (prompt tokens/s)' },
   { key: 'stepBaseMs', flag: 'step-base-ms', kind: 'number', min: 0, doc: 'fixed cost of a decode step (ms)' },
   { key: 'stepPerSeqMs', flag: 'step-per-seq-ms', kind: 'number', min: 0, doc: 'step cost per running sequence (ms)' },
+  {
+    key: 'loraStepMs',
+    flag: 'lora-step-ms',
+    kind: 'number',
+    min: 0,
+    doc: 'step cost per distinct LoRA adapter in the batch (ms)',
+  },
   { key: 'jitter', flag: 'jitter', kind: 'number', min: 0, max: 0.9, doc: 'relative seeded jitter of step times' },
   {
     key: 'eosProb',
@@ -171,6 +180,7 @@ export const BASE_PROFILE: SimProfile = {
   prefillTokPerS: 40_000,
   stepBaseMs: 7,
   stepPerSeqMs: 0.08,
+  loraStepMs: 0.6,
   jitter: 0.05,
   eosProb: 0.002,
   blockSize: 0,

@@ -15,6 +15,8 @@ export interface ParsedRequest {
   ignoreEos: boolean;
   includeUsage: boolean;
   continuousUsage: boolean;
+  /** The LoRA adapter the request's model named, when it named one the server serves. */
+  adapter?: string;
 }
 
 /** What parsing needs to know of the server: its mimic, served model, context and whether ids are kept. */
@@ -24,11 +26,14 @@ export interface ParseContext {
   maxModelLen: number;
   /** True when the prefix cache is on: prompts are tokenized to ids, not just counted. */
   keepIds: boolean;
+  /** LoRA adapters served beside the base model (vLLM --lora-modules): a request's model may name one. */
+  adapters?: readonly string[];
 }
 
 /** Refuses an unknown model as vLLM and OpenAI do; SGLang serves whatever name is asked for. */
 export function checkModel(ctx: ParseContext, body: Record<string, unknown>): void {
   if (ctx.mimic === 'sglang' || body.model === undefined || body.model === ctx.model) return;
+  if (typeof body.model === 'string' && ctx.adapters?.includes(body.model)) return;
   throw new HttpError(404, `The model \`${String(body.model)}\` does not exist.`, 'NotFoundError');
 }
 
@@ -144,5 +149,6 @@ function finishParse(ctx: ParseContext, api: ApiKind, body: Record<string, unkno
     ignoreEos: p.ignoreEos,
     includeUsage: streamOptions.include_usage === true,
     continuousUsage: streamOptions.continuous_usage_stats === true,
+    ...(typeof body.model === 'string' && ctx.adapters?.includes(body.model) ? { adapter: body.model } : {}),
   };
 }

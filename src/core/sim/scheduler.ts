@@ -19,6 +19,8 @@ export interface Seq {
   /** Energy truth: GPU energy above idle spent on this request's prompt, and its share of the decode steps (J). */
   prefillJ?: number;
   decodeJ?: number;
+  /** The LoRA adapter it runs with: each distinct adapter in a step costs the profile's loraStepMs. */
+  adapter?: string;
   /** Set by cancel(); the scheduler drops the sequence. */
   cancelled?: boolean;
   /** Internal bookkeeping. */
@@ -204,7 +206,9 @@ export class Scheduler {
     }
     active = this.preemptIfFull(active);
     const p = this.p;
-    const decodeMs = this.stepsPerBlock * (p.stepBaseMs + p.stepPerSeqMs * active.length);
+    // Punica/S-LoRA batching: one extra LoRA matmul per distinct adapter in the batch, each step.
+    const adapters = new Set(active.map((s) => s.adapter).filter((a) => a !== undefined)).size;
+    const decodeMs = this.stepsPerBlock * (p.stepBaseMs + p.stepPerSeqMs * active.length + p.loraStepMs * adapters);
     const prefillMs = (prefillTokens / p.prefillTokPerS) * 1000;
     const jitter = 1 + p.jitter * (2 * this.rng() - 1);
     const clock = this.gpu ? this.gpu.clockRatio : 1;

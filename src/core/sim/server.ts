@@ -18,6 +18,8 @@ export interface SimOptions {
   port?: number;
   /** Served model name. */
   model?: string;
+  /** LoRA adapter names served beside the model (a request's model may name one). */
+  adapters?: readonly string[];
   mimic?: Mimic;
   /** Report cached prompt tokens in usage, as vLLM's --enable-prompt-tokens-details and SGLang's --enable-cache-report. */
   cacheReport?: boolean;
@@ -105,7 +107,13 @@ export async function startSimServer(options: SimOptions = {}): Promise<SimServe
   const router = new Router();
   registerMimicRoutes(router, {
     engine,
-    parse: { mimic, model, maxModelLen: profile.maxModelLen, keepIds: engine.prefixCache !== null },
+    parse: {
+      mimic,
+      model,
+      maxModelLen: profile.maxModelLen,
+      keepIds: engine.prefixCache !== null,
+      ...(options.adapters && options.adapters.length > 0 ? { adapters: options.adapters } : {}),
+    },
     startup: ctx,
   });
   server.on('request', (req: IncomingMessage, res: ServerResponse) =>

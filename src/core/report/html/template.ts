@@ -15,6 +15,7 @@ import { REPORT_CSS } from './styles.js';
 import { capacitySearches, type CapacityResult } from '../../../shared/capacity.js';
 import { capacityLines, capacityTable, capacityTitle } from '../../../shared/capacity-format.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../../../shared/turn-table.js';
+import { GROUP_TABLE_HEAD, GROUP_TABLES, groupTableRows } from '../../../shared/group-table.js';
 import { loadText } from '../../../shared/level-load.js';
 import { workersHtml } from '../workers-section.js';
 import { messageRows, messagesLeftOutText } from '../../../shared/message-rows.js';
@@ -30,6 +31,23 @@ function turnsSection(record: RunRecord): string {
     `<table id="table-turns"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`,
     '<p class="note">Multi-turn: each turn sends the conversation so far back; TTFT in ms.</p></section>',
   ].join('');
+}
+
+/** The level per LoRA adapter and per replica, where a run has them; nothing for other runs. */
+function groupsSection(record: RunRecord): string {
+  return (['adapter', 'replica'] as const)
+    .map((kind) => {
+      const rows = groupTableRows(record, kind);
+      if (rows.length === 0) return '';
+      const head = GROUP_TABLE_HEAD.map((h) => `<th>${esc(h)}</th>`).join('');
+      const body = rows.map((r) => `<tr>${r.map((v) => `<td class="nw">${esc(v)}</td>`).join('')}</tr>`).join('');
+      return [
+        `<section id="by-${kind}"><h2>${esc(GROUP_TABLES[kind].title)}</h2>`,
+        `<table id="table-by-${kind}"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`,
+        `<p class="note">${esc(GROUP_TABLES[kind].note)}</p></section>`,
+      ].join('');
+    })
+    .join('');
 }
 
 /** The capacity searches' answers, their levels and knees (run with --find-capacity); one heading each when several. */
@@ -144,6 +162,7 @@ export function renderPage(page: ReportPage): string {
     table(ARTICLE_COLUMNS, rows, 'table-results'),
     '<p class="note">* = level cut short. TTFT: time to the first token; TPOT: time per output token after the first; E2E: the whole request.</p></section>',
     turnsSection(record),
+    groupsSection(record),
     workersHtml(record),
     capacitySearches(record).length > 0 ? capacitySection(capacitySearches(record)) : '',
     `<section id="charts"><h2>Charts</h2><div class="charts">${page.charts.join('')}</div>${page.timeline}</section>`,

@@ -1,3 +1,4 @@
+import { loraAdapters, type LoraAdapter } from '../../../shared/lora.js';
 import type { EngineDescription, FailurePattern } from './types.js';
 
 /** A number from a log field ("51,200" too); undefined when it is none. */
@@ -109,4 +110,15 @@ export function commonFailures(engine: { name: string; memoryHint?: string }): F
         `install a ${engine.name} build for your driver's CUDA version (nvidia-smi shows it), or update the NVIDIA driver`,
     },
   ];
+}
+
+/** The adapters of --lora for an engine that loads them at launch: each needs its path (NAME=PATH), else one line. */
+export function launchedAdapters(text: string, engine: string): LoraAdapter[] {
+  const adapters = loraAdapters(text);
+  const bare = adapters.filter((a) => a.path === undefined).map((a) => a.name);
+  if (bare.length > 0)
+    throw new Error(
+      `${engine} loads LoRA adapters at launch: give each its path, as --lora ${bare[0]}=/path/to/adapter (missing for ${bare.join(', ')})`,
+    );
+  return adapters;
 }

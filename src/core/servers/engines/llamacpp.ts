@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { ENGINE_SETTINGS as E, LAUNCH_SETTINGS } from '../../../shared/server-settings.js';
+import { ENGINE_SETTINGS as E, LAUNCH_SETTINGS, LORA_SETTING } from '../../../shared/server-settings.js';
 import { setting } from '../../../shared/setting.js';
-import { num } from './common.js';
+import { launchedAdapters, num } from './common.js';
 import { defineEngine, flag, mapped, toggle, used, usedAll } from './define.js';
 import type { EngineMetricNames, FailurePattern, ProgressPattern } from './types.js';
 
@@ -173,6 +173,12 @@ export const llamacppEngine = defineEngine({
     ),
     threads: flag(LLAMA.threads, '--threads'),
     seed: flag(E.seed, '--seed'),
+    // common/arg.cpp: --lora FNAME, repeatable, loaded in order (ids 0, 1, ...); --lora-init-without-apply loads
+    // them at scale 0, so a request without `lora` is the base model and one with it applies only its own.
+    lora: mapped(LORA_SETTING, '--lora PATH ... --lora-init-without-apply (requests pick by id)', (text) => [
+      ...launchedAdapters(text, 'llama.cpp').flatMap((a) => ['--lora', a.path as string]),
+      '--lora-init-without-apply',
+    ]),
   },
   instead: {
     quantization: 'a GGUF file is quantized already: pick the file',
@@ -201,6 +207,8 @@ export const llamacppEngine = defineEngine({
     'give each llama.cpp slot more context: a larger --ctx-size (shared by its --parallel slots; --max-seqs when servebench launches it) or fewer slots',
   runningLimit: (n) => `llama-server has ${n} parallel slots (--parallel; --max-seqs when servebench launches it)`,
   spawnFix: 'install llama.cpp so llama-server is on PATH, or pass --llama-server PATH',
+  // server-common.cpp parse_lora_request: a request's `lora: [{id, scale}]` sets the adapters by their --lora place.
+  loraBy: 'lora-id',
   failures: LLAMACPP_FAILURES,
   command(config, ctx, { model }) {
     return {

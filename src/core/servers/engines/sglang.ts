@@ -2,9 +2,10 @@ import {
   DiffusionConfigSchema,
   ENGINE_SETTINGS as E,
   LAUNCH_SETTINGS,
+  LORA_SETTING,
   PYTHON,
 } from '../../../shared/server-settings.js';
-import { HF_MODEL_FAILURES, KV_CACHE_TOO_SMALL, noModuleFailure, num } from './common.js';
+import { HF_MODEL_FAILURES, KV_CACHE_TOO_SMALL, launchedAdapters, noModuleFailure, num } from './common.js';
 import { defineEngine, flag, mapped, toggle, used, usedAll } from './define.js';
 import type { EngineMetricNames, ProgressPattern } from './types.js';
 import { HF_TYPES } from './vllm.js';
@@ -80,6 +81,15 @@ export const sglangEngine = defineEngine({
     maxSeqs: flag(E.maxSeqs, '--max-running-requests'),
     prefixCaching: toggle(E.prefixCaching, undefined, '--disable-radix-cache'),
     seed: flag(E.seed, '--random-seed'),
+    // srt/server_args.py: --lora-paths nargs='*' of <PATH> | <NAME>=<PATH> (enable_lora follows); max_loras_per_batch
+    // defaults to 8, so more adapters raise it: every adapter may run in one batch.
+    lora: mapped(LORA_SETTING, '--lora-paths NAME=PATH ... [--max-loras-per-batch N past 8]', (text, ctx) => {
+      const adapters = launchedAdapters(text, 'SGLang');
+      const perBatch = adapters.length > 8 ? ['--max-loras-per-batch', String(adapters.length)] : [];
+      if (perBatch.length > 0)
+        ctx.message(`SGLang serves the ${adapters.length} LoRA adapters with --max-loras-per-batch ${adapters.length}`);
+      return ['--lora-paths', ...adapters.map((a) => `${a.name}=${a.path}`), ...perBatch];
+    }),
     diffusion: mapped(
       DiffusionConfigSchema.optional(),
       '--dllm-algorithm A --dllm-algorithm-config RUN/dllm-algorithm-config.yaml (block_size:, threshold:)',
@@ -97,6 +107,11 @@ export const sglangEngine = defineEngine({
   metricsPath: '/metrics',
   metricNames: SGLANG_METRICS,
   memoryHint: '--gpu-memory (SGLang --mem-fraction-static)',
+  // srt/entrypoints/http_server.py: /flush_cache (GET, POST) answers 200, or 400 while requests run or wait.
+  cacheReset: {
+    path: '/flush_cache',
+    notServed: 'this SGLang serves no /flush_cache: upgrade SGLang, or pass --no-cache-reset',
+  },
   contextFix:
     'serve the model with a longer context (SGLang --context-length; --max-model-len when servebench launches it)',
   runningLimit: (n) => `it runs at most ${n} requests at once (max_running_requests)`,

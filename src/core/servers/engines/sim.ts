@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { DIFFUSION_SETTINGS, ENGINE_SETTINGS as E, LAUNCH_SETTINGS } from '../../../shared/server-settings.js';
+import { loraAdapters } from '../../../shared/lora.js';
+import {
+  DIFFUSION_SETTINGS,
+  ENGINE_SETTINGS as E,
+  LAUNCH_SETTINGS,
+  LORA_SETTING,
+} from '../../../shared/server-settings.js';
 import { setting } from '../../../shared/setting.js';
 import { BUNDLED_SIM_PROFILES } from '../../../shared/sim-profiles.js';
 import { defineEngine, flag, mapped, used, usedAll } from './define.js';
@@ -39,6 +45,10 @@ export const simEngine = defineEngine({
     maxSeqs: flag(E.maxSeqs, '--max-num-seqs'),
     prefixCaching: mapped(E.prefixCaching, '--prefix-caching true|false', (v) => ['--prefix-caching', String(v)]),
     seed: flag(E.seed, '--seed'),
+    // The simulator needs no adapter weights: it serves each name, at a small cost per adapter in a batch.
+    lora: mapped(LORA_SETTING, '--lora-modules NAME ...', (text) =>
+      loraAdapters(text).flatMap((a) => ['--lora-modules', a.name]),
+    ),
     diffusion: mapped(SIM_DIFFUSION, '--block-size B --threshold T', (d) => [
       '--block-size',
       String(d.blockSize),
@@ -55,6 +65,7 @@ export const simEngine = defineEngine({
   metricNames: VLLM_METRICS,
   failures: [],
   spawnFix: 'check the Node installation',
+  cacheReset: { path: '/reset_prefix_cache', notServed: 'this simulator serves no cache reset: update servebench' },
   contextFix: 'serve the model with a longer context (--max-model-len)',
   command(config, ctx) {
     if (!ctx.cliScript || !ctx.nodePath) throw new Error('the simulator needs the servebench CLI script and Node');

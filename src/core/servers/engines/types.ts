@@ -130,6 +130,12 @@ export type ConfigOf<S extends EngineSettings> = AnyServerConfig & {
 };
 
 /** Everything servebench knows about one engine. Adding an engine is one such module and one registry line. */
+/** A cache-reset endpoint as the engine serves it (POST PATH), and the fix when it is not served (404). */
+export interface CacheResetSpec {
+  readonly path: string;
+  readonly notServed: string;
+}
+
 export interface EngineModule<K extends string = string, S extends EngineSettings = EngineSettings> {
   readonly kind: K;
   readonly description: EngineDescription;
@@ -171,6 +177,13 @@ export interface EngineModule<K extends string = string, S extends EngineSetting
   readonly runningLimit?: (n: number) => string;
   /** The fix when the launch command cannot be run at all (ENOENT, EACCES). */
   readonly spawnFix: string;
+  /**
+   * How a request names its LoRA adapter: its `model` field (vLLM, SGLang; the default), or llama.cpp's
+   * `lora: [{id, scale}]` with the adapter's place in the --lora list ('lora-id').
+   */
+  readonly loraBy?: 'model' | 'lora-id';
+  /** The engine's endpoint that empties its prefix cache, and what to do where it answers 404; absent: none. */
+  readonly cacheReset?: CacheResetSpec;
   /** Flags this config needs the installed engine to have, checked against its own `--help` before launch. */
   helpRequires?(config: AnyServerConfig): Array<{ flag: string; why: string }>;
   /** Builds the launch command. Pure: no I/O. */

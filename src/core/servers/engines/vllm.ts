@@ -2,9 +2,10 @@ import {
   DiffusionConfigSchema,
   ENGINE_SETTINGS as E,
   LAUNCH_SETTINGS,
+  LORA_SETTING,
   PYTHON,
 } from '../../../shared/server-settings.js';
-import { HF_MODEL_FAILURES, KV_CACHE_TOO_SMALL, noModuleFailure, num } from './common.js';
+import { HF_MODEL_FAILURES, KV_CACHE_TOO_SMALL, launchedAdapters, noModuleFailure, num } from './common.js';
 import { defineEngine, flag, mapped, toggle, used, usedAll } from './define.js';
 import type { EngineMetricNames, ProgressPattern } from './types.js';
 
@@ -104,6 +105,21 @@ export const vllmEngine = defineEngine({
     maxSeqs: flag(E.maxSeqs, '--max-num-seqs'),
     prefixCaching: toggle(E.prefixCaching, '--enable-prefix-caching', '--no-enable-prefix-caching'),
     seed: flag(E.seed, '--seed'),
+    // vllm/entrypoints/openai/cli_args.py: --lora-modules nargs='+' of name=path (LoRAParserAction); LoRAConfig's
+    // max_loras defaults to 1 adapter per batch, so it is raised to the count: every adapter may run at once.
+    lora: mapped(LORA_SETTING, '--enable-lora --max-loras N --lora-modules NAME=PATH ...', (text, ctx) => {
+      const adapters = launchedAdapters(text, 'vLLM');
+      ctx.message(
+        `vLLM serves the ${adapters.length} LoRA adapters with --max-loras ${adapters.length}: all may share a batch`,
+      );
+      return [
+        '--enable-lora',
+        '--max-loras',
+        String(adapters.length),
+        '--lora-modules',
+        ...adapters.map((a) => `${a.name}=${a.path}`),
+      ];
+    }),
     diffusion: mapped(
       DiffusionConfigSchema.optional(),
       '--diffusion-config \'{"canvas_length":B}\' --override-generation-config \'{"confidence_threshold":T}\'',
@@ -123,6 +139,12 @@ export const vllmEngine = defineEngine({
   metricsPath: '/metrics',
   metricNames: VLLM_METRICS,
   memoryHint: '--gpu-memory (vLLM --gpu-memory-utilization)',
+  // vllm/entrypoints/serve/dev/cache/api_router.py: POST /reset_prefix_cache, mounted only under VLLM_SERVER_DEV_MODE.
+  cacheReset: {
+    path: '/reset_prefix_cache',
+    notServed:
+      'vLLM serves POST /reset_prefix_cache only in its dev mode: start it with VLLM_SERVER_DEV_MODE=1 (--env VLLM_SERVER_DEV_MODE=1 when servebench launches it)',
+  },
   contextFix: 'serve the model with a longer context (--max-model-len)',
   spawnFix: 'pass --python PATH to a working Python interpreter',
   failures: [
