@@ -187,7 +187,21 @@ export class ServerSession {
     }
     const openingTokens = viaTokenize ? await countOpening(counting, run.runNonce, this.levelAbort.signal) : null;
     await this.startTelemetry();
-    const clock = run.clock;
+    const executor = this.createExecutor(info, maxConc);
+    this.ready = {
+      server,
+      executor,
+      counting,
+      compat,
+      contextTokens: limit?.tokens,
+      openingTokens,
+      answeringEngine: limit?.engine ?? serverConfig.engine,
+    };
+  }
+
+  /** The executor that sends every level's requests (balanced over replicas), stopped at once by a level abort. */
+  private createExecutor(info: RunningServer['info'], maxConc: number): RequestExecutor {
+    const { config, clock } = this.run;
     // Worker threads pay off only with cores to spare: on a small machine they add GC pauses and hops.
     const workers =
       config.clientWorkers ?? (maxConc >= 128 && cpus().length >= 8 ? Math.min(4, Math.floor(cpus().length / 4)) : 0);
@@ -207,15 +221,7 @@ export class ServerSession {
       () => executor.abortAll(this.levelAbort.signal.reason as AbortReason),
       { once: true },
     );
-    this.ready = {
-      server,
-      executor,
-      counting,
-      compat,
-      contextTokens: limit?.tokens,
-      openingTokens,
-      answeringEngine: limit?.engine ?? serverConfig.engine,
-    };
+    return executor;
   }
 
   /** The server died (its process exited, or an attached one went away): the level in progress ends cut short by it. */
