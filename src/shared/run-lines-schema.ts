@@ -71,6 +71,15 @@ export const RequestLineSchema = z.looseObject({
   worker: num.optional(),
   cachedPromptTokens: num.optional(),
   usageProblems: z.array(UsageProblemSchema).optional(),
+  http: z
+    .looseObject({
+      connectStartMs: num.optional(),
+      connectEndMs: num.optional(),
+      requestSentMs: numOrNull,
+      headersMs: numOrNull,
+      firstByteMs: numOrNull,
+    })
+    .optional(),
   // Derived per-request latencies, written by newer servebench versions only; older lines lack them.
   ttftMs: numOrNull.optional(),
   e2eMs: numOrNull.optional(),

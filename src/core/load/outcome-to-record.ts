@@ -93,6 +93,7 @@ export function outcomeToRecord(outcome: ScheduledOutcome, ctx: RecordContext): 
   if (ctx.meta && Object.keys(ctx.meta).length > 0) record.workload = { ...ctx.meta };
   if (outcome.scheduledMs !== undefined) record.scheduledMs = outcome.scheduledMs;
   if (outcome.httpStatus !== null) record.httpStatus = outcome.httpStatus;
+  if (outcome.http) record.http = outcome.http;
   if (!ok) {
     record.error = r.error ?? `HTTP ${outcome.httpStatus ?? 'no response'}`;
     record.errorKind = r.errorKind ?? (outcome.httpStatus !== null ? `http-${outcome.httpStatus}` : 'connection');
