@@ -8,7 +8,13 @@ import { capacitySearches } from '../shared/capacity.js';
 import { capacityLines, capacityTitle } from '../shared/capacity-format.js';
 import { recordedConfig } from './run-from.js';
 import { confirmRecorded, recordedToConfirm, terminalIo } from './confirm-recorded.js';
-import { formatLevelTable, formatProblems, formatTurnTable, formatWorkerTable } from './format-table.js';
+import {
+  formatLevelTable,
+  formatProblems,
+  formatTtftSplits,
+  formatTurnTable,
+  formatWorkerTable,
+} from './format-table.js';
 import { DISTRIBUTED_OPTIONS_HELP, distributedRequest } from './distributed-options.js';
 import { runDistributed } from '../core/distributed/run-distributed.js';
 import type { BenchmarkResult } from '../core/benchmark.js';
@@ -130,6 +136,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       if (workers) console.log(`\nload generators (offsets to rank 0's clock in ms):\n${workers}`);
     }
     // With nothing measured, the failure line below says all there is to say.
+    for (const line of formatTtftSplits(record)) console.log(clean(line));
     if (record.levels.length > 0) for (const line of formatProblems(record)) console.log(clean(line));
     console.log(`\nrun folder: ${dir}`);
     // The answer comes last: it is what the user asked for.

@@ -126,6 +126,12 @@ const EngineLineSchema = z.looseObject({
   generationTokensTotal: numOrNull,
   requestDecodeSecondsSum: numOrNull.optional(),
   requestDecodeCount: numOrNull.optional(),
+  requestQueueSecondsSum: numOrNull.optional(),
+  requestQueueCount: numOrNull.optional(),
+  requestPrefillSecondsSum: numOrNull.optional(),
+  requestPrefillCount: numOrNull.optional(),
+  ttftSecondsSum: numOrNull.optional(),
+  ttftCount: numOrNull.optional(),
   rejected: rejectedSchema,
 });
 

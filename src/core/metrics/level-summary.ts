@@ -1,6 +1,13 @@
 import type { Slo } from '../../shared/config.js';
 import type { RequestRecord } from '../../shared/request-record.js';
-import type { HostPressure, LevelResult, LevelTelemetry, ServerVariant, TurnResult } from '../../shared/run-record.js';
+import type {
+  HostPressure,
+  LevelResult,
+  LevelTelemetry,
+  ServerVariant,
+  TtftSplit,
+  TurnResult,
+} from '../../shared/run-record.js';
 import { levelEvidence, type CutShort } from '../checks/evidence.js';
 import { levelChecks } from '../checks/registry.js';
 import type { ServerDecodeFigure } from './streaming-check.js';
@@ -13,6 +20,7 @@ import { offeredLoadOf } from './offered-load.js';
 import { coalescedItlFinding } from './coalesced-itl.js';
 import { LevelAccumulator } from './level-accumulator.js';
 import { responseCacheOf } from './response-cache.js';
+import { ttftSplit } from './ttft-split.js';
 import { requestEndBound, roundCv, roundResults } from './throughput.js';
 
 /** Everything summarizeLevel needs besides the records: the level's conditions and the run's options. */
@@ -176,6 +184,7 @@ interface LevelFacts {
   multiTurn: boolean;
   itlFinding: ReturnType<typeof coalescedItlFinding>;
   responseCache: ReturnType<typeof responseCacheOf>;
+  split: TtftSplit | null;
 }
 
 function judgeLevel(input: LevelSummaryInput, facts: LevelFacts): LevelResult['checks'] {
@@ -206,6 +215,7 @@ function judgeLevel(input: LevelSummaryInput, facts: LevelFacts): LevelResult['c
       },
       coalescedItl: facts.itlFinding,
       responseCache: facts.responseCache,
+      ttftSplit: facts.split,
       calibration: input.calibration,
       skippedTurns: input.skippedTurns,
       host: input.hostPressure,
@@ -257,7 +267,9 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   const itlFinding = coalescedItlFinding(coalesced, itlMs.p50, serverItlMs?.p50 ?? null, tpotMs.p50);
   const turns = turnResults(measured);
   const responseCache = responseCacheOf(ok, input.openingTokens ?? null);
+  const split = ttftSplit(ok, input.telemetry?.summary);
   const checks = judgeLevel(input, {
+    split,
     all,
     streams,
     rounds,
@@ -298,6 +310,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     outputTokensSource: outputTokensSource(ok),
     errorsByReason,
     checks,
+    ...(split && { ttftSplit: split }),
   };
   // Optional fields are set only when they apply, so run.json carries no misleading nulls or zeros.
   if (pooled.reasoningTokens.n > 0) Object.assign(result, reasoningSummary(acc));

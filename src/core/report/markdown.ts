@@ -14,6 +14,7 @@ import { capacitySearches } from '../../shared/capacity.js';
 import { capacityLines, capacityTable, capacityTitle } from '../../shared/capacity-format.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../../shared/turn-table.js';
 import { workersMarkdown } from './workers-section.js';
+import { TTFT_SPLIT_NOTE, ttftSplitRows } from '../../shared/ttft-split-text.js';
 import { loadText } from '../../shared/level-load.js';
 import { messageRows, messagesLeftOutText } from '../../shared/message-rows.js';
 import { mdCodeBlock, mdText as esc } from './markdown-escape.js';
@@ -49,6 +50,11 @@ export function markdownReport(folder: RunFolder): string {
   out.push('', '## Results', '');
   out.push(rows.length ? table(ARTICLE_COLUMNS, rows) : '_No level was measured._');
   out.push('', '* = level cut short.', '');
+  const splits = ttftSplitRows(record);
+  if (splits.length) {
+    out.push('## Where TTFT goes', '', ...splits.map((s) => `- ${esc(s.level)}: ${esc(s.text)}`), '');
+    out.push(esc(TTFT_SPLIT_NOTE), '');
+  }
   const turns = turnTableRows(record);
   if (turns.length) {
     out.push('## TTFT per conversation turn', '', `| ${TURN_TABLE_HEAD.map(esc).join(' | ')} |`);

@@ -61,6 +61,8 @@ export class SimEngine {
   private readonly truthLog: TruthLog | null;
   private readonly ttft = new Histogram();
   private readonly decodeTime = new Histogram(REQUEST_LATENCY_BUCKETS);
+  private readonly queueTime = new Histogram(REQUEST_LATENCY_BUCKETS);
+  private readonly prefillTime = new Histogram(REQUEST_LATENCY_BUCKETS);
   private readonly startedMs: number;
   private requestCounter = 0;
   private finishedRequests = 0;
@@ -111,6 +113,8 @@ export class SimEngine {
       stats: this.scheduler.stats,
       ttft: this.ttft,
       decodeTime: this.decodeTime,
+      queueTime: this.queueTime,
+      prefillTime: this.prefillTime,
       genThroughput: this.genThroughput,
     };
   }
@@ -174,6 +178,29 @@ export class SimEngine {
   /** True once the crash-after fault fired (the HTTP server is closed by then). */
   get hasCrashed(): boolean {
     return this.crashed;
+  }
+
+  /** One request's queue wait, prefill and TTFT, observed into the histograms as vLLM does and stamped in its truth. */
+  private phaseObserver(receivedMs: number, truth: TruthRecord | null) {
+    const clock = this.clock;
+    let scheduledMs: number | null = null;
+    let firstTokenMs: number | null = null;
+    return {
+      scheduled: () => {
+        scheduledMs = clock.nowMs();
+        if (truth) truth.scheduledNs = clock.nowNs().toString();
+      },
+      firstToken: (ms: number) => {
+        this.ttft.observe(ms / 1000);
+        firstTokenMs = receivedMs + ms;
+      },
+      // Queue and prefill times are observed for finished requests, as vLLM does.
+      ended: () => {
+        if (scheduledMs === null || firstTokenMs === null) return;
+        this.queueTime.observe((scheduledMs - receivedMs) / 1000);
+        this.prefillTime.observe((firstTokenMs - scheduledMs) / 1000);
+      },
+    };
   }
 
   /** Writes the truth log's pending lines. */
@@ -242,6 +269,7 @@ export class SimEngine {
           ? `cmpl-sim${idHex}`
           : `sim${idHex}`;
     let seq: Seq | null = null;
+    const phases = this.phaseObserver(receivedMs, truth);
     const responder = new Responder(res, {
       api: parsed.api,
       stream: parsed.stream,
@@ -265,9 +293,10 @@ export class SimEngine {
       truth,
       receivedMs,
       clock,
-      onFirstToken: (ms) => this.ttft.observe(ms / 1000),
+      onFirstToken: phases.firstToken,
       onDecoded: (ms) => this.decodeTime.observe(ms / 1000),
       onEnd: (record) => {
+        phases.ended();
         if (record && seq) stampEnergy(record, seq);
         if (record) this.truthLog?.write(record);
       },
@@ -284,6 +313,7 @@ export class SimEngine {
       stallAt: faults.stallMs > 0 && target > 1 ? Math.max(1, half) : -1,
       stallMs: faults.stallMs,
       onTokens: (count, done, chunkTokens) => responder.onTokens(count, done, chunkTokens),
+      onScheduled: phases.scheduled,
     };
     this.scheduler.submit(seq);
   }

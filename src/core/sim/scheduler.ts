@@ -19,12 +19,15 @@ export interface Seq {
   /** Energy truth: GPU energy above idle spent on this request's prompt, and its share of the decode steps (J). */
   prefillJ?: number;
   decodeJ?: number;
+  /** Told once, when the sequence is first admitted to the batch (its queue wait ends and its prefill starts). */
+  onScheduled?(): void;
   /** Set by cancel(); the scheduler drops the sequence. */
   cancelled?: boolean;
   /** Internal bookkeeping. */
   stalledUntil?: number;
   pendingPrefill?: number;
   queued?: boolean;
+  scheduled?: boolean;
 }
 
 /** Engine counters exposed on /metrics. */
@@ -159,6 +162,10 @@ export class Scheduler {
       if (this.kvUsed + need > p.kvCacheTokens && this.running.length > 0) break;
       this.waiting.shift();
       seq.queued = false;
+      if (!seq.scheduled) {
+        seq.scheduled = true;
+        seq.onScheduled?.();
+      }
       this.running.push(seq);
       this.kvUsed += seq.promptTokens + seq.generated;
       prefill += seq.pendingPrefill ?? 0;

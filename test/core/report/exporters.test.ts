@@ -233,3 +233,30 @@ describe('pdf', () => {
     expect(NO_CHROMIUM).toMatch(/apt-get install chromium/);
   });
 });
+
+describe('where TTFT goes', () => {
+  it('is a section of the Markdown and HTML reports, one line a level with each part and its source', async () => {
+    const folder = await loadRunFolder(fixtureDir('closed'));
+    const level = folder.record.levels[0]!;
+    level.ttftSplit = {
+      basis: 'mean',
+      ttftMs: 812,
+      requests: 100,
+      parts: [
+        { part: 'queue', ms: 600, source: 'engine-metrics' },
+        { part: 'prefill', ms: 150, source: 'engine-metrics' },
+        { part: 'rest', ms: 62, source: 'rest' },
+      ],
+      unknown: [],
+      restShare: 62 / 812,
+    };
+    const line =
+      'of TTFT mean 812 ms: queue 600 (engine /metrics), prefill 150 (engine /metrics), network and client 62.0';
+    const md = (await renderExport(findExporter('md')!, folder)) as string;
+    expect(md).toContain('## Where TTFT goes');
+    expect(md).toContain(line);
+    expect(htmlReport(folder)).toContain(line);
+    const plain = await loadRunFolder(fixtureDir('closed'));
+    expect((await renderExport(findExporter('md')!, plain)) as string).not.toContain('Where TTFT goes');
+  });
+});

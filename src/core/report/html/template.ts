@@ -15,6 +15,7 @@ import { REPORT_CSS } from './styles.js';
 import { capacitySearches, type CapacityResult } from '../../../shared/capacity.js';
 import { capacityLines, capacityTable, capacityTitle } from '../../../shared/capacity-format.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../../../shared/turn-table.js';
+import { TTFT_SPLIT_NOTE, ttftSplitRows } from '../../../shared/ttft-split-text.js';
 import { loadText } from '../../../shared/level-load.js';
 import { workersHtml } from '../workers-section.js';
 import { messageRows, messagesLeftOutText } from '../../../shared/message-rows.js';
@@ -33,6 +34,13 @@ function turnsSection(record: RunRecord): string {
 }
 
 /** The capacity searches' answers, their levels and knees (run with --find-capacity); one heading each when several. */
+function ttftSplitSection(record: RunRecord): string {
+  const rows = ttftSplitRows(record);
+  if (rows.length === 0) return '';
+  const items = rows.map((r) => `<li><b>${esc(r.level)}</b>: ${esc(r.text)}</li>`).join('');
+  return `<section id="ttft-split"><h2>Where TTFT goes</h2><ul>${items}</ul><p class="note">${esc(TTFT_SPLIT_NOTE)}</p></section>`;
+}
+
 function capacitySection(searches: readonly CapacityResult[]): string {
   const one = (c: CapacityResult, i: number): string => {
     const { header, rows } = capacityTable(c);
@@ -143,6 +151,7 @@ export function renderPage(page: ReportPage): string {
     '<section id="results"><h2>Results</h2>',
     table(ARTICLE_COLUMNS, rows, 'table-results'),
     '<p class="note">* = level cut short. TTFT: time to the first token; TPOT: time per output token after the first; E2E: the whole request.</p></section>',
+    ttftSplitSection(record),
     turnsSection(record),
     workersHtml(record),
     capacitySearches(record).length > 0 ? capacitySection(capacitySearches(record)) : '',
