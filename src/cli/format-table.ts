@@ -1,3 +1,4 @@
+import { precisionSaved, precisionText } from '../shared/precision.js';
 import { ttftSplitText } from '../shared/ttft-split-text.js';
 import { fromServer } from '../core/metrics/error-summary.js';
 import { ARTICLE_COLUMNS, cellText, levelRows, visibleColumns } from '../shared/report-columns.js';
@@ -48,6 +49,21 @@ function levelName(record: RunRecord, l: LevelResult): string {
 /** Where each level's TTFT went, one line a level ("c=16: of TTFT mean 216 ms: queue 120 (engine /metrics), ..."). */
 export function formatTtftSplits(record: RunRecord): string[] {
   return record.levels.flatMap((l) => (l.ttftSplit ? [`${levelName(record, l)}: ${ttftSplitText(l.ttftSplit)}`] : []));
+}
+
+/** Each level's --precision line, then what the run saved against its fixed plan; nothing without --precision. */
+export function formatPrecision(record: RunRecord): string[] {
+  const lines = record.levels.flatMap((l) => {
+    const text = precisionText(l);
+    return text ? [`${levelName(record, l)}: ${text}`] : [];
+  });
+  const saved = record.levels.map(precisionSaved).filter((s) => s !== null);
+  if (saved.length > 0) {
+    const requests = saved.reduce((a, s) => a + s.requests, 0);
+    const seconds = saved.reduce((a, s) => a + s.ms, 0) / 1000;
+    lines.push(`precision: ${requests} requests and ${seconds.toFixed(1)} s of measuring saved against the fixed plan`);
+  }
+  return lines;
 }
 
 /**

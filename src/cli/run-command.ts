@@ -10,6 +10,7 @@ import { recordedConfig } from './run-from.js';
 import { confirmRecorded, recordedToConfirm, terminalIo } from './confirm-recorded.js';
 import {
   formatLevelTable,
+  formatPrecision,
   formatProblems,
   formatTtftSplits,
   formatTurnTable,
@@ -136,7 +137,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       if (workers) console.log(`\nload generators (offsets to rank 0's clock in ms):\n${workers}`);
     }
     // With nothing measured, the failure line below says all there is to say.
-    for (const line of formatTtftSplits(record)) console.log(clean(line));
+    for (const line of [...formatTtftSplits(record), ...formatPrecision(record)]) console.log(clean(line));
     if (record.levels.length > 0) for (const line of formatProblems(record)) console.log(clean(line));
     console.log(`\nrun folder: ${dir}`);
     // The answer comes last: it is what the user asked for.

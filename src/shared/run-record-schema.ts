@@ -203,6 +203,25 @@ const LevelSchema = z.looseObject({
   errorsByReason: z.record(z.string(), count),
   telemetry: LevelTelemetrySchema.optional(),
   ttftSplit: TtftSplitSchema.optional(),
+  precision: z
+    .looseObject({
+      rounds: count,
+      plannedRounds: count,
+      confidence: share,
+      figures: z.array(
+        z.looseObject({
+          figure: z.string(),
+          target: share,
+          value: numOrNull,
+          ci,
+          halfWidth: numOrNull,
+          reached: z.boolean(),
+        }),
+      ),
+      roundCv: numOrNull,
+      reached: z.boolean(),
+    })
+    .optional(),
   hostPressure: z.looseObject({ windowMs: nonneg, cpuSomeShare: shareOrNull, selfWaitShare: shareOrNull }).optional(),
   responseCache: z
     .looseObject({

@@ -124,6 +124,27 @@ export interface EngineTtftParts {
   ttftMeanMs: number | null;
 }
 
+/**
+ * A level's precision at its last look: rounds run of those planned, each look's confidence (Bonferroni over the
+ * planned looks), each figure's estimate, interval and half-width as a share of it against its target, the round
+ * spread, and whether all reached it (a level that did not ran every planned round).
+ */
+export interface LevelPrecision {
+  rounds: number;
+  plannedRounds: number;
+  confidence: number;
+  figures: Array<{
+    figure: string;
+    target: number;
+    value: number | null;
+    ci: [number, number] | null;
+    halfWidth: number | null;
+    reached: boolean;
+  }>;
+  roundCv: number | null;
+  reached: boolean;
+}
+
 /** A part of TTFT: what it is, its ms (null: the source gave none, so it lies within the rest) and where it came from. */
 export interface TtftPart {
   part: 'queue' | 'prefill' | 'server-other' | 'connect' | 'rest';
@@ -316,6 +337,8 @@ export interface LevelResult {
   /** The commonest error message among the failed requests, quoted as the server (or the client) wrote it. */
   topError?: { kind: string; message: string; count: number };
   telemetry?: LevelTelemetry;
+  /** With --precision: the figures' intervals where the level stopped, and whether they reached the precision. */
+  precision?: LevelPrecision;
   /** Where the level's TTFT goes, from the best source it had (absent in records of earlier versions). */
   ttftSplit?: TtftSplit;
   /** Prefix-cache use as the server's responses reported it; absent when none did. */

@@ -1,0 +1,82 @@
+import { QUANTITIES } from '../../shared/metrics.js';
+import { precisionName, type PrecisionTarget } from '../../shared/precision.js';
+import type { RequestRecord } from '../../shared/request-record.js';
+import type { LevelPrecision } from '../../shared/run-record.js';
+import { minSamplesForCi, percentile, quantileCi } from './percentiles.js';
+import { isMeasured } from './request-metrics.js';
+import { roundCv, roundResults } from './throughput.js';
+
+/** The round spread the rounds must stay under to agree (the round-spread check's limit). */
+export const ROUNDS_AGREE_CV = 0.15;
+/** The percentiles every level shows with an interval: a level never stops before it has enough samples for them. */
+export const SHOWN_PERCENTILES = [95, 99];
+/** The coverage every interval keeps over all the looks of a level together. */
+export const PRECISION_CONFIDENCE = 0.95;
+
+/**
+ * The confidence of each look: Bonferroni over the planned looks (one after each round), so the chance that any
+ * look's interval misses is at most 1 − PRECISION_CONFIDENCE, however the stop was chosen.
+ */
+export function lookConfidence(plannedRounds: number): number {
+  return 1 - (1 - PRECISION_CONFIDENCE) / Math.max(1, plannedRounds);
+}
+
+/** One figure's interval at a look: its estimate, its interval and its half-width as a share of the estimate. */
+export function figureWidth(
+  values: readonly number[],
+  t: PrecisionTarget,
+  confidence: number,
+): LevelPrecision['figures'][number] {
+  const sorted = [...values].sort((a, b) => a - b);
+  const need = minSamplesForCi(t.percentile, confidence) ?? Infinity;
+  const ci = sorted.length >= need ? quantileCi(sorted, t.percentile, confidence) : null;
+  const value = sorted.length > 0 ? percentile(sorted, t.percentile) : null;
+  const halfWidth = ci && value !== null && value > 0 ? (ci[1] - ci[0]) / 2 / value : null;
+  return {
+    figure: precisionName(t),
+    target: t.fraction,
+    value,
+    ci,
+    halfWidth,
+    reached: halfWidth !== null && halfWidth <= t.fraction,
+  };
+}
+
+/** The fewest ok requests a level stops with: enough for the 95 % interval of every percentile shown (p99: 299). */
+export function precisionFloor(): number {
+  return Math.max(...SHOWN_PERCENTILES.map((p) => minSamplesForCi(p, PRECISION_CONFIDENCE) ?? 0));
+}
+
+/**
+ * A level's precision after `rounds` complete rounds of `plannedRounds`: each figure's interval at the look's
+ * confidence, and whether every one is within its share and the rounds agree (at least two, spread under
+ * ROUNDS_AGREE_CV). The level may stop when `reached`.
+ */
+export function precisionAt(
+  records: readonly RequestRecord[],
+  targets: readonly PrecisionTarget[],
+  rounds: number,
+  plannedRounds: number,
+): LevelPrecision {
+  const ok = records.filter((r) => isMeasured(r) && r.ok);
+  const confidence = lookConfidence(plannedRounds);
+  const figures = targets.map((t) => {
+    const per = QUANTITIES[t.quantity].perRequest!;
+    return figureWidth(
+      ok.map(per).filter((v): v is number => v !== null),
+      t,
+      confidence,
+    );
+  });
+  const cv = rounds >= 2 ? roundCv(roundResults(records, rounds).filter((r) => r.partial !== true)) : null;
+  const agree = cv !== null && cv <= ROUNDS_AGREE_CV;
+  const floor = precisionFloor();
+  return {
+    rounds,
+    plannedRounds,
+    confidence,
+    figures,
+    roundCv: cv,
+    reached: agree && ok.length >= floor && figures.every((f) => f.reached),
+  };
+}
