@@ -1,4 +1,4 @@
-import { precisionSaved, precisionText } from '../shared/precision.js';
+import { precisionSavedText, precisionText } from '../shared/precision.js';
 import { ttftSplitText } from '../shared/ttft-split-text.js';
 import { fromServer } from '../core/metrics/error-summary.js';
 import { ARTICLE_COLUMNS, cellText, levelRows, visibleColumns } from '../shared/report-columns.js';
@@ -57,13 +57,8 @@ export function formatPrecision(record: RunRecord): string[] {
     const text = precisionText(l);
     return text ? [`${levelName(record, l)}: ${text}`] : [];
   });
-  const saved = record.levels.map(precisionSaved).filter((s) => s !== null);
-  if (saved.length > 0) {
-    const requests = saved.reduce((a, s) => a + s.requests, 0);
-    const seconds = saved.reduce((a, s) => a + s.ms, 0) / 1000;
-    lines.push(`precision: ${requests} requests and ${seconds.toFixed(1)} s of measuring saved against the fixed plan`);
-  }
-  return lines;
+  const saved = precisionSavedText(record.levels);
+  return saved ? [...lines, saved] : lines;
 }
 
 /**

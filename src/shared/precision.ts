@@ -98,3 +98,12 @@ export function precisionText(level: PrecisionLevel): string | null {
   const tail = saved ? `; ${saved.requests} requests and ${(saved.ms / 1000).toFixed(1)} s saved` : '';
   return `precision reached after ${p.rounds} of ${p.plannedRounds} rounds: ${figures}, ${spread}${tail}`;
 }
+
+/** "precision: 480 requests and 16.5 s of measuring saved against the fixed plan"; null without --precision. */
+export function precisionSavedText(levels: readonly PrecisionLevel[]): string | null {
+  const saved = levels.map(precisionSaved).filter((s) => s !== null);
+  if (saved.length === 0) return null;
+  const requests = saved.reduce((a, s) => a + s.requests, 0);
+  const seconds = saved.reduce((a, s) => a + s.ms, 0) / 1000;
+  return `precision: ${requests} requests and ${seconds.toFixed(1)} s of measuring saved against the fixed plan`;
+}

@@ -15,6 +15,7 @@ import { capacityLines, capacityTable, capacityTitle } from '../../shared/capaci
 import { TURN_TABLE_HEAD, turnTableRows } from '../../shared/turn-table.js';
 import { workersMarkdown } from './workers-section.js';
 import { TTFT_SPLIT_NOTE, ttftSplitRows } from '../../shared/ttft-split-text.js';
+import { precisionSavedText, precisionText } from '../../shared/precision.js';
 import { loadText } from '../../shared/level-load.js';
 import { messageRows, messagesLeftOutText } from '../../shared/message-rows.js';
 import { mdCodeBlock, mdText as esc } from './markdown-escape.js';
@@ -54,6 +55,11 @@ export function markdownReport(folder: RunFolder): string {
   if (splits.length) {
     out.push('## Where TTFT goes', '', ...splits.map((s) => `- ${esc(s.level)}: ${esc(s.text)}`), '');
     out.push(esc(TTFT_SPLIT_NOTE), '');
+  }
+  const saved = precisionSavedText(record.levels);
+  if (saved) {
+    const lines = record.levels.map((l) => `- ${esc(loadText(l, true))}: ${esc(precisionText(l) ?? '')}`);
+    out.push('## Precision', '', ...lines, '', esc(saved), '');
   }
   const turns = turnTableRows(record);
   if (turns.length) {

@@ -16,6 +16,7 @@ import { capacitySearches, type CapacityResult } from '../../../shared/capacity.
 import { capacityLines, capacityTable, capacityTitle } from '../../../shared/capacity-format.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../../../shared/turn-table.js';
 import { TTFT_SPLIT_NOTE, ttftSplitRows } from '../../../shared/ttft-split-text.js';
+import { precisionSavedText, precisionText } from '../../../shared/precision.js';
 import { loadText } from '../../../shared/level-load.js';
 import { workersHtml } from '../workers-section.js';
 import { messageRows, messagesLeftOutText } from '../../../shared/message-rows.js';
@@ -39,6 +40,15 @@ function ttftSplitSection(record: RunRecord): string {
   if (rows.length === 0) return '';
   const items = rows.map((r) => `<li><b>${esc(r.level)}</b>: ${esc(r.text)}</li>`).join('');
   return `<section id="ttft-split"><h2>Where TTFT goes</h2><ul>${items}</ul><p class="note">${esc(TTFT_SPLIT_NOTE)}</p></section>`;
+}
+
+function precisionSection(record: RunRecord): string {
+  const saved = precisionSavedText(record.levels);
+  if (!saved) return '';
+  const items = record.levels
+    .map((l) => `<li><b>${esc(loadText(l, true))}</b>: ${esc(precisionText(l) ?? '')}</li>`)
+    .join('');
+  return `<section id="precision"><h2>Precision</h2><ul>${items}</ul><p class="note">${esc(saved)}</p></section>`;
 }
 
 function capacitySection(searches: readonly CapacityResult[]): string {
@@ -152,6 +162,7 @@ export function renderPage(page: ReportPage): string {
     table(ARTICLE_COLUMNS, rows, 'table-results'),
     '<p class="note">* = level cut short. TTFT: time to the first token; TPOT: time per output token after the first; E2E: the whole request.</p></section>',
     ttftSplitSection(record),
+    precisionSection(record),
     turnsSection(record),
     workersHtml(record),
     capacitySearches(record).length > 0 ? capacitySection(capacitySearches(record)) : '',
