@@ -1,7 +1,7 @@
 import { QUANTITIES } from '../../shared/metrics.js';
 import { precisionName, type PrecisionTarget } from '../../shared/precision.js';
 import type { RequestRecord } from '../../shared/request-record.js';
-import type { LevelPrecision } from '../../shared/run-record.js';
+import type { LevelPrecision, LevelResult } from '../../shared/run-record.js';
 import { minSamplesForCi, percentile, quantileCi } from './percentiles.js';
 import { isMeasured } from './request-metrics.js';
 import { roundCv, roundResults } from './throughput.js';
@@ -42,9 +42,12 @@ export function figureWidth(
   };
 }
 
-/** The fewest ok requests a level stops with: enough for the 95 % interval of every percentile shown (p99: 299). */
-export function precisionFloor(): number {
-  return Math.max(...SHOWN_PERCENTILES.map((p) => minSamplesForCi(p, PRECISION_CONFIDENCE) ?? 0));
+/**
+ * The fewest ok requests a level stops with: enough for an interval of every percentile shown at the looks'
+ * confidence (p99 at 95 %: 299; at 99 %, five planned looks: 459).
+ */
+export function precisionFloor(confidence: number = PRECISION_CONFIDENCE): number {
+  return Math.max(...SHOWN_PERCENTILES.map((p) => minSamplesForCi(p, confidence) ?? 0));
 }
 
 /**
@@ -70,7 +73,7 @@ export function precisionAt(
   });
   const cv = rounds >= 2 ? roundCv(roundResults(records, rounds).filter((r) => r.partial !== true)) : null;
   const agree = cv !== null && cv <= ROUNDS_AGREE_CV;
-  const floor = precisionFloor();
+  const floor = precisionFloor(confidence);
   return {
     rounds,
     plannedRounds,
@@ -79,4 +82,22 @@ export function precisionAt(
     roundCv: cv,
     reached: agree && ok.length >= floor && figures.every((f) => f.reached),
   };
+}
+
+/**
+ * With --precision, a level's p95 and p99 intervals (TTFT, TPOT, E2E) are recomputed at the looks' confidence: an
+ * interval at a plain 95 % after a stop chosen by looking would cover less than it says. In place.
+ */
+export function spendIntervals(level: LevelResult, records: readonly RequestRecord[], confidence: number): void {
+  const ok = records.filter((r) => isMeasured(r) && r.ok);
+  for (const id of ['ttft', 'tpot', 'e2e'] as const) {
+    const q = QUANTITIES[id];
+    const sorted = ok
+      .map(q.perRequest)
+      .filter((v): v is number => v !== null)
+      .sort((a, b) => a - b);
+    const summary = q.summary(level);
+    summary.p95Ci = quantileCi(sorted, 95, confidence);
+    summary.p99Ci = quantileCi(sorted, 99, confidence);
+  }
 }

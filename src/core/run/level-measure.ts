@@ -1,3 +1,4 @@
+import { spendIntervals } from '../metrics/precision.js';
 import { precisionWatch } from './precision-watch.js';
 import type { BenchConfig } from '../../shared/config.js';
 import type { RunEvent } from '../../shared/events.js';
@@ -372,7 +373,10 @@ export function summarizeLevelRun(input: LevelMeasureInput, levelRun: LevelRun):
   level.startMs = levelRun.startMs;
   level.endMs = levelRun.endMs;
   if (telemetry) level.telemetry = telemetry;
-  if (levelRun.precision) level.precision = levelRun.precision;
+  if (levelRun.precision) {
+    level.precision = levelRun.precision;
+    spendIntervals(level, run.measured, levelRun.precision.confidence);
+  }
   const energy = input.telemetry ? levelEnergyFromRecorder(input.telemetry, [...run.warmup, ...run.measured]) : null;
   if (energy) level.energy = energy;
   return level;
