@@ -1,3 +1,4 @@
+import { tQuantile } from './student-t.js';
 import { QUANTITIES } from '../../shared/metrics.js';
 import { precisionName, type PrecisionTarget } from '../../shared/precision.js';
 import type { RequestRecord } from '../../shared/request-record.js';
@@ -21,15 +22,44 @@ export function lookConfidence(plannedRounds: number): number {
   return 1 - (1 - PRECISION_CONFIDENCE) / Math.max(1, plannedRounds);
 }
 
-/** One figure's interval at a look: its estimate, its interval and its half-width as a share of the estimate. */
+/**
+ * The interval of a percentile over the rounds: the mean of each round's percentile, ± Student's t times its standard
+ * error; null with fewer than two rounds. Requests in flight together share a queue, so their latencies are not
+ * independent and the order-statistic interval alone is too narrow; rounds are nearer to independent repeats.
+ */
+export function roundsInterval(perRound: readonly number[], confidence: number): [number, number] | null {
+  const r = perRound.length;
+  if (r < 2) return null;
+  const mean = perRound.reduce((a, b) => a + b, 0) / r;
+  const sd = Math.sqrt(perRound.reduce((a, v) => a + (v - mean) ** 2, 0) / (r - 1));
+  const half = tQuantile(1 - (1 - confidence) / 2, r - 1) * (sd / Math.sqrt(r));
+  return [mean - half, mean + half];
+}
+
+/**
+ * One figure's interval at a look: its estimate, its interval (the order-statistic one and the one over the rounds
+ * together: the wider of each end) and its half-width as a share of the estimate.
+ */
 export function figureWidth(
   values: readonly number[],
   t: PrecisionTarget,
   confidence: number,
+  perRound: ReadonlyArray<readonly number[]> = [],
 ): LevelPrecision['figures'][number] {
   const sorted = [...values].sort((a, b) => a - b);
   const need = minSamplesForCi(t.percentile, confidence) ?? Infinity;
-  const ci = sorted.length >= need ? quantileCi(sorted, t.percentile, confidence) : null;
+  const order = sorted.length >= need ? quantileCi(sorted, t.percentile, confidence) : null;
+  const roundValues = perRound
+    .filter((v) => v.length > 0)
+    .map((v) =>
+      percentile(
+        [...v].sort((a, b) => a - b),
+        t.percentile,
+      ),
+    );
+  const overRounds = roundsInterval(roundValues, confidence);
+  const ci: [number, number] | null =
+    order && overRounds ? [Math.min(order[0], overRounds[0]), Math.max(order[1], overRounds[1])] : null;
   const value = sorted.length > 0 ? percentile(sorted, t.percentile) : null;
   const halfWidth = ci && value !== null && value > 0 ? (ci[1] - ci[0]) / 2 / value : null;
   return {
@@ -63,13 +93,11 @@ export function precisionAt(
 ): LevelPrecision {
   const ok = records.filter((r) => isMeasured(r) && r.ok);
   const confidence = lookConfidence(plannedRounds);
+  const byRound = [...new Set(ok.map((r) => r.round))].map((round) => ok.filter((r) => r.round === round));
   const figures = targets.map((t) => {
     const per = QUANTITIES[t.quantity].perRequest!;
-    return figureWidth(
-      ok.map(per).filter((v): v is number => v !== null),
-      t,
-      confidence,
-    );
+    const values = (rs: readonly RequestRecord[]) => rs.map(per).filter((v): v is number => v !== null);
+    return figureWidth(values(ok), t, confidence, byRound.map(values));
   });
   const cv = rounds >= 2 ? roundCv(roundResults(records, rounds).filter((r) => r.partial !== true)) : null;
   const agree = cv !== null && cv <= ROUNDS_AGREE_CV;
@@ -90,14 +118,14 @@ export function precisionAt(
  */
 export function spendIntervals(level: LevelResult, records: readonly RequestRecord[], confidence: number): void {
   const ok = records.filter((r) => isMeasured(r) && r.ok);
+  const byRound = [...new Set(ok.map((r) => r.round))].map((round) => ok.filter((r) => r.round === round));
   for (const id of ['ttft', 'tpot', 'e2e'] as const) {
     const q = QUANTITIES[id];
-    const sorted = ok
-      .map(q.perRequest)
-      .filter((v): v is number => v !== null)
-      .sort((a, b) => a - b);
+    const values = (rs: readonly RequestRecord[]) => rs.map(q.perRequest).filter((v): v is number => v !== null);
+    const at = (p: number) =>
+      figureWidth(values(ok), { quantity: id, percentile: p, fraction: 1 }, confidence, byRound.map(values)).ci;
     const summary = q.summary(level);
-    summary.p95Ci = quantileCi(sorted, 95, confidence);
-    summary.p99Ci = quantileCi(sorted, 99, confidence);
+    summary.p95Ci = at(95);
+    summary.p99Ci = at(99);
   }
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { lookConfidence, precisionAt, precisionFloor } from '../../../src/core/metrics/precision.js';
 import { createRng } from '../../../src/core/rng.js';
+import { normalQuantile, tQuantile } from '../../../src/core/metrics/student-t.js';
 import { parsePrecision, precisionSaved, precisionText } from '../../../src/shared/precision.js';
 import type { RequestRecord } from '../../../src/shared/request-record.js';
 import { makeRecord } from './make-record.js';
@@ -39,6 +40,12 @@ function sequentialLevel(seed: number, planned: number, perRound: number, fracti
 }
 
 describe('--precision', () => {
+  it("has the normal and Student's t quantiles of the tables", () => {
+    expect(normalQuantile(0.975)).toBeCloseTo(1.959964, 5);
+    expect(tQuantile(0.975, 10)).toBeCloseTo(2.228, 2);
+    expect(tQuantile(0.995, 30)).toBeCloseTo(2.75, 2);
+  });
+
   it('reads a bare share or one per figure, and refuses anything else in one line naming the fix', () => {
     expect(parsePrecision('5%')).toEqual({
       ok: true,
