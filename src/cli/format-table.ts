@@ -1,3 +1,5 @@
+import { precisionSavedText, precisionText } from '../shared/precision.js';
+import { ttftSplitText } from '../shared/ttft-split-text.js';
 import { fromServer } from '../core/metrics/error-summary.js';
 import { ARTICLE_COLUMNS, cellText, levelRows, visibleColumns } from '../shared/report-columns.js';
 import type { Column } from '../shared/report-columns.js';
@@ -49,6 +51,21 @@ function levelName(record: RunRecord, l: LevelResult): string {
   return many
     ? `${load} ${l.inputLen}/${l.outputLen}${l.serverConfigIndex > 0 ? ` #${l.serverConfigIndex}` : ''}`
     : load;
+}
+
+/** Where each level's TTFT went, one line a level ("c=16: of TTFT mean 216 ms: queue 120 (engine /metrics), ..."). */
+export function formatTtftSplits(record: RunRecord): string[] {
+  return record.levels.flatMap((l) => (l.ttftSplit ? [`${levelName(record, l)}: ${ttftSplitText(l.ttftSplit)}`] : []));
+}
+
+/** Each level's --precision line, then what the run saved against its fixed plan; nothing without --precision. */
+export function formatPrecision(record: RunRecord): string[] {
+  const lines = record.levels.flatMap((l) => {
+    const text = precisionText(l);
+    return text ? [`${levelName(record, l)}: ${text}`] : [];
+  });
+  const saved = precisionSavedText(record.levels);
+  return saved ? [...lines, saved] : lines;
 }
 
 /**

@@ -11,7 +11,9 @@ import { confirmRecorded, recordedToConfirm, terminalIo } from './confirm-record
 import {
   formatGroupTable,
   formatLevelTable,
+  formatPrecision,
   formatProblems,
+  formatTtftSplits,
   formatTurnTable,
   formatWorkerTable,
 } from './format-table.js';
@@ -77,6 +79,7 @@ function printMeasured(record: RunRecord, dir: string, clean: (line: string) => 
     const workers = formatWorkerTable(record);
     if (workers) console.log(`\nload generators (offsets to rank 0's clock in ms):\n${workers}`);
   }
+  for (const line of [...formatTtftSplits(record), ...formatPrecision(record)]) console.log(clean(line));
   // With nothing measured, the failure line below says all there is to say.
   if (record.levels.length > 0) for (const line of formatProblems(record)) console.log(clean(line));
   console.log(`\nrun folder: ${dir}`);

@@ -1,3 +1,4 @@
+import { DEFAULT_PRECISION_FIGURES, parsePrecision } from './precision.js';
 import { z } from 'zod';
 import { SLO_NAMES, parseSloTargets } from './capacity.js';
 import { atMost, setting } from './setting.js';
@@ -223,6 +224,24 @@ const LOAD = {
       help: 'default max(ceil(299 / rounds), 4 x concurrency): enough samples for p95 and p99 intervals',
       group: 'load',
       placeholder: 'auto: ≥ 299 per level, ≥ 4×c',
+    },
+  ),
+  /** Stop a level's rounds once its percentiles are this precise (src/shared/precision.ts, docs/statistics.md). */
+  precision: setting(
+    z
+      .string()
+      .optional()
+      .superRefine((text, ctx) => {
+        const parsed = text === undefined ? null : parsePrecision(text);
+        if (parsed && !parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.error });
+      }),
+    {
+      label: 'Precision',
+      metavar: '5% | ttft_p95=5%,tpot_p95=3%',
+      help: `run each level's rounds until the 95 % interval of each named percentile (bare share: ${DEFAULT_PRECISION_FIGURES.join(', ')}) is within that share of its value and the rounds agree; --rounds is the most`,
+      group: 'load',
+      advanced: true,
+      placeholder: 'off: every planned round',
     },
   ),
   /** Warm-up requests per level (discarded); default max(2 x concurrency, 24); 0 turns warm-up off. */

@@ -71,6 +71,44 @@ export interface RequestRecord {
    * marked estimated, and no figure is built on it); absent when every count was plausible.
    */
   usageProblems?: UsageProblem[];
+  /** The request's HTTP phases (absent in records of earlier versions and for a request never sent). */
+  http?: HttpPhases;
+}
+
+/** When each HTTP phase of a request ended, on the run clock; null where it never came. */
+export interface HttpPhases {
+  /** Only for a request that opened a new connection (TCP, and TLS for https): the connect's start and end. */
+  connectStartMs?: number;
+  connectEndMs?: number;
+  /** Its request headers were written to the socket. */
+  requestSentMs: number | null;
+  /** The response's status line and headers were read. */
+  headersMs: number | null;
+  /** The first body byte was read. */
+  firstByteMs: number | null;
+}
+
+/** A request's HTTP phase durations, ms: each from send, except connect (its own span; 0 on a reused socket). */
+export interface HttpPhaseTimes {
+  connectMs: number;
+  reusedConnection: boolean;
+  toHeadersMs: number | null;
+  ttfbMs: number | null;
+  ttftMs: number | null;
+}
+
+/** The HTTP phase durations of a record; null for a record without phases (earlier versions, never sent). */
+export function requestHttpTimes(r: RequestRecord): HttpPhaseTimes | null {
+  const h = r.http;
+  if (!h) return null;
+  const opened = h.connectStartMs !== undefined && h.connectEndMs !== undefined;
+  return {
+    connectMs: opened ? (h.connectEndMs ?? 0) - (h.connectStartMs ?? 0) : 0,
+    reusedConnection: !opened,
+    toHeadersMs: h.headersMs === null ? null : h.headersMs - r.sendMs,
+    ttfbMs: h.firstByteMs === null ? null : h.firstByteMs - r.sendMs,
+    ttftMs: requestTtftMs(r),
+  };
 }
 
 /** One impossible count in a response's usage: which field, why, the value (null when not finite) and the bound. */

@@ -73,6 +73,15 @@ export const RequestLineSchema = z.looseObject({
   replica: num.optional(),
   cachedPromptTokens: num.optional(),
   usageProblems: z.array(UsageProblemSchema).optional(),
+  http: z
+    .looseObject({
+      connectStartMs: num.optional(),
+      connectEndMs: num.optional(),
+      requestSentMs: numOrNull,
+      headersMs: numOrNull,
+      firstByteMs: numOrNull,
+    })
+    .optional(),
   // Derived per-request latencies, written by newer servebench versions only; older lines lack them.
   ttftMs: numOrNull.optional(),
   e2eMs: numOrNull.optional(),
@@ -119,6 +128,12 @@ const EngineLineSchema = z.looseObject({
   generationTokensTotal: numOrNull,
   requestDecodeSecondsSum: numOrNull.optional(),
   requestDecodeCount: numOrNull.optional(),
+  requestQueueSecondsSum: numOrNull.optional(),
+  requestQueueCount: numOrNull.optional(),
+  requestPrefillSecondsSum: numOrNull.optional(),
+  requestPrefillCount: numOrNull.optional(),
+  ttftSecondsSum: numOrNull.optional(),
+  ttftCount: numOrNull.optional(),
   rejected: rejectedSchema,
 });
 

@@ -117,6 +117,16 @@ const LevelTelemetrySchema = z.looseObject({
   prefixCacheQueries: numOrNull.optional(),
   prefixCacheHitRate: numOrNull.optional(),
   engineDecodeMeanMs: numOrNull.optional(),
+  engineTtftParts: z
+    .looseObject({
+      fromMs: num,
+      toMs: num,
+      requests: num,
+      queueMeanMs: numOrNull,
+      prefillMeanMs: numOrNull,
+      ttftMeanMs: numOrNull,
+    })
+    .optional(),
   engineDecodeRequests: numOrNull.optional(),
   otherGpuProcesses: z.array(z.string()).optional(),
   issues: z
@@ -130,6 +140,26 @@ const LevelTelemetrySchema = z.looseObject({
         detail: z.string(),
       }),
     )
+    .optional(),
+});
+
+const TTFT_PARTS = ['queue', 'prefill', 'server-other', 'connect', 'rest'] as const;
+const TtftSplitSchema = z.looseObject({
+  basis: z.enum(['mean', 'p50']),
+  ttftMs: num,
+  requests: count,
+  parts: z.array(
+    z.looseObject({
+      part: z.enum(TTFT_PARTS),
+      ms: numOrNull,
+      source: z.enum(['engine-metrics', 'engine-ttft-less-queue', 'server-timings', 'client', 'rest', 'unknown']),
+    }),
+  ),
+  unknown: z.array(z.enum(TTFT_PARTS)),
+  restShare: numOrNull,
+  decode: z
+    .looseObject({ msPerToken: num, source: z.enum(['engine-metrics', 'server-timings']) })
+    .nullable()
     .optional(),
 });
 
@@ -189,6 +219,26 @@ const LevelSchema = z.looseObject({
   outputTokensSource: z.enum(['server', 'estimated', 'mixed']),
   errorsByReason: z.record(z.string(), count),
   telemetry: LevelTelemetrySchema.optional(),
+  ttftSplit: TtftSplitSchema.optional(),
+  precision: z
+    .looseObject({
+      rounds: count,
+      plannedRounds: count,
+      confidence: share,
+      figures: z.array(
+        z.looseObject({
+          figure: z.string(),
+          target: share,
+          value: numOrNull,
+          ci,
+          halfWidth: numOrNull,
+          reached: z.boolean(),
+        }),
+      ),
+      roundCv: numOrNull,
+      reached: z.boolean(),
+    })
+    .optional(),
   hostPressure: z.looseObject({ windowMs: nonneg, cpuSomeShare: shareOrNull, selfWaitShare: shareOrNull }).optional(),
   responseCache: z
     .looseObject({

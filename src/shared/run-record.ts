@@ -103,10 +103,73 @@ export interface LevelTelemetry {
    */
   engineDecodeMeanMs?: number | null;
   engineDecodeRequests?: number | null;
+  /** The engine's own TTFT parts over the level (its queue, prefill and TTFT histograms), where it reports any. */
+  engineTtftParts?: EngineTtftParts;
   /** Other processes that held GPU memory during the level (names/pids), when known. */
   otherGpuProcesses?: string[];
   /** What a telemetry source sent that was left out: impossible values in this window, a source dropped by then. */
   issues?: TelemetryIssue[];
+}
+
+/**
+ * Means of the engine's per-request histograms (ms) over the requests they counted between the first and the last
+ * scrape inside a level (fromMs, toMs on the run clock); null for a histogram the engine does not export.
+ */
+export interface EngineTtftParts {
+  fromMs: number;
+  toMs: number;
+  requests: number;
+  queueMeanMs: number | null;
+  prefillMeanMs: number | null;
+  ttftMeanMs: number | null;
+}
+
+/**
+ * A level's precision at its last look: rounds run of those planned, each look's confidence (Bonferroni over the
+ * planned looks), each figure's estimate, interval and half-width as a share of it against its target, the round
+ * spread, and whether all reached it (a level that did not ran every planned round).
+ */
+export interface LevelPrecision {
+  rounds: number;
+  plannedRounds: number;
+  confidence: number;
+  figures: Array<{
+    figure: string;
+    target: number;
+    value: number | null;
+    ci: [number, number] | null;
+    halfWidth: number | null;
+    reached: boolean;
+  }>;
+  roundCv: number | null;
+  reached: boolean;
+}
+
+/** A part of TTFT: what it is, its ms (null: the source gave none, so it lies within the rest) and where it came from. */
+export interface TtftPart {
+  part: 'queue' | 'prefill' | 'server-other' | 'connect' | 'rest';
+  ms: number | null;
+  /**
+   * 'engine-metrics' (the engine's /metrics histograms), 'engine-ttft-less-queue' (its TTFT histogram less its queue
+   * one), 'server-timings' (llama.cpp's per-request timings), 'client' (the client's stamps), 'rest' (TTFT less the
+   * known parts: network, HTTP stack, client, and any unknown part), 'unknown'.
+   */
+  source: 'engine-metrics' | 'engine-ttft-less-queue' | 'server-timings' | 'client' | 'rest' | 'unknown';
+}
+
+/**
+ * Where a level's TTFT goes: its TTFT on a basis ('mean' over the requests an engine's histograms counted, or 'p50'
+ * with the parts averaged over the requests from p40 to p60), the parts summing to it, the parts unknown, and the
+ * rest's share of TTFT; the engine's decode time per token beside TPOT where it reports one.
+ */
+export interface TtftSplit {
+  basis: 'mean' | 'p50';
+  ttftMs: number;
+  requests: number;
+  parts: TtftPart[];
+  unknown: Array<TtftPart['part']>;
+  restShare: number | null;
+  decode?: { msPerToken: number; source: 'engine-metrics' | 'server-timings' } | null;
 }
 
 /** Something a telemetry source sent that servebench left out rather than build a figure or verdict on. */
@@ -300,6 +363,10 @@ export interface LevelResult {
   /** The commonest error message among the failed requests, quoted as the server (or the client) wrote it. */
   topError?: { kind: string; message: string; count: number };
   telemetry?: LevelTelemetry;
+  /** With --precision: the figures' intervals where the level stopped, and whether they reached the precision. */
+  precision?: LevelPrecision;
+  /** Where the level's TTFT goes, from the best source it had (absent in records of earlier versions). */
+  ttftSplit?: TtftSplit;
   /** Prefix-cache use as the server's responses reported it; absent when none did. */
   responseCache?: ResponseCache;
   /** True when the level was cut short (cancel, server died); its numbers cover what was measured. */

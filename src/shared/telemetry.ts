@@ -43,6 +43,17 @@ export interface EngineSample {
    */
   requestDecodeSecondsSum?: number | null;
   requestDecodeCount?: number | null;
+  /**
+   * The engine's per-request queue-time, prefill-time and TTFT histograms (vLLM's request_queue_time_seconds,
+   * request_prefill_time_seconds, time_to_first_token_seconds; SGLang's queue_time_seconds and
+   * time_to_first_token_seconds): running sums (s) and counts; absent where the engine has none.
+   */
+  requestQueueSecondsSum?: number | null;
+  requestQueueCount?: number | null;
+  requestPrefillSecondsSum?: number | null;
+  requestPrefillCount?: number | null;
+  ttftSecondsSum?: number | null;
+  ttftCount?: number | null;
   /** Values read but impossible (NaN, negative, a usage above 1, hits above queries), left out: field -> as read. */
   rejected?: Record<string, string>;
 }

@@ -14,6 +14,7 @@ const cli = new URL('../../bin/servebench.js', import.meta.url).pathname;
 interface Truth {
   requestId: string | null;
   receivedNs: string;
+  scheduledNs?: string;
   firstTokenNs: string | null;
   chunks: Array<[string, number]>;
   completionTokens: number;
@@ -164,5 +165,45 @@ describe('servebench run against the simulator, checked against its truth log', 
       const prevFirst = BigInt(truth.get(prev.requestTag)!.firstTokenNs!);
       expect(BigInt(truth.get(cur.requestTag)!.receivedNs) > prevFirst, cur.requestTag).toBe(true);
     }
+  });
+
+  it("splits each level's TTFT into the queue and prefill the truth log knows, within the stated error", () => {
+    let compared = 0;
+    for (const level of run.record.levels) {
+      const split = level.ttftSplit!;
+      const span = level.telemetry?.engineTtftParts;
+      // A level shorter than two scrapes has no engine figures: its server parts are named unknown.
+      if (!span) {
+        expect(split.unknown).toEqual(['queue', 'prefill']);
+        continue;
+      }
+      compared++;
+      expect(split.basis).toBe('mean');
+      // The requests the client saw end between the engine's two scrapes: the ones its histograms counted.
+      const inSpan = run.requests.filter(
+        (r) =>
+          r.levelIndex === run.record.levels.indexOf(level) &&
+          !r.warmup &&
+          r.ok &&
+          r.endMs! > span.fromMs &&
+          r.endMs! <= span.toMs,
+      );
+      const truths = inSpan.map((r) => run.truth.get(r.requestTag)!);
+      const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+      const queue = mean(truths.map((t) => run.ms(t.scheduledNs!) - run.ms(t.receivedNs)));
+      const prefill = mean(truths.map((t) => run.ms(t.firstTokenNs!) - run.ms(t.scheduledNs!)));
+      const part = (name: string) => split.parts.find((p) => p.part === name)!;
+      // The stated error (docs/statistics.md): 1 ms plus 5 % of TTFT, for requests that end as a scrape is taken.
+      const error = 1 + 0.05 * split.ttftMs;
+      expect(split.requests).toBe(inSpan.length);
+      expect(Math.abs(part('queue').ms! - queue)).toBeLessThanOrEqual(error);
+      expect(Math.abs(part('prefill').ms! - prefill)).toBeLessThanOrEqual(error);
+      const delivery = mean(
+        inSpan.map((r, i) => r.ttftMs! - (run.ms(truths[i]!.firstTokenNs!) - run.ms(truths[i]!.receivedNs))),
+      );
+      expect(Math.abs(part('rest').ms! + part('connect').ms! - delivery)).toBeLessThanOrEqual(error);
+      expect(part('rest').ms!).toBeGreaterThanOrEqual(0);
+    }
+    expect(compared).toBeGreaterThan(0);
   });
 });

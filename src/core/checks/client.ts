@@ -1,4 +1,4 @@
-import type { CheckStatus, HostPressure, OfferedLoad } from '../../shared/run-record.js';
+import type { CheckStatus, HostPressure, OfferedLoad, TtftSplit } from '../../shared/run-record.js';
 import { OFFERED_MIN_SHARE } from '../../shared/offered-load.js';
 import { worstStatus } from '../../shared/check-status.js';
 import { hostBusy } from '../telemetry/host-pressure.js';
@@ -25,6 +25,25 @@ export interface ClientInput {
   cap?: number;
   /** The host's CPU pressure over the level (null: not readable): a lag while it was busy is the host's. */
   host?: HostPressure | null;
+  /** Where TTFT went (null: no TTFT): its rest beyond the server's parts is the network's, the HTTP stack's and ours. */
+  ttftSplit?: TtftSplit | null;
+}
+
+/** A rest of TTFT beyond the server's parts at or above this share is named in the facts as large. */
+export const TTFT_REST_LARGE_SHARE = 0.5;
+
+/** The client's share of TTFT as facts: the rest's ms and share, and whether it is large (only with both server parts known). */
+function ttftRestFacts(split: TtftSplit | null | undefined, facts: Facts): void {
+  const rest = split?.parts.find((p) => p.part === 'rest');
+  if (!split || !rest || rest.ms === null || split.restShare === null) return;
+  Object.assign(facts, {
+    ttftBasis: split.basis,
+    ttftMs: split.ttftMs,
+    ttftRestMs: rest.ms,
+    ttftRestShare: split.restShare,
+    ttftRestUnknownParts: split.unknown.join(',') || null,
+    ttftRestLarge: split.unknown.length === 0 && split.restShare >= TTFT_REST_LARGE_SHARE,
+  });
 }
 
 /** One reason behind the client check's verdict; its figures go into the facts. */
@@ -117,6 +136,7 @@ export function clientCheck(input: ClientInput): Judged {
     hostCpuSomeShare: input.host?.cpuSomeShare ?? null,
     hostSelfWaitShare: input.host?.selfWaitShare ?? null,
   };
+  ttftRestFacts(input.ttftSplit, facts);
   const findings = [
     offeredConcurrencyFinding(input, facts),
     offeredRateFinding(input, facts),
@@ -129,7 +149,7 @@ export function clientCheck(input: ClientInput): Judged {
 }
 
 export const client = defineCheck('client', {
-  limits: { ...CLIENT_LIMITS, offeredMinShare: OFFERED_MIN_SHARE },
+  limits: { ...CLIENT_LIMITS, offeredMinShare: OFFERED_MIN_SHARE, ttftRestLargeShare: TTFT_REST_LARGE_SHARE },
   evaluate: (e) =>
     clientCheck({
       loopLagP99Ms: e.load.loopLagP99Ms,
@@ -141,5 +161,6 @@ export const client = defineCheck('client', {
       rateRounds: e.load.rateRounds,
       cap: e.load.cap,
       host: e.host,
+      ttftSplit: e.ttftSplit,
     }),
 });

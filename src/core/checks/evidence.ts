@@ -7,6 +7,7 @@ import type {
   ResponseCache,
   RoundResult,
   Summary,
+  TtftSplit,
 } from '../../shared/run-record.js';
 import type { CoalescedItlFinding } from '../metrics/coalesced-itl.js';
 import { openLoopRounds, type OpenLoopRound } from '../metrics/open-loop-spread.js';
@@ -91,6 +92,8 @@ export interface LevelEvidence {
   impossibleCached: ImpossibleUsage | null;
   /** Set when the level was cut short. */
   cutShort: CutShort | null;
+  /** Where the level's TTFT went (see ttft-split.ts); null without a TTFT. */
+  ttftSplit: TtftSplit | null;
   /** The level's GPU and engine telemetry when a recorder ran (summary absent: nothing recorded); null: none ran. */
   telemetry: { summary?: LevelTelemetry } | null;
   /** Distributed: each worker's part of the level; null for one process. */
@@ -112,6 +115,7 @@ export interface LevelEvidenceInput {
   prompts: PromptEvidence;
   coalescedItl: CoalescedItlFinding | null;
   responseCache: ResponseCache | null;
+  ttftSplit?: TtftSplit | null;
   calibration?: string;
   skippedTurns?: number;
   host?: HostPressure | null;
@@ -149,6 +153,7 @@ export function levelEvidence(input: LevelEvidenceInput): LevelEvidence {
     responseCache: input.responseCache,
     impossibleCached: impossibleUsage(ok, 'cached_tokens', 'left out of the cache figures and the hit rate'),
     cutShort: input.cutShort ?? null,
+    ttftSplit: input.ttftSplit ?? null,
     telemetry: input.telemetry ?? null,
     workers: input.workers ?? null,
   };

@@ -1,5 +1,5 @@
 import type { WorkerLevelReport } from '../../shared/distributed.js';
-import type { RequestRecord } from '../../shared/request-record.js';
+import type { HttpPhases, RequestRecord } from '../../shared/request-record.js';
 import type { LevelRunOutput } from '../load/level-runner.js';
 import { LevelAccumulator } from '../metrics/level-accumulator.js';
 import { isMeasured } from '../metrics/request-metrics.js';
@@ -28,6 +28,14 @@ export interface PartTally {
 /** The next record of one worker's part of a level (on its own clock), or null at its end. */
 export type RecordSource = () => Promise<RequestRecord | null>;
 
+function shiftPhases(h: HttpPhases, offsetMs: number): void {
+  if (h.connectStartMs !== undefined) h.connectStartMs += offsetMs;
+  if (h.connectEndMs !== undefined) h.connectEndMs += offsetMs;
+  if (h.requestSentMs !== null) h.requestSentMs += offsetMs;
+  if (h.headersMs !== null) h.headersMs += offsetMs;
+  if (h.firstByteMs !== null) h.firstByteMs += offsetMs;
+}
+
 /**
  * Moves a record onto rank 0's timeline, in place (a merge holds a whole level: no second copy of it): every time
  * shifted by the one offset at its send, so its latencies stay exactly as its worker measured them; tagged with its
@@ -42,6 +50,7 @@ export function moveRecord(r: RequestRecord, offsetMs: number, worker: number): 
   for (const c of r.chunks) c[0] += offsetMs;
   if (r.scheduledMs !== undefined) r.scheduledMs += offsetMs;
   if (r.firstContentMs !== undefined && r.firstContentMs !== null) r.firstContentMs += offsetMs;
+  if (r.http) shiftPhases(r.http, offsetMs);
   return r;
 }
 

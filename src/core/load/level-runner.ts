@@ -60,6 +60,8 @@ export interface LevelRunInput {
   lora?: LoraLoad;
   /** Distributed runs: awaited before the warm-up (-1) and each round, so every worker starts a batch at one instant. */
   beforeBatch?: (round: number) => Promise<void>;
+  /** --precision: asked after each complete round with the rounds done and the measured records; true stops the level. */
+  stopAfterRound?: (roundsCompleted: number, measured: readonly RequestRecord[]) => boolean;
 }
 
 export interface LevelRunOutput {
@@ -343,6 +345,7 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
     await sendRound(run, roundPrompts, progress.of(round));
     endBatch(round);
     if (!signal.aborted) out.roundsCompleted++;
+    if (!signal.aborted && input.stopAfterRound?.(out.roundsCompleted, acc.measured)) break;
   }
   out.aborted = signal.aborted;
   out.skippedTurns = progress.counts.skippedTurns;

@@ -94,6 +94,7 @@ export function outcomeToRecord(outcome: ScheduledOutcome, ctx: RecordContext): 
   if (outcome.replica !== undefined) record.replica = outcome.replica;
   if (outcome.scheduledMs !== undefined) record.scheduledMs = outcome.scheduledMs;
   if (outcome.httpStatus !== null) record.httpStatus = outcome.httpStatus;
+  if (outcome.http) record.http = outcome.http;
   if (!ok) {
     record.error = r.error ?? `HTTP ${outcome.httpStatus ?? 'no response'}`;
     record.errorKind = r.errorKind ?? (outcome.httpStatus !== null ? `http-${outcome.httpStatus}` : 'connection');

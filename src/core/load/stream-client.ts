@@ -1,5 +1,7 @@
 import { Agent } from 'undici';
+import type { HttpPhases } from '../../shared/request-record.js';
 import type { Clock } from '../clock.js';
+import { timedConnector } from './http-phases.js';
 import { ParseQueue } from './parse-queue.js';
 import type { StreamResult } from './stream-accumulator.js';
 import { isServerClose, StreamRequest } from './stream-request.js';
@@ -32,6 +34,8 @@ export interface RequestOutcome {
   result: StreamResult;
   /** Several replicas: which one (its index in --url) answered. */
   replica?: number;
+  /** Its HTTP phases; absent for a request never sent. */
+  http?: HttpPhases;
 }
 
 export interface StreamClientOptions {
@@ -76,6 +80,7 @@ export function createStreamClient(options: StreamClientOptions): StreamClient {
     keepAliveTimeout: 4_000,
     headersTimeout: 0,
     bodyTimeout: 0,
+    connect: timedConnector(options.clock),
   };
   const agent = new Agent(agentOptions);
   // Once the server is known to close after responses, requests go through an agent that never holds an idle

@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { Clock } from '../clock.js';
 import { badAnswerLine, isRedirect, redirectLine } from '../http-answers.js';
 import { bodyDecoderFor } from './body-decoder.js';
+import { PhaseStamps } from './http-phases.js';
 import type { BodyDecoder, DecodeResult } from './body-decoder.js';
 import type { ParseQueue } from './parse-queue.js';
 import {
@@ -139,6 +140,7 @@ export class StreamRequest {
   // The lane's slot is free once the response is over on the wire: it need not wait for the parsing.
   private endedTold = false;
   private decoder: BodyDecoder | null = null;
+  private phases: PhaseStamps | null = null;
   private readonly handler: Dispatcher.DispatchHandler = {
     onRequestStart: (ctrl) => this.onRequestStart(ctrl),
     onResponseStart: (_ctrl, statusCode, headers) => this.onResponseStart(statusCode, headers as Headers),
@@ -188,6 +190,8 @@ export class StreamRequest {
     this.controller = null;
     this.usedFreshConnection = this.ctx.freshConnections;
     this.sendMs = this.ctx.clock.nowMs();
+    this.phases ??= new PhaseStamps(this.ctx.clock, this.spec.requestTag);
+    this.phases.dispatched();
     this.ctx.dispatcher(this.usedFreshConnection).dispatch(
       {
         origin: this.ctx.origin,
@@ -218,6 +222,7 @@ export class StreamRequest {
       this.checkOverflow();
     }
     this.acc.addMalformed(this.parser.unknownLines);
+    this.phases?.forget();
     this.resolve({
       id: this.spec.id,
       requestTag: this.spec.requestTag,
@@ -225,6 +230,7 @@ export class StreamRequest {
       endMs: tMs,
       httpStatus: this.status,
       result: this.acc.result(),
+      ...(this.phases && { http: this.phases.phases }),
     });
   }
 
@@ -354,6 +360,7 @@ export class StreamRequest {
     this.status = statusCode;
     const lastReadMs = this.ctx.clock.nowMs();
     this.lastReadMs = lastReadMs;
+    this.phases?.headers(lastReadMs);
     // From the first byte on the idle limit rules; it may fall before the wake set for the first byte.
     if (lastReadMs + this.limits.idleTimeoutMs < this.wakeAtMs && !this.ending) this.arm(this.limits.idleTimeoutMs);
     this.contentType = headerValue(headers, 'content-type');
@@ -375,6 +382,7 @@ export class StreamRequest {
     // Timestamp at the read; parse later, so other streams' reads are stamped without waiting for it.
     const tMs = this.ctx.clock.nowMs();
     this.lastReadMs = tMs;
+    this.phases?.read(tMs);
     if (this.ending) return;
     if (this.decoder) this.decoded(this.decoder.push(chunk), tMs);
     else this.takeRead(chunk, tMs);

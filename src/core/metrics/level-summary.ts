@@ -3,9 +3,10 @@ import type { RequestRecord } from '../../shared/request-record.js';
 import type {
   HostPressure,
   LevelResult,
-  RoundResult,
   LevelTelemetry,
+  RoundResult,
   ServerVariant,
+  TtftSplit,
   TurnResult,
 } from '../../shared/run-record.js';
 import { levelEvidence, type CutShort } from '../checks/evidence.js';
@@ -20,6 +21,7 @@ import { offeredLoadOf } from './offered-load.js';
 import { coalescedItlFinding } from './coalesced-itl.js';
 import { LevelAccumulator } from './level-accumulator.js';
 import { responseCacheOf } from './response-cache.js';
+import { ttftSplit } from './ttft-split.js';
 import { requestEndBound, roundCv, roundResults } from './throughput.js';
 import { groupBreakdown } from './group-breakdown.js';
 
@@ -184,6 +186,7 @@ interface LevelFacts {
   multiTurn: boolean;
   itlFinding: ReturnType<typeof coalescedItlFinding>;
   responseCache: ReturnType<typeof responseCacheOf>;
+  split: TtftSplit | null;
 }
 
 function judgeLevel(input: LevelSummaryInput, facts: LevelFacts): LevelResult['checks'] {
@@ -214,6 +217,7 @@ function judgeLevel(input: LevelSummaryInput, facts: LevelFacts): LevelResult['c
       },
       coalescedItl: facts.itlFinding,
       responseCache: facts.responseCache,
+      ttftSplit: facts.split,
       calibration: input.calibration,
       skippedTurns: input.skippedTurns,
       host: input.hostPressure,
@@ -265,7 +269,9 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   const itlFinding = coalescedItlFinding(coalesced, itlMs.p50, serverItlMs?.p50 ?? null, tpotMs.p50);
   const turns = turnResults(measured);
   const responseCache = responseCacheOf(ok, input.openingTokens ?? null);
+  const split = ttftSplit(ok, input.telemetry?.summary);
   const checks = judgeLevel(input, {
+    split,
     all,
     streams,
     rounds,
@@ -306,6 +312,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     outputTokensSource: outputTokensSource(ok),
     errorsByReason,
     checks,
+    ...(split && { ttftSplit: split }),
   };
   addOptionalFields(result, input, {
     acc,

@@ -15,6 +15,8 @@ import { capacityLines, capacityTable, capacityTitle } from '../../shared/capaci
 import { TURN_TABLE_HEAD, turnTableRows } from '../../shared/turn-table.js';
 import { GROUP_TABLE_HEAD, GROUP_TABLES, groupTableRows } from '../../shared/group-table.js';
 import { workersMarkdown } from './workers-section.js';
+import { TTFT_SPLIT_NOTE, ttftSplitRows } from '../../shared/ttft-split-text.js';
+import { precisionSavedText, precisionText } from '../../shared/precision.js';
 import { loadText } from '../../shared/level-load.js';
 import { messageRows, messagesLeftOutText } from '../../shared/message-rows.js';
 import { mdCodeBlock, mdText as esc } from './markdown-escape.js';
@@ -50,6 +52,16 @@ export function markdownReport(folder: RunFolder): string {
   out.push('', '## Results', '');
   out.push(rows.length ? table(ARTICLE_COLUMNS, rows) : '_No level was measured._');
   out.push('', '* = level cut short.', '');
+  const splits = ttftSplitRows(record);
+  if (splits.length) {
+    out.push('## Where TTFT goes', '', ...splits.map((s) => `- ${esc(s.level)}: ${esc(s.text)}`), '');
+    out.push(esc(TTFT_SPLIT_NOTE), '');
+  }
+  const saved = precisionSavedText(record.levels);
+  if (saved) {
+    const lines = record.levels.map((l) => `- ${esc(loadText(l, true))}: ${esc(precisionText(l) ?? '')}`);
+    out.push('## Precision', '', ...lines, '', esc(saved), '');
+  }
   const turns = turnTableRows(record);
   if (turns.length) {
     out.push('## TTFT per conversation turn', '', `| ${TURN_TABLE_HEAD.map(esc).join(' | ')} |`);

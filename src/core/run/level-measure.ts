@@ -1,7 +1,9 @@
+import { spendIntervals } from '../metrics/precision.js';
+import { precisionWatch } from './precision-watch.js';
 import type { BenchConfig } from '../../shared/config.js';
 import type { RunEvent } from '../../shared/events.js';
 import type { RequestRecord } from '../../shared/request-record.js';
-import type { LevelResult, LevelTelemetry, ServerVariant } from '../../shared/run-record.js';
+import type { LevelPrecision, LevelResult, LevelTelemetry, ServerVariant } from '../../shared/run-record.js';
 import type { Clock } from '../clock.js';
 import { goodputSlo } from '../capacity/plan.js';
 import type { RequestExecutor } from '../load/executor.js';
@@ -203,6 +205,8 @@ export interface LevelRun {
   hostPressure?: HostPressure | null;
   /** Why prompt calibration could not reach the asked length, when it could not. */
   calibration?: string;
+  /** With --precision: the last look at the level's figures (see precision.ts). */
+  precision?: LevelPrecision;
 }
 
 /** Hooks of a level run that is one worker's share of a distributed level. */
@@ -229,6 +233,8 @@ export async function runLevelRequests(
   input.executor.startLagWindow();
   // The first batch of a server configuration's first level: all refused with one 4xx stops the run.
   let firstBatch: FirstBatch | null = input.firstOfServer ? new FirstBatch(plan) : null;
+  // A distributed level's workers cannot stop alone: it runs every planned round.
+  const precision = hooks.beforeBatch ? null : precisionWatch(config.precision, plan.rounds);
   const output = await runLevel({
     plan,
     levelIndex: input.levelIndex,
@@ -249,6 +255,7 @@ export async function runLevelRequests(
     signal,
     onEvent: input.emit,
     beforeBatch: hooks.beforeBatch,
+    ...(precision && { stopAfterRound: precision.stopAfterRound }),
     onRecords: (records: RequestRecord[]) => {
       hooks.onBatch?.(records);
       void input.writer.appendRequests(records);
@@ -267,6 +274,7 @@ export async function runLevelRequests(
   const abortReason = output.aborted ? (signal.reason as Partial<AbortReason> | undefined) : undefined;
   return {
     output,
+    ...(precision?.last() && { precision: precision.last()! }),
     startMs,
     endMs,
     loopLagP99Ms,
@@ -368,6 +376,10 @@ export function summarizeLevelRun(input: LevelMeasureInput, levelRun: LevelRun):
   level.startMs = levelRun.startMs;
   level.endMs = levelRun.endMs;
   if (telemetry) level.telemetry = telemetry;
+  if (levelRun.precision) {
+    level.precision = levelRun.precision;
+    spendIntervals(level, run.measured, levelRun.precision.confidence);
+  }
   const energy = input.telemetry ? levelEnergyFromRecorder(input.telemetry, [...run.warmup, ...run.measured]) : null;
   if (energy) level.energy = energy;
   return level;

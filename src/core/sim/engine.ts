@@ -61,6 +61,8 @@ export class SimEngine {
   private readonly truthLog: TruthLog | null;
   private readonly ttft = new Histogram();
   private readonly decodeTime = new Histogram(REQUEST_LATENCY_BUCKETS);
+  private readonly queueTime = new Histogram(REQUEST_LATENCY_BUCKETS);
+  private readonly prefillTime = new Histogram(REQUEST_LATENCY_BUCKETS);
   private readonly startedMs: number;
   private requestCounter = 0;
   private finishedRequests = 0;
@@ -111,6 +113,8 @@ export class SimEngine {
       stats: this.scheduler.stats,
       ttft: this.ttft,
       decodeTime: this.decodeTime,
+      queueTime: this.queueTime,
+      prefillTime: this.prefillTime,
       genThroughput: this.genThroughput,
     };
   }
@@ -186,6 +190,29 @@ export class SimEngine {
     return this.crashed;
   }
 
+  /** One request's queue wait, prefill and TTFT, observed into the histograms as vLLM does and stamped in its truth. */
+  private phaseObserver(receivedMs: number, truth: TruthRecord | null) {
+    const clock = this.clock;
+    let scheduledMs: number | null = null;
+    let firstTokenMs: number | null = null;
+    return {
+      scheduled: () => {
+        scheduledMs = clock.nowMs();
+        if (truth) truth.scheduledNs = clock.nowNs().toString();
+      },
+      firstToken: (ms: number) => {
+        this.ttft.observe(ms / 1000);
+        firstTokenMs = receivedMs + ms;
+      },
+      // Queue and prefill times are observed for finished requests, as vLLM does.
+      ended: () => {
+        if (scheduledMs === null || firstTokenMs === null) return;
+        this.queueTime.observe((scheduledMs - receivedMs) / 1000);
+        this.prefillTime.observe((firstTokenMs - scheduledMs) / 1000);
+      },
+    };
+  }
+
   /** Writes the truth log's pending lines. */
   flushTruth(): void {
     this.truthLog?.flush();
@@ -196,6 +223,15 @@ export class SimEngine {
       this.finishedRequests++;
       if (this.faults.crashAfter !== null && this.finishedRequests >= this.faults.crashAfter) setImmediate(this.crash);
     });
+  }
+
+  /** How many tokens this answer runs to: max_tokens, or earlier by a geometric draw of EOS after min_tokens. */
+  private outputTarget(parsed: ParsedRequest): number {
+    const { eosProb } = this.profile;
+    if (parsed.ignoreEos || eosProb <= 0) return parsed.maxTokens;
+    const from = Math.max(parsed.minTokens, 1);
+    const extra = eosProb >= 1 ? 0 : Math.floor(Math.log(1 - this.eosRng()) / Math.log(1 - eosProb));
+    return Math.min(parsed.maxTokens, from + extra);
   }
 
   /** Serves one generation request: faults drawn, early EOS drawn, prefix cache looked up, then scheduled. */
@@ -232,26 +268,15 @@ export class SimEngine {
       }
       return;
     }
-    // Early EOS: a geometric draw of where the model would stop, after min_tokens.
-    let target = parsed.maxTokens;
-    if (!parsed.ignoreEos && profile.eosProb > 0) {
-      const from = Math.max(parsed.minTokens, 1);
-      const extra = profile.eosProb >= 1 ? 0 : Math.floor(Math.log(1 - this.eosRng()) / Math.log(1 - profile.eosProb));
-      target = Math.min(parsed.maxTokens, from + extra);
-    }
+    const target = this.outputTarget(parsed);
     const finishReason = target < parsed.maxTokens ? 'stop' : 'length';
     const half = Math.floor(target / 2);
     const midstream = parsed.stream && faults.midstreamErrorRate > 0 && this.faultRng() < faults.midstreamErrorRate;
     const malformed = parsed.stream && faults.malformedRate > 0 && this.faultRng() < faults.malformedRate;
     const cachedTokens = this.prefixCache && parsed.ids ? this.prefixCache.lookupAndInsert(parsed.ids) : 0;
-    const idHex = n.toString(16).padStart(16, '0');
-    const id =
-      parsed.api === 'chat'
-        ? `chatcmpl-sim${idHex}`
-        : parsed.api === 'completions'
-          ? `cmpl-sim${idHex}`
-          : `sim${idHex}`;
+    const id = responseId(parsed.api, n);
     let seq: Seq | null = null;
+    const phases = this.phaseObserver(receivedMs, truth);
     const responder = new Responder(res, {
       api: parsed.api,
       stream: parsed.stream,
@@ -275,9 +300,10 @@ export class SimEngine {
       truth,
       receivedMs,
       clock,
-      onFirstToken: (ms) => this.ttft.observe(ms / 1000),
+      onFirstToken: phases.firstToken,
       onDecoded: (ms) => this.decodeTime.observe(ms / 1000),
       onEnd: (record) => {
+        phases.ended();
         if (record && seq) stampEnergy(record, seq);
         if (record) this.truthLog?.write(record);
       },
@@ -295,9 +321,16 @@ export class SimEngine {
       stallMs: faults.stallMs,
       onTokens: (count, done, chunkTokens) => responder.onTokens(count, done, chunkTokens),
       ...(parsed.adapter !== undefined ? { adapter: parsed.adapter } : {}),
+      onScheduled: phases.scheduled,
     };
     this.scheduler.submit(seq);
   }
+}
+
+/** The answer's id in each API's own style. */
+function responseId(api: ParsedRequest['api'], n: number): string {
+  const idHex = n.toString(16).padStart(16, '0');
+  return api === 'chat' ? `chatcmpl-sim${idHex}` : api === 'completions' ? `cmpl-sim${idHex}` : `sim${idHex}`;
 }
 
 /** The request's energy from the fake GPU, rounded to micro-joules, in its truth record. */

@@ -41,6 +41,9 @@ export interface MetricsSnapshot {
   ttft: Histogram;
   /** Per finished request: its first to its last generated token, as the engine made them (vLLM's decode time). */
   decodeTime: Histogram;
+  /** Per finished request: received to first admitted (vLLM's queue time), and admitted to first token (prefill). */
+  queueTime: Histogram;
+  prefillTime: Histogram;
   /** Generated tokens/s over the last GPU tick (SGLang reports this). */
   genThroughput: number;
 }
@@ -118,6 +121,20 @@ export function vllmMetrics(m: MetricsSnapshot): string {
     l,
     m.decodeTime,
   );
+  histogram(
+    lines,
+    'vllm:request_queue_time_seconds',
+    'Histogram of time spent in WAITING phase for request.',
+    l,
+    m.queueTime,
+  );
+  histogram(
+    lines,
+    'vllm:request_prefill_time_seconds',
+    'Histogram of time spent in PREFILL phase for request.',
+    l,
+    m.prefillTime,
+  );
   return lines.join('\n') + '\n';
 }
 
@@ -157,5 +174,6 @@ export function sglangMetrics(m: MetricsSnapshot): string {
   );
   metric(lines, 'sglang:num_requests_total', 'counter', 'Number of requests processed.', l, m.stats.finished);
   histogram(lines, 'sglang:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', l, m.ttft);
+  histogram(lines, 'sglang:queue_time_seconds', 'Histogram of queueing time in seconds.', l, m.queueTime);
   return lines.join('\n') + '\n';
 }

@@ -21,12 +21,15 @@ export interface Seq {
   decodeJ?: number;
   /** The LoRA adapter it runs with: each distinct adapter in a step costs the profile's loraStepMs. */
   adapter?: string;
+  /** Told once, when the sequence is first admitted to the batch (its queue wait ends and its prefill starts). */
+  onScheduled?(): void;
   /** Set by cancel(); the scheduler drops the sequence. */
   cancelled?: boolean;
   /** Internal bookkeeping. */
   stalledUntil?: number;
   pendingPrefill?: number;
   queued?: boolean;
+  scheduled?: boolean;
 }
 
 /** Engine counters exposed on /metrics. */
@@ -161,6 +164,10 @@ export class Scheduler {
       if (this.kvUsed + need > p.kvCacheTokens && this.running.length > 0) break;
       this.waiting.shift();
       seq.queued = false;
+      if (!seq.scheduled) {
+        seq.scheduled = true;
+        seq.onScheduled?.();
+      }
       this.running.push(seq);
       this.kvUsed += seq.promptTokens + seq.generated;
       prefill += seq.pendingPrefill ?? 0;

@@ -4,6 +4,8 @@ import { appendFileSync, writeFileSync } from 'node:fs';
 export interface TruthRecord {
   requestId: string | null;
   receivedNs: string;
+  /** When the engine first admitted it to the batch: its queue wait ended and its prefill began (absent: never). */
+  scheduledNs?: string;
   /** Write time of the first chunk that carries generated tokens (null if none was written). */
   firstTokenNs: string | null;
   /** Every token-bearing chunk: [write time ns, tokens in it]. */

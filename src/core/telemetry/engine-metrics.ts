@@ -25,7 +25,31 @@ const FIELDS: Field[] = [
   'generationTokensTotal',
   'requestDecodeSecondsSum',
   'requestDecodeCount',
+  'requestQueueSecondsSum',
+  'requestQueueCount',
+  'requestPrefillSecondsSum',
+  'requestPrefillCount',
+  'ttftSecondsSum',
+  'ttftCount',
 ];
+
+/** The histograms read as sum and count pairs: a sample carries a pair only where the engine exports both. */
+const HISTOGRAM_PAIRS: Array<[Field, Field]> = [
+  ['requestDecodeSecondsSum', 'requestDecodeCount'],
+  ['requestQueueSecondsSum', 'requestQueueCount'],
+  ['requestPrefillSecondsSum', 'requestPrefillCount'],
+  ['ttftSecondsSum', 'ttftCount'],
+];
+
+function histogramPairs(text: PromText): Partial<EngineSample> {
+  const out: Partial<Record<Field, number>> = {};
+  for (const [sumField, countField] of HISTOGRAM_PAIRS) {
+    const sum = ENGINE_METRIC_READERS[sumField](text);
+    const count = ENGINE_METRIC_READERS[countField](text);
+    if (sum !== null && count !== null) Object.assign(out, { [sumField]: sum, [countField]: count });
+  }
+  return out as Partial<EngineSample>;
+}
 
 /**
  * One metric: summed over label sets (several engines / DP ranks), or the fullest one for a usage fraction. A label
@@ -71,8 +95,6 @@ export const ENGINE_METRIC_READERS = Object.fromEntries(
  */
 export function engineSampleFromMetrics(text: PromText, tMs: number): EngineSample {
   const queries = ENGINE_METRIC_READERS.prefixCacheQueriesTotal(text);
-  const decodeSum = ENGINE_METRIC_READERS.requestDecodeSecondsSum(text);
-  const decodeCount = ENGINE_METRIC_READERS.requestDecodeCount(text);
   return boundEngineSample({
     tMs,
     running: ENGINE_METRIC_READERS.running(text),
@@ -83,9 +105,7 @@ export function engineSampleFromMetrics(text: PromText, tMs: number): EngineSamp
     generationTokensTotal: ENGINE_METRIC_READERS.generationTokensTotal(text),
     // Only where the engine reports it: a record without it reads as before.
     ...(queries !== null ? { prefixCacheQueriesTotal: queries } : {}),
-    ...(decodeSum !== null && decodeCount !== null
-      ? { requestDecodeSecondsSum: decodeSum, requestDecodeCount: decodeCount }
-      : {}),
+    ...histogramPairs(text),
   });
 }
 

@@ -41,6 +41,12 @@ export const ENGINE_BOUNDS: Record<EngineField, Bound> = {
   generationTokensTotal: { name: 'generation tokens counter', unit: '', min: 0, max: 1e15 },
   requestDecodeSecondsSum: { name: 'request decode time sum', unit: ' s', min: 0, max: 1e12 },
   requestDecodeCount: { name: 'request decode time count', unit: '', min: 0, max: 1e15 },
+  requestQueueSecondsSum: { name: 'request queue time sum', unit: ' s', min: 0, max: 1e12 },
+  requestQueueCount: { name: 'request queue time count', unit: '', min: 0, max: 1e15 },
+  requestPrefillSecondsSum: { name: 'request prefill time sum', unit: ' s', min: 0, max: 1e12 },
+  requestPrefillCount: { name: 'request prefill time count', unit: '', min: 0, max: 1e15 },
+  ttftSecondsSum: { name: 'time to first token sum', unit: ' s', min: 0, max: 1e12 },
+  ttftCount: { name: 'time to first token count', unit: '', min: 0, max: 1e15 },
 };
 
 /** A value as people read it in a message: NaN, Infinity and 0x masks as such. */

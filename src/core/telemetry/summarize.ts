@@ -1,4 +1,4 @@
-import type { LevelTelemetry, TelemetryIssue } from '../../shared/run-record.js';
+import type { EngineTtftParts, LevelTelemetry, TelemetryIssue } from '../../shared/run-record.js';
 import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
 import { medianSpacingMs } from './power-curve.js';
 import { telemetryFieldName } from './sample-bounds.js';
@@ -131,6 +131,55 @@ export function engineDecodeMean(
   return { meanMs: (seconds * 1000) / requests, requests };
 }
 
+type HistogramField = 'requestQueueSecondsSum' | 'requestPrefillSecondsSum' | 'ttftSecondsSum';
+type CountField = 'requestQueueCount' | 'requestPrefillCount' | 'ttftCount';
+
+/** One histogram's mean (ms) between two samples, or null where either lacks it, none counted or a counter reset. */
+function histogramMeanMs(
+  first: EngineSample,
+  last: EngineSample,
+  sum: HistogramField,
+  count: CountField,
+): number | null {
+  const s0 = first[sum];
+  const s1 = last[sum];
+  const n = (last[count] ?? 0) - (first[count] ?? 0);
+  if (typeof s0 !== 'number' || typeof s1 !== 'number' || !(n > 0) || !(s1 - s0 >= 0)) return null;
+  return ((s1 - s0) * 1000) / n;
+}
+
+/**
+ * The engine's mean queue, prefill and TTFT (ms) over the requests its histograms counted between the first and the
+ * last scrape inside [from, to] that carries any of them; null with fewer than two such scrapes or none counted.
+ */
+export function engineTtftParts(
+  samples: readonly EngineSample[],
+  fromMs: number,
+  toMs: number,
+): EngineTtftParts | null {
+  const inside = samples
+    .filter(
+      (s) =>
+        inWindow(s.tMs, fromMs, toMs) &&
+        (typeof s.requestQueueSecondsSum === 'number' || typeof s.ttftSecondsSum === 'number'),
+    )
+    .sort((a, b) => a.tMs - b.tMs);
+  if (inside.length < 2) return null;
+  const first = inside[0]!;
+  const last = inside[inside.length - 1]!;
+  const requests = Math.max(
+    (last.requestQueueCount ?? 0) - (first.requestQueueCount ?? 0),
+    (last.ttftCount ?? 0) - (first.ttftCount ?? 0),
+  );
+  const parts = {
+    queueMeanMs: histogramMeanMs(first, last, 'requestQueueSecondsSum', 'requestQueueCount'),
+    prefillMeanMs: histogramMeanMs(first, last, 'requestPrefillSecondsSum', 'requestPrefillCount'),
+    ttftMeanMs: histogramMeanMs(first, last, 'ttftSecondsSum', 'ttftCount'),
+  };
+  if (!(requests > 0) || Object.values(parts).every((v) => v === null)) return null;
+  return { fromMs: first.tMs, toMs: last.tMs, requests, ...parts };
+}
+
 /** Impossible values among some samples, one issue per field: how many samples had one, and the first as read. */
 export function valueIssues(
   source: TelemetryIssue['source'],
@@ -207,6 +256,7 @@ export function summarizeTelemetry(input: SummarizeInput): LevelTelemetry {
   const cacheFields = queries !== null ? { prefixCacheQueries: queries, prefixCacheHitRate: hitRate } : {};
   const decode = engineDecodeMean(input.engineSamples, fromMs, toMs);
   const decodeFields = decode ? { engineDecodeMeanMs: decode.meanMs, engineDecodeRequests: decode.requests } : {};
+  const ttftParts = engineTtftParts(input.engineSamples, fromMs, toMs);
   const others = input.processSnapshots ? processesInWindow(input.processSnapshots, fromMs, toMs) : undefined;
   const issues = [
     ...valueIssues(
@@ -257,6 +307,7 @@ export function summarizeTelemetry(input: SummarizeInput): LevelTelemetry {
     ...engineFields,
     ...cacheFields,
     ...decodeFields,
+    ...(ttftParts ? { engineTtftParts: ttftParts } : {}),
     ...(others ? { otherGpuProcesses: others } : {}),
     ...(issues.length > 0 ? { issues } : {}),
   };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RequestRecord } from '../../../src/shared/request-record.js';
 import type { WorkerLevelReport } from '../../../src/shared/distributed.js';
+import { requestHttpTimes } from '../../../src/shared/request-record.js';
 import { mergeParts, moveRecord, streamLevel, type WorkerPart } from '../../../src/core/distributed/merge.js';
 import { requestMetrics } from '../../../src/core/metrics/request-metrics.js';
 import { LevelAccumulator } from '../../../src/core/metrics/level-accumulator.js';
@@ -61,9 +62,12 @@ function report(rank: number, offsetMs: number, extra: Partial<WorkerLevelReport
 describe('merging raw records', () => {
   it("moves a record onto rank 0's clock with its latencies exactly as measured", () => {
     const r = record(1, 1000.5);
+    r.http = { connectStartMs: 1001, connectEndMs: 1002, requestSentMs: 1003, headersMs: 1010, firstByteMs: null };
     const before = requestMetrics(r);
+    const times = requestHttpTimes(r);
     const moved = moveRecord(r, 250.25, 2);
     expect(moved.sendMs).toBe(1250.75);
+    expect(requestHttpTimes(moved)).toEqual(times);
     expect(moved.scheduledMs).toBe(1249.75);
     expect(moved.worker).toBe(2);
     expect(requestMetrics(moved)).toEqual(before);

@@ -80,3 +80,27 @@ describe('level runner: records stream out as they finish', () => {
     expect(out.accumulated?.pooled.itlMs.n).toBe(2000 * (CHUNKS - 1));
   });
 });
+
+describe('level runner: --precision stops a level early', () => {
+  it('asks after each complete round with the measured records, and sends no further round once told to stop', async () => {
+    const sent = { n: 0 };
+    const looks: Array<[number, number]> = [];
+    const plan = { concurrency: 4, inputLen: 8, outputLen: CHUNKS, rounds: 5, requestsPerRound: 10, warmup: 4 };
+    const prompts = Array.from({ length: 54 }, () => ({ text: 'p', tokens: 8 }));
+    const out = await runLevel(
+      levelRunInput(plan, prompts, streamingExecutor(sent), {
+        stopAfterRound: (rounds, measured) => {
+          looks.push([rounds, measured.length]);
+          return rounds === 2;
+        },
+      }),
+    );
+    expect(looks).toEqual([
+      [1, 10],
+      [2, 20],
+    ]);
+    expect(out.roundsCompleted).toBe(2);
+    expect(out.aborted).toBe(false);
+    expect(sent.n).toBe(4 + 20);
+  });
+});

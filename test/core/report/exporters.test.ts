@@ -233,3 +233,50 @@ describe('pdf', () => {
     expect(NO_CHROMIUM).toMatch(/apt-get install chromium/);
   });
 });
+
+describe('where TTFT goes', () => {
+  it('is a section of the Markdown and HTML reports, one line a level with each part and its source', async () => {
+    const folder = await loadRunFolder(fixtureDir('closed'));
+    const level = folder.record.levels[0]!;
+    level.ttftSplit = {
+      basis: 'mean',
+      ttftMs: 812,
+      requests: 100,
+      parts: [
+        { part: 'queue', ms: 600, source: 'engine-metrics' },
+        { part: 'prefill', ms: 150, source: 'engine-metrics' },
+        { part: 'rest', ms: 62, source: 'rest' },
+      ],
+      unknown: [],
+      restShare: 62 / 812,
+    };
+    const line =
+      'of TTFT mean 812 ms: queue 600 (engine /metrics), prefill 150 (engine /metrics), network and client 62.0';
+    const md = (await renderExport(findExporter('md')!, folder)) as string;
+    expect(md).toContain('## Where TTFT goes');
+    expect(md).toContain(line);
+    expect(htmlReport(folder)).toContain(line);
+    const plain = await loadRunFolder(fixtureDir('closed'));
+    expect((await renderExport(findExporter('md')!, plain)) as string).not.toContain('Where TTFT goes');
+  });
+});
+
+describe('precision', () => {
+  it("is a section of the Markdown and HTML reports: each level's look and what the run saved", async () => {
+    const folder = await loadRunFolder(fixtureDir('closed'));
+    const level = folder.record.levels[0]!;
+    level.precision = {
+      rounds: 2,
+      plannedRounds: level.rounds.length + 2,
+      confidence: 0.99,
+      figures: [{ figure: 'ttft_p95', target: 0.05, value: 100, ci: [97, 103], halfWidth: 0.03, reached: true }],
+      roundCv: 0.01,
+      reached: true,
+    };
+    const md = (await renderExport(findExporter('md')!, folder)) as string;
+    expect(md).toContain('## Precision');
+    expect(md).toMatch(/p95 ±3\.0 % \(asked 5\.0 %\)/);
+    expect(md).toContain('precision reached after 2 of');
+    expect(htmlReport(folder)).toContain('of measuring saved against the fixed plan');
+  });
+});

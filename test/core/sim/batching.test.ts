@@ -175,10 +175,11 @@ describe('sim continuous batching', () => {
       'promptTokens',
       'receivedNs',
       'requestId',
+      'scheduledNs',
     ]);
     expect(a).toMatchObject({ requestId: 'abc', promptTokens: 2, completionTokens: 3, finishReason: 'length' });
     // the same clock as this process: hrtime.bigint as decimal strings, in order
-    const ns = [a!.receivedNs, a!.firstTokenNs!, ...a!.chunks.map((c) => c[0]), a!.endNs!].map(BigInt);
+    const ns = [a!.receivedNs, a!.scheduledNs!, a!.firstTokenNs!, ...a!.chunks.map((c) => c[0]), a!.endNs!].map(BigInt);
     expect(ns[0]! > before && ns.at(-1)! < after).toBe(true);
     for (let i = 1; i < ns.length; i++) expect(ns[i]! >= ns[i - 1]!).toBe(true);
     expect(a!.chunks.map((c) => c[1])).toEqual([1, 1, 1]);

@@ -16,6 +16,8 @@ import { capacitySearches, type CapacityResult } from '../../../shared/capacity.
 import { capacityLines, capacityTable, capacityTitle } from '../../../shared/capacity-format.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../../../shared/turn-table.js';
 import { GROUP_TABLE_HEAD, GROUP_TABLES, groupTableRows } from '../../../shared/group-table.js';
+import { TTFT_SPLIT_NOTE, ttftSplitRows } from '../../../shared/ttft-split-text.js';
+import { precisionSavedText, precisionText } from '../../../shared/precision.js';
 import { loadText } from '../../../shared/level-load.js';
 import { workersHtml } from '../workers-section.js';
 import { messageRows, messagesLeftOutText } from '../../../shared/message-rows.js';
@@ -48,6 +50,24 @@ function groupsSection(record: RunRecord): string {
       ].join('');
     })
     .join('');
+}
+
+/** Where each level's TTFT goes, where a run could tell. */
+function ttftSplitSection(record: RunRecord): string {
+  const rows = ttftSplitRows(record);
+  if (rows.length === 0) return '';
+  const items = rows.map((r) => `<li><b>${esc(r.level)}</b>: ${esc(r.text)}</li>`).join('');
+  return `<section id="ttft-split"><h2>Where TTFT goes</h2><ul>${items}</ul><p class="note">${esc(TTFT_SPLIT_NOTE)}</p></section>`;
+}
+
+/** Whether each level reached --precision, and what stopping early saved. */
+function precisionSection(record: RunRecord): string {
+  const saved = precisionSavedText(record.levels);
+  if (!saved) return '';
+  const items = record.levels
+    .map((l) => `<li><b>${esc(loadText(l, true))}</b>: ${esc(precisionText(l) ?? '')}</li>`)
+    .join('');
+  return `<section id="precision"><h2>Precision</h2><ul>${items}</ul><p class="note">${esc(saved)}</p></section>`;
 }
 
 /** The capacity searches' answers, their levels and knees (run with --find-capacity); one heading each when several. */
@@ -161,6 +181,8 @@ export function renderPage(page: ReportPage): string {
     '<section id="results"><h2>Results</h2>',
     table(ARTICLE_COLUMNS, rows, 'table-results'),
     '<p class="note">* = level cut short. TTFT: time to the first token; TPOT: time per output token after the first; E2E: the whole request.</p></section>',
+    ttftSplitSection(record),
+    precisionSection(record),
     turnsSection(record),
     groupsSection(record),
     workersHtml(record),

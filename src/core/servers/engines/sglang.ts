@@ -55,6 +55,11 @@ export const SGLANG_METRICS: EngineMetricNames = {
   // Every prompt token is looked up in the radix cache: cached_tokens / prompt_tokens is its hit rate.
   prefixCacheQueriesTotal: ['sglang:prompt_tokens_total'],
   generationTokensTotal: ['sglang:generation_tokens_total'],
+  // SGLang has a queue-time and a TTFT histogram but no prefill-time one.
+  requestQueueSecondsSum: ['sglang:queue_time_seconds_sum'],
+  requestQueueCount: ['sglang:queue_time_seconds_count'],
+  ttftSecondsSum: ['sglang:time_to_first_token_seconds_sum'],
+  ttftCount: ['sglang:time_to_first_token_seconds_count'],
 };
 
 const PIP = 'pip install "sglang[all]"';

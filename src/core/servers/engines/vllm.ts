@@ -56,6 +56,13 @@ export const VLLM_METRICS: EngineMetricNames = {
   // decode_time = last_token_ts - first_token_ts per finished request (vllm/v1/metrics/stats.py).
   requestDecodeSecondsSum: ['vllm:request_decode_time_seconds_sum'],
   requestDecodeCount: ['vllm:request_decode_time_seconds_count'],
+  // queue = scheduled - queued, prefill = first token - scheduled, observed per finished request (vllm/v1/metrics).
+  requestQueueSecondsSum: ['vllm:request_queue_time_seconds_sum'],
+  requestQueueCount: ['vllm:request_queue_time_seconds_count'],
+  requestPrefillSecondsSum: ['vllm:request_prefill_time_seconds_sum'],
+  requestPrefillCount: ['vllm:request_prefill_time_seconds_count'],
+  ttftSecondsSum: ['vllm:time_to_first_token_seconds_sum'],
+  ttftCount: ['vllm:time_to_first_token_seconds_count'],
 };
 
 const PIP = 'pip install vllm';
