@@ -76,6 +76,8 @@ export interface PromptCounting {
   completionsExact?: boolean;
   /** Without an exact count: what /tokenize answered instead of a count (a web page from a gateway), if it answered. */
   tokenizeAnswer?: string;
+  /** Rerank: tokens a query-document pair adds to its document's count (the query, the template), measured once. */
+  pairOverhead?: number;
 }
 
 export class ServerApi {

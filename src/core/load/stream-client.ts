@@ -1,3 +1,4 @@
+import type { PoolingKind } from '../../shared/endpoint-kinds.js';
 import { Agent } from 'undici';
 import type { Clock } from '../clock.js';
 import { ParseQueue } from './parse-queue.js';
@@ -20,6 +21,8 @@ export interface RequestSpec {
   requestTag: string;
   /** Keep the answer text in the result (multi-turn: the next turn sends it back). */
   keepText?: boolean;
+  /** A pooling request: its answer is one JSON body with one item per input, not a stream. */
+  whole?: { kind: PoolingKind; inputs: number };
 }
 
 /** The client's view of one request: when it was handed to the HTTP client, when it ended, what came back. */

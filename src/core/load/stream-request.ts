@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { readPoolingAnswer } from './pooling-answer.js';
 import type { Clock } from '../clock.js';
 import { badAnswerLine, isRedirect, redirectLine } from '../http-answers.js';
 import { bodyDecoderFor } from './body-decoder.js';
@@ -19,6 +20,8 @@ import type { AbortReason, RequestOutcome, RequestSpec } from './stream-client.j
 
 /** Most of an error or non-stream body kept (and read): the rest is dropped with the connection. */
 const MAX_ERROR_BODY = 64 * 1024;
+/** Most bytes of one pooling answer (embeddings of a batch as JSON floats): beyond it the batch is too big to hold. */
+const MAX_WHOLE_BODY = 64 << 20;
 /** Reads waiting to be parsed for one request before its socket is paused (a fast server cannot flood memory). */
 const PAUSE_QUEUED_BYTES = 4 << 20;
 const RESUME_QUEUED_BYTES = 1 << 20;
@@ -121,7 +124,10 @@ export class StreamRequest {
   private contentType: string | undefined;
   private location: string | undefined;
   // How the body is read: SSE, sniffing the first bytes, or kept as text (error or non-stream body).
-  private mode: 'sse' | 'sniff' | 'text' = 'text';
+  private mode: 'sse' | 'sniff' | 'text' | 'whole' = 'text';
+  // A pooling answer's reads, kept whole until it ends (it is one JSON body).
+  private wholeParts: Buffer[] = [];
+  private wholeBytes = 0;
   private sniffed: Array<[Buffer, number]> = [];
   private body = '';
   private bodyCut = false;
@@ -311,6 +317,10 @@ export class StreamRequest {
 
   // One read's body bytes (decoded when the body is compressed), stamped with the network read's time.
   private takeRead(chunk: Buffer, tMs: number): void {
+    if (this.mode === 'whole') {
+      this.keepWhole(chunk, tMs);
+      return;
+    }
     if (this.mode === 'sse') {
       this.parseLater(chunk, tMs);
       return;
@@ -320,6 +330,26 @@ export class StreamRequest {
       return;
     }
     this.keepText(chunk);
+  }
+
+  private keepWhole(chunk: Buffer, tMs: number): void {
+    this.wholeBytes += chunk.length;
+    if (this.wholeBytes > MAX_WHOLE_BODY) {
+      this.wholeParts = [];
+      this.abortWith(`the ${this.spec.whole?.kind} answer is over 64 MiB: lower --batch-size`, 'answer-too-long', tMs);
+      return;
+    }
+    this.wholeParts.push(Buffer.from(chunk));
+  }
+
+  // A pooling answer, parsed once it is whole: its items counted against the inputs, its prompt tokens taken.
+  private readWhole(tMs: number): void {
+    const whole = this.spec.whole;
+    if (!whole || this.ending) return;
+    const answer = readPoolingAnswer(whole.kind, Buffer.concat(this.wholeParts).toString('utf8'), whole.inputs);
+    this.wholeParts = [];
+    if (answer.ok) this.acc.takeWhole(answer.promptTokens, tMs);
+    else this.acc.fail(answer.error, answer.kind);
   }
 
   // Holds the first reads of a body of no stated type until they show whether it is SSE.
@@ -358,7 +388,9 @@ export class StreamRequest {
     if (lastReadMs + this.limits.idleTimeoutMs < this.wakeAtMs && !this.ending) this.arm(this.limits.idleTimeoutMs);
     this.contentType = headerValue(headers, 'content-type');
     this.location = headerValue(headers, 'location');
-    if (statusCode === 200) {
+    if (statusCode === 200 && this.spec.whole) {
+      this.mode = 'whole';
+    } else if (statusCode === 200) {
       const m = streamModeOf(this.contentType);
       this.mode = m === 'sse' ? 'sse' : m === null ? 'sniff' : 'text';
     }
@@ -391,6 +423,7 @@ export class StreamRequest {
     }
     if (this.mode === 'text') this.failFromText(tMs, true);
     this.tellEnded();
+    if (this.mode === 'whole') this.ctx.queue.push(() => this.readWhole(tMs));
     this.ctx.queue.push(() => this.finish(tMs));
   }
 
