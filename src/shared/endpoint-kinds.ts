@@ -3,12 +3,15 @@
  * generation) or comes whole (a pooling model's embeddings or rerank scores), and a line for people. The `--api`
  * choices, the request body, the metrics and checks that apply, and the simulator's routes all read this.
  */
-export const ENDPOINT_KINDS = ['chat', 'completions', 'embeddings', 'rerank'] as const;
+export const ENDPOINT_KINDS = ['chat', 'completions', 'messages', 'responses', 'embeddings', 'rerank'] as const;
 
 export type EndpointKind = (typeof ENDPOINT_KINDS)[number];
 
 /** The kinds that stream generated tokens (TTFT, TPOT, output length mean something there). */
-export type GenerationKind = 'chat' | 'completions';
+export type GenerationKind = 'chat' | 'completions' | 'messages' | 'responses';
+
+/** The generation kinds whose stream is not OpenAI's chat chunks: Anthropic's Messages and OpenAI's Responses events. */
+export type EventDialect = 'messages' | 'responses';
 
 /** The kinds whose answer is one JSON body per batch of inputs (no tokens are generated). */
 export type PoolingKind = Exclude<EndpointKind, GenerationKind>;
@@ -32,6 +35,18 @@ export const ENDPOINTS: { readonly [K in EndpointKind]: EndpointFacts } = {
     answer: 'stream',
     describe: 'text completions, streamed',
   },
+  messages: {
+    kind: 'messages',
+    path: '/v1/messages',
+    answer: 'stream',
+    describe: "Anthropic's Messages API, streamed (content_block_delta events)",
+  },
+  responses: {
+    kind: 'responses',
+    path: '/v1/responses',
+    answer: 'stream',
+    describe: "OpenAI's Responses API, streamed (response.output_text.delta events)",
+  },
   embeddings: {
     kind: 'embeddings',
     path: '/v1/embeddings',
@@ -49,6 +64,11 @@ export const ENDPOINTS: { readonly [K in EndpointKind]: EndpointFacts } = {
 /** True for a kind whose answer is one JSON body (embeddings, rerank): nothing streams, no tokens are generated. */
 export function isPooling(kind: EndpointKind | undefined): kind is PoolingKind {
   return kind !== undefined && ENDPOINTS[kind].answer === 'whole';
+}
+
+/** The kind's event dialect when its stream is not chat chunks; null for chat and completions. */
+export function eventDialect(kind: EndpointKind): EventDialect | null {
+  return kind === 'messages' || kind === 'responses' ? kind : null;
 }
 
 /** The kinds that generate tokens. */

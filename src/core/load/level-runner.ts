@@ -1,4 +1,4 @@
-import { isPooling, type EndpointKind } from '../../shared/endpoint-kinds.js';
+import { eventDialect, isPooling, type EndpointKind } from '../../shared/endpoint-kinds.js';
 import type { RunEvent } from '../../shared/events.js';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { Clock } from '../clock.js';
@@ -98,6 +98,8 @@ function makeSpec(input: LevelRunInput, book: RequestBook, prompt: Prompt, keepT
     requestTag: `${input.tagPrefix}-${id}`,
   };
   if (keepText) spec.keepText = true;
+  const dialect = eventDialect(input.api);
+  if (dialect) spec.events = dialect;
   if (isPooling(input.api)) spec.whole = { kind: input.api, inputs: prompt.inputs?.length ?? 1 };
   book.bodyBytesOf.set(id, Buffer.byteLength(spec.body));
   return spec;

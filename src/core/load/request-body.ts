@@ -1,4 +1,5 @@
-import { ENDPOINTS, isPooling, type EndpointKind } from '../../shared/endpoint-kinds.js';
+import { ENDPOINTS, eventDialect, isPooling, type EndpointKind } from '../../shared/endpoint-kinds.js';
+import { buildDialectBody } from './dialect-body.js';
 import { buildPoolingBody } from './pooling-body.js';
 
 /** Which optional sampling fields the server accepts (strict OpenAI clones reject vLLM's extras). */
@@ -34,6 +35,8 @@ export function apiPath(api: EndpointKind): string {
 /** Serialises one request: fixed output length (max_tokens = min_tokens, ignore_eos) and usage in the stream. */
 export function buildRequestBody(o: BodyOptions): string {
   if (isPooling(o.api)) return buildPoolingBody(o.api, o.model, o.inputs ?? [o.prompt]);
+  const dialect = eventDialect(o.api);
+  if (dialect) return JSON.stringify(buildDialectBody(dialect, { ...o, fixedLength: o.compat.fixedLength }));
   const body: Record<string, unknown> = { model: o.model };
   if (o.api === 'chat') body.messages = o.messages ?? [{ role: 'user', content: o.prompt }];
   else body.prompt = o.prompt;

@@ -1,4 +1,4 @@
-import type { PoolingKind } from '../../shared/endpoint-kinds.js';
+import type { EventDialect, PoolingKind } from '../../shared/endpoint-kinds.js';
 import { Agent } from 'undici';
 import type { Clock } from '../clock.js';
 import { ParseQueue } from './parse-queue.js';
@@ -23,6 +23,8 @@ export interface RequestSpec {
   keepText?: boolean;
   /** A pooling request: its answer is one JSON body with one item per input, not a stream. */
   whole?: { kind: PoolingKind; inputs: number };
+  /** A stream of another API's events (Messages, Responses): adapted to chat chunks before they are counted. */
+  events?: EventDialect;
 }
 
 /** The client's view of one request: when it was handed to the HTTP client, when it ended, what came back. */

@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { readPoolingAnswer } from './pooling-answer.js';
+import { eventAdapter, type Adapted } from './event-adapters.js';
 import type { Clock } from '../clock.js';
 import { badAnswerLine, isRedirect, redirectLine } from '../http-answers.js';
 import { bodyDecoderFor } from './body-decoder.js';
@@ -166,7 +167,11 @@ export class StreamRequest {
     this.onEnded = onEnded;
     this.resolve = resolve;
     this.acc = new StreamAccumulator({ keepText: spec.keepText });
-    this.parser = new SseParser((data, tMs) => this.acc.onEvent(data, tMs), { maxLineChars: DEFAULT_MAX_LINE_CHARS });
+    const adapter = spec.events ? eventAdapter(spec.events) : null;
+    const feed = adapter
+      ? (data: string, tMs: number) => this.feedAdapted(adapter.adapt(data), tMs)
+      : (data: string, tMs: number) => this.acc.onEvent(data, tMs);
+    this.parser = new SseParser(feed, { maxLineChars: DEFAULT_MAX_LINE_CHARS });
     this.limits = {
       timeoutMs: spec.timeoutMs,
       firstByteTimeoutMs: spec.firstByteTimeoutMs ?? defaultFirstByteTimeoutMs(spec.timeoutMs),
@@ -330,6 +335,15 @@ export class StreamRequest {
       return;
     }
     this.keepText(chunk);
+  }
+
+  // Another API's event, as chat chunks; a wrong or error event ends the request with its one line.
+  private feedAdapted(adapted: Adapted, tMs: number): void {
+    if ('fail' in adapted) {
+      this.abortWith(adapted.fail, adapted.kind, tMs);
+      return;
+    }
+    for (const data of adapted.data) this.acc.onEvent(data, tMs);
   }
 
   private keepWhole(chunk: Buffer, tMs: number): void {

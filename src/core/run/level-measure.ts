@@ -151,7 +151,9 @@ export function promptProgress(input: LevelMeasureInput, total: number): (built:
 export async function levelPrompts(input: LevelMeasureInput, positions?: number[]): Promise<Prompt[]> {
   const { plan, config } = input;
   const count = plan.warmup + plan.rounds * plan.requestsPerRound;
-  if (!isPooling(config.api)) return buildLevelPrompts(promptsInput(input, config.api, count, positions, 1));
+  // Messages and Responses template their messages as chat does: their prompts are chat's.
+  const textApi = config.api === 'completions' ? 'completions' : 'chat';
+  if (!isPooling(config.api)) return buildLevelPrompts(promptsInput(input, textApi, count, positions, 1));
   // A pooling request carries --batch-size inputs: each is a prompt of the level's length, counted as text.
   const batch = config.batchSize;
   const at = positions ? inputPositions(positions, batch) : undefined;
