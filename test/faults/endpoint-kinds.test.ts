@@ -6,6 +6,7 @@ import { runBenchmark } from '../../src/core/benchmark.js';
 import { BenchConfigSchema } from '../../src/shared/config.js';
 import type { RequestRecord } from '../../src/shared/request-record.js';
 import { attachTo } from '../fakes/attached-server.js';
+import { startResponsesServer, type ResponsesServerOptions } from '../fakes/vllm-responses-server.js';
 import {
   startEndpointsServer,
   type EndpointsServer,
@@ -18,13 +19,20 @@ afterEach(async () => {
   server = null;
 });
 
-async function runOn(options: EndpointsServerOptions, api: 'embeddings' | 'rerank' | 'messages', batchSize = 1) {
-  server = await startEndpointsServer(options);
+async function runOn(
+  options: EndpointsServerOptions | ResponsesServerOptions,
+  api: 'embeddings' | 'rerank' | 'messages' | 'responses',
+  batchSize = 1,
+) {
+  server =
+    api === 'responses'
+      ? await startResponsesServer(options as ResponsesServerOptions)
+      : await startEndpointsServer(options as EndpointsServerOptions);
   const out = await mkdtemp(join(tmpdir(), `sb-llama-${api}-`));
   const config = BenchConfigSchema.parse({
     out,
     api,
-    ...(api === 'messages' ? {} : { batchSize }),
+    ...(api === 'messages' || api === 'responses' ? {} : { batchSize }),
     concurrency: [2],
     inputLen: [24],
     outputLen: [5],
@@ -67,7 +75,24 @@ describe("endpoint kinds against a stand-in written from llama.cpp's tools/serve
   });
 });
 
+describe("the Responses API against a stand-in written from vLLM's protocol", () => {
+  it('reasoning and answer deltas timed apart, counts from response.completed', async () => {
+    const { result, requests } = await runOn({ reasoningTokens: 2 }, 'responses');
+    expect(result.failure).toBeUndefined();
+    const measured = requests.filter((r) => !r.warmup);
+    expect(measured.every((r) => r.ok && r.nOut === 5 && r.nIn === r.expectedIn && r.nReasoning === 2)).toBe(true);
+    expect(measured.every((r) => r.firstContentMs! > r.firstTokenMs!)).toBe(true);
+    expect(result.record.levels[0]!.ttfoMs?.n).toBe(measured.length);
+  });
+});
+
 describe('hostile stand-ins: one clear line each', () => {
+  it('Messages events answered to /v1/responses fail as wrong events', async () => {
+    const { result } = await runOn({ mode: 'messages-events' }, 'responses');
+    const line = result.record.levels[0]?.topError?.message ?? result.failure;
+    expect(line).toMatch(/'message_start' events, not OpenAI's Responses events/);
+  });
+
   it('chat chunks answered to /v1/messages fail every request as wrong events', async () => {
     const { result, requests } = await runOn({ model: 'qwen', mode: 'chat-chunks' }, 'messages');
     const failed = requests.filter((r) => !r.ok);
