@@ -36,7 +36,8 @@ export const CHECK_CATALOG = [
     id: 'round-spread',
     scope: 'level',
     title: 'Round spread',
-    guards: 'the output tok/s (input tok/s for embeddings and rerank) of the complete rounds agree (coefficient of variation within the limit)',
+    guards:
+      'the output tok/s (input tok/s for embeddings and rerank) of the complete rounds agree (coefficient of variation within the limit)',
   },
   {
     id: 'sample-size',
