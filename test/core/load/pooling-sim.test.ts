@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runBenchmark } from '../../../src/core/benchmark.js';
+import { headlineFacts } from '../../../src/core/report/facts.js';
 import { DEFAULT_SIM_MODEL } from '../../../src/core/sim/index.js';
 import { BenchConfigSchema } from '../../../src/shared/config.js';
 import type { RequestRecord } from '../../../src/shared/request-record.js';
@@ -61,6 +62,10 @@ describe('pooling endpoints against the simulator', () => {
     const keys = visibleColumns(ARTICLE_COLUMNS, levelRows(result.record)).map((c) => c.key);
     expect(keys).toEqual(expect.arrayContaining(['inputs_s', 'input_tok_s', 'e2e_p50_ms', 'cost_per_m_input_usd']));
     expect(keys.filter((k) => /^(ttft|tpot|itl)_|output_tok_s/.test(k))).toEqual([]);
+    // The headline names inputs per request, not an output length nothing was made to.
+    expect(headlineFacts(result.record).find((f) => f.label === 'Lengths')?.value).toBe(
+      'embeddings: 4 inputs of 32 tokens per request',
+    );
   });
 
   it('rerank: each pair counted ahead with its query and template, verified by usage', async () => {
