@@ -1,3 +1,4 @@
+import { isPooling } from '../shared/endpoint-kinds.js';
 import cliProgress from 'cli-progress';
 import type { RunEvent } from '../shared/events.js';
 import { loadText } from '../shared/level-load.js';
@@ -42,7 +43,11 @@ function levelLine(label: string, l: Extract<RunEvent, { type: 'level-finished' 
   const skipped = l.skippedTurns ? `, ${l.skippedTurns} later turns not sent` : '';
   // The load really offered: the level is named by the asked one, this says whether it was held.
   const offered = l.offered ? `, offered ${offeredText(l.offered, l.scheduleLagMs?.p99)}` : '';
-  const [out, ttft] = [metric('output_tok_s'), metric('ttft_p50_ms')];
+  // A pooling level (embeddings, rerank) generates nothing: its figures are inputs/s and E2E.
+  const pooling = l.endpoint !== undefined && isPooling(l.endpoint);
+  const [out, ttft] = pooling
+    ? [metric('inputs_s'), metric('e2e_p50_ms')]
+    : [metric('output_tok_s'), metric('ttft_p50_ms')];
   const figures = `${fmtNumber(out.level(l))} ${out.label}, ${ttft.label} ${fmtValue(ttft.level(l), ttft.unit)}`;
   return `  ${label}: ${figures}${perTurn}${ttfo}${cache}${offered}, ${l.failed} failed${skipped}`;
 }

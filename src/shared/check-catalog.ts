@@ -1,3 +1,5 @@
+import { isPooling, type EndpointKind } from './endpoint-kinds.js';
+
 /**
  * The credibility checks, declared once in the order a report lists them: id, whether a level or the whole run is
  * judged, a title, and what passing guarantees. CheckId comes from here; src/core/checks/registry.ts gives each its
@@ -9,6 +11,7 @@ export const CHECK_CATALOG = [
     scope: 'level',
     title: 'Output length',
     guards: "every request produced exactly the requested tokens, by the server's count",
+    generationOnly: true,
   },
   {
     id: 'input-length',
@@ -21,6 +24,7 @@ export const CHECK_CATALOG = [
     scope: 'level',
     title: 'Streaming',
     guards: 'tokens arrived over time as the server made them, not in one burst at the end',
+    generationOnly: true,
   },
   {
     id: 'warmup',
@@ -32,7 +36,8 @@ export const CHECK_CATALOG = [
     id: 'round-spread',
     scope: 'level',
     title: 'Round spread',
-    guards: 'the output tok/s of the complete rounds agree (coefficient of variation within the limit)',
+    guards:
+      'the output tok/s (input tok/s for embeddings and rerank) of the complete rounds agree (coefficient of variation within the limit)',
   },
   {
     id: 'sample-size',
@@ -63,6 +68,7 @@ export const CHECK_CATALOG = [
     scope: 'level',
     title: 'Token agreement',
     guards: "the client's token count agrees with the server's, with no lost or malformed stream events",
+    generationOnly: true,
   },
   {
     id: 'cut-short',
@@ -106,6 +112,14 @@ export interface CheckDeclaration {
   title: string;
   /** What a pass guarantees, in one clause. */
   guards: string;
+  /** It judges generated tokens or their stream: not shown for a pooling endpoint (embeddings, rerank). */
+  generationOnly?: true;
+}
+
+/** Whether a check means anything for an endpoint kind: generation-only checks are not shown for pooling ones. */
+export function checkApplies(id: CheckId, endpoint: EndpointKind): boolean {
+  const declared: CheckDeclaration | undefined = CHECK_CATALOG.find((c) => c.id === id);
+  return !(declared?.generationOnly === true && isPooling(endpoint));
 }
 
 /** A check's id (stable: run.json stores it). */

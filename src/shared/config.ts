@@ -1,6 +1,7 @@
 import { DEFAULT_PRECISION_FIGURES, parsePrecision } from './precision.js';
 import { z } from 'zod';
 import { SLO_NAMES, parseSloTargets } from './capacity.js';
+import { ENDPOINT_KINDS } from './endpoint-kinds.js';
 import { atMost, setting } from './setting.js';
 import { dcgmUrls } from './telemetry.js';
 import {
@@ -120,13 +121,30 @@ const positiveList = (key: keyof typeof LIMITS) =>
 
 /** The load: levels, lengths, rounds and the workload. */
 const LOAD = {
-  api: setting(z.enum(['chat', 'completions']).default('chat'), {
+  api: setting(z.enum(ENDPOINT_KINDS).default('chat'), {
     label: 'Endpoint',
-    help: 'endpoint to load',
+    help: 'endpoint to load: chat and completions stream tokens; embeddings and rerank answer a batch of --batch-size inputs whole',
     group: 'load',
     condition: true,
     advanced: true,
   }),
+  /** Pooling endpoints (embeddings, rerank): inputs (documents) per request, each of --input-len tokens. */
+  batchSize: setting(
+    z
+      .number()
+      .int()
+      .positive()
+      .max(...atMost(2048, 'more inputs in one request than any pooling server batches'))
+      .default(1),
+    {
+      label: 'Inputs per request',
+      metavar: 'N',
+      help: 'embeddings and rerank only: inputs (documents) per request, each of --input-len tokens exactly',
+      group: 'load',
+      condition: true,
+      advanced: true,
+    },
+  ),
   apiKey: setting(z.string().optional(), {
     label: 'API key',
     metavar: 'KEY',

@@ -9,7 +9,7 @@
 export const DASH = '—';
 
 /** The units a figure is shown in. '%' takes a share 0..1; '$' is written before the number. */
-export type Unit = 'ms' | 's' | 'tok/s' | 'req/s' | 'tok' | '$' | '%' | 'J' | 'W' | '°C' | 'MHz' | '';
+export type Unit = 'ms' | 's' | 'tok/s' | 'req/s' | 'inputs/s' | 'tok' | '$' | '%' | 'J' | 'W' | '°C' | 'MHz' | '';
 
 const SIGNIFICANT = 3;
 const grouped = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });

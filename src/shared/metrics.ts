@@ -1,3 +1,4 @@
+import { isPooling, type EndpointKind } from './endpoint-kinds.js';
 import type { Unit } from './format.js';
 import { requestE2eMs, requestTpotMs, requestTtftMs } from './request-record.js';
 import type { RequestRecord } from './request-record.js';
@@ -73,6 +74,14 @@ export interface MetricDef {
   /** The key in `vllm bench serve --save-result` output (vllm/benchmarks/serve.py: mean_/median_/std_/p<P>_<name>_ms). */
   vllmKey?: string;
   views: MetricViews;
+  /** The endpoint kinds it means something for: 'generation' (chat, completions) or 'pooling'; absent: every kind. */
+  endpoints?: 'generation' | 'pooling';
+}
+
+/** Whether a figure means anything for an endpoint kind (TTFT has no meaning for embeddings): else not shown. */
+export function metricApplies(m: MetricDef, endpoint: EndpointKind): boolean {
+  if (m.endpoints === undefined) return true;
+  return (m.endpoints === 'pooling') === isPooling(endpoint);
 }
 
 const PERCENTILE: Partial<Record<Stat, number>> = { p50: 50, p90: 90, p95: 95, p99: 99, 'p99.9': 99.9 };
@@ -104,6 +113,8 @@ export function vllmKeyOf(id: QuantityId, stat: Stat): string {
 
 /** A latency figure: one line of the registry. */
 function latency(id: QuantityId, stat: Stat, views: MetricViews): MetricDef {
+  // Only E2E exists for a whole answer: TTFT, TPOT and ITL time a stream of generated tokens.
+  const generation = id !== 'e2e';
   const q: Quantity = QUANTITIES[id];
   const ci = ciOf(stat);
   const p = PERCENTILE[stat];
@@ -119,6 +130,7 @@ function latency(id: QuantityId, stat: Stat, views: MetricViews): MetricDef {
     level: (l) => statOf(q.summary(l), stat),
     ...(ci ? { ci: (l: LevelResult) => ci(q.summary(l)), slo: `${id}_p${p}` } : {}),
     ...(views.vllm ? { vllmKey: vllmKeyOf(id, stat) } : {}),
+    ...(generation ? { endpoints: 'generation' as const } : {}),
     views,
   };
 }
@@ -141,6 +153,29 @@ export const METRICS: readonly MetricDef[] = [
     digits: 1,
     vllmKey: 'output_throughput',
     views: { table: true, csv: 'core', compare: 'throughput', vllm: true },
+    endpoints: 'generation',
+  },
+  {
+    key: 'inputs_s',
+    label: 'inputs/s',
+    title: 'inputs embedded or scored per second',
+    unit: 'inputs/s',
+    direction: 'higher',
+    level: (l) => l.inputsPerSec ?? null,
+    digits: 1,
+    views: { table: true, csv: 'appended' },
+    endpoints: 'pooling',
+  },
+  {
+    key: 'input_tok_s',
+    label: 'in tok/s',
+    title: 'input throughput',
+    unit: 'tok/s',
+    direction: 'higher',
+    level: (l) => l.inputTokPerSec ?? null,
+    digits: 1,
+    views: { table: true, csv: 'appended' },
+    endpoints: 'pooling',
   },
   {
     key: 'total_tok_s',

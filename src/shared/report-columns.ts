@@ -1,7 +1,7 @@
 import type { LevelResult, OfferedLoad, RunRecord } from './run-record.js';
 import { DASH, fmtDurationMs, fmtNumber, fmtShare, fmtValue } from './format.js';
 import { loadText, loadValue } from './level-load.js';
-import { METRICS } from './metrics.js';
+import { METRICS, metricApplies } from './metrics.js';
 import type { MetricDef, QuantityId } from './metrics.js';
 
 /** One level of one run: what a table row is made from. */
@@ -92,6 +92,7 @@ const manyLengths = (rows: readonly LevelRow[]): boolean =>
   new Set(rows.map((r) => `${r.level.inputLen}/${r.level.outputLen}`)).size > 1;
 const openLoop = (rows: readonly LevelRow[]): boolean => rows.some((r) => r.level.rate !== undefined);
 const bursts = (rows: readonly LevelRow[]): boolean => rows.some((r) => r.level.burst !== undefined);
+const pricedInput = (rows: readonly LevelRow[]): boolean => rows.some((r) => r.level.costPerMInputTokUsd !== undefined);
 const priced = (rows: readonly LevelRow[]): boolean => rows.some((r) => r.level.costPerMOutputTokUsd !== undefined);
 const atUtil = (rows: readonly LevelRow[]): boolean =>
   rows.some((r) => r.level.costPerMOutputTokAtUtilizationUsd !== undefined);
@@ -129,8 +130,15 @@ const OFFERED_COLUMN: Column = {
 
 const share = (v: number | null | undefined): string => fmtShare(v);
 
+/** A figure's column is shown only where some row's endpoint kind gives it a meaning (no TTFT for embeddings). */
+const appliesTo =
+  (m: MetricDef, when?: Column['when']): Column['when'] =>
+  (rows) =>
+    rows.some((r) => metricApplies(m, r.record.config.api ?? 'chat')) && (when === undefined || when(rows));
+
 /** A registry figure as a column: a duration carries its unit in the cell (it may switch to s), others in the header. */
-function metricColumn(m: MetricDef, when?: Column['when']): Column {
+function metricColumn(m: MetricDef, shownWhen?: Column['when']): Column {
+  const when = m.endpoints === undefined ? shownWhen : appliesTo(m, shownWhen);
   return {
     key: m.key,
     header: m.label,
@@ -222,6 +230,13 @@ export const ARTICLE_COLUMNS: readonly Column[] = [
     when: atUtil,
   },
   {
+    key: 'cost_per_m_input_usd',
+    header: '$/1M in',
+    value: ({ level }) => level.costPerMInputTokUsd ?? null,
+    text: ({ level }) => fmtValue(level.costPerMInputTokUsd, '$', 3),
+    when: pricedInput,
+  },
+  {
     key: 'goodput',
     header: 'goodput',
     value: ({ level }) => level.goodput ?? null,
@@ -291,6 +306,21 @@ export const SUMMARY_CSV_COLUMNS: readonly Column[] = [
     when: (rows) => rows.some((r) => r.level.scheduleLagMs !== undefined && r.level.offered !== undefined),
   },
   ...csvColumns('appended'),
+  // Pooling runs only (embeddings, rerank): files of generation runs keep their header.
+  {
+    key: 'cost_per_m_input_usd',
+    header: '$/1M in',
+    value: ({ level }) => level.costPerMInputTokUsd ?? null,
+    digits: 4,
+    when: pricedInput,
+  },
+  {
+    key: 'cost_per_m_input_at_utilization_usd',
+    header: '$/1M in at util.',
+    value: ({ level }) => level.costPerMInputTokAtUtilizationUsd ?? null,
+    digits: 4,
+    when: (rows) => rows.some((r) => r.level.costPerMInputTokAtUtilizationUsd !== undefined),
+  },
 ];
 
 const tel = (row: LevelRow): NonNullable<LevelResult['telemetry']> | undefined => row.level.telemetry;

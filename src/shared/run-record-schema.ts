@@ -1,5 +1,6 @@
 import { upgradeServerConfig } from './server-schema.js';
 import { z } from 'zod';
+import { ENDPOINT_KINDS } from './endpoint-kinds.js';
 import type { ZodError } from 'zod';
 import type { RunRecord, RunStatus } from './run-record.js';
 import { DistributedRecordSchema, WorkerLevelViewSchema } from './distributed.js';
@@ -210,6 +211,12 @@ const LevelSchema = z.looseObject({
   roundCv: nonnegOrNull,
   costPerMOutputTokUsd: nonneg.optional(),
   costPerMOutputTokAtUtilizationUsd: nonneg.optional(),
+  endpoint: z.enum(ENDPOINT_KINDS).optional(),
+  batchSize: count.optional(),
+  inputsPerSec: nonnegOrNull.optional(),
+  inputTokPerSec: nonnegOrNull.optional(),
+  costPerMInputTokUsd: nonneg.optional(),
+  costPerMInputTokAtUtilizationUsd: nonneg.optional(),
   goodput: shareOrNull.optional(),
   completed: count,
   failed: count,

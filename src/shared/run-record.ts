@@ -1,3 +1,4 @@
+import type { EndpointKind } from './endpoint-kinds.js';
 import type { CapacityResult } from './capacity.js';
 import type { BenchConfig } from './config.js';
 import type { CheckId } from './check-catalog.js';
@@ -347,6 +348,13 @@ export interface LevelResult {
   roundCv: number | null;
   costPerMOutputTokUsd?: number;
   costPerMOutputTokAtUtilizationUsd?: number;
+  /** Pooling endpoints only (embeddings, rerank): the kind, inputs per request, inputs/s, input tok/s and their cost. */
+  endpoint?: EndpointKind;
+  batchSize?: number;
+  inputsPerSec?: number | null;
+  inputTokPerSec?: number | null;
+  costPerMInputTokUsd?: number;
+  costPerMInputTokAtUtilizationUsd?: number;
   goodput?: number;
   completed: number;
   /** Measured requests that failed on the server's side (user-cancelled requests are not counted here). */

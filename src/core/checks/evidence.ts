@@ -1,4 +1,5 @@
 import type { WorkerLevelView } from '../../shared/distributed.js';
+import type { EndpointKind } from '../../shared/endpoint-kinds.js';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type {
   HostPressure,
@@ -72,6 +73,10 @@ export interface LevelEvidence {
   /** Open loop: the complete rounds' arrivals; null in closed loop. */
   openLoopRounds: OpenLoopRound[] | null;
   ttftMs: Summary;
+  /** The endpoint kind loaded: a pooling kind (embeddings, rerank) streams nothing and generates no tokens. */
+  endpoint: EndpointKind;
+  /** E2E latency: a pooling level's percentiles rest on it, as a generation's rest on TTFT. */
+  e2eMs: Summary | null;
   /** Why prompt calibration could not make the prompts the asked length; null when it could. */
   calibration: string | null;
   /** Multi-turn: measured turns not sent because an earlier turn of their conversation failed. */
@@ -107,6 +112,9 @@ export interface LevelEvidenceInput {
   streamRecords?: readonly RequestRecord[];
   rounds: readonly RoundResult[];
   ttftMs: Summary;
+  /** Absent: chat (levels summarised before endpoint kinds were declared). */
+  endpoint?: EndpointKind;
+  e2eMs?: Summary;
   /** The level runs on a schedule (rate or burst). */
   openLoop: boolean;
   /** Schedule lags of the sends the client answers for (ms). */
@@ -139,6 +147,8 @@ export function levelEvidence(input: LevelEvidenceInput): LevelEvidence {
     uncountedRequests: ok.filter((r) => !outputCounted(r)).length,
     openLoopRounds: input.openLoop ? openLoopRounds(measured, complete) : null,
     ttftMs: input.ttftMs,
+    endpoint: input.endpoint ?? 'chat',
+    e2eMs: input.e2eMs ?? null,
     calibration: input.calibration ?? null,
     skippedTurns: input.skippedTurns ?? 0,
     load: {

@@ -1,3 +1,5 @@
+import { checkApplies } from '../../shared/check-catalog.js';
+import { POOLING_KINDS } from '../../shared/endpoint-kinds.js';
 import { CHECKS } from './registry.js';
 
 /** A limit's value as the reference shows it: shares (names ending in Share or Error, cv, confidence) as percentages. */
@@ -10,7 +12,10 @@ function limitText(name: string, value: number): string {
 export function renderChecksReference(): string {
   const rows = CHECKS.map((c) => {
     const limits = Object.entries(c.limits).map(([k, v]) => limitText(k, v));
-    return `| \`${c.id}\` | ${c.title} | ${c.scope} | ${c.guards} | ${limits.join(', ') || '—'} |`;
+    // A check that judges generated tokens is not shown for the endpoint kinds that generate none.
+    const skipped = POOLING_KINDS.filter((k) => !checkApplies(c.id, k));
+    const where = skipped.length > 0 ? ` (not shown for ${skipped.join(' and ')})` : '';
+    return `| \`${c.id}\` | ${c.title} | ${c.scope} | ${c.guards}${where} | ${limits.join(', ') || '—'} |`;
   });
   return ['| id | check | judges | passes when | limits |', '| --- | --- | --- | --- | --- |', ...rows].join('\n');
 }

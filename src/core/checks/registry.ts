@@ -1,4 +1,4 @@
-import { CHECK_CATALOG, type CheckId } from '../../shared/check-catalog.js';
+import { CHECK_CATALOG, checkApplies, type CheckId } from '../../shared/check-catalog.js';
 import { client } from './client.js';
 import { clock } from './clock.js';
 import { cutShort } from './cut-short.js';
@@ -51,7 +51,8 @@ function evaluateAll<E>(checks: ReadonlyArray<CheckDefinition<E>>, evidence: E):
 
 /** A level's checks from its evidence, in order; those that do not apply (no telemetry, not cut short) are absent. */
 export function levelChecks(evidence: LevelEvidence): Judged[] {
-  return evaluateAll(LEVEL_CHECKS, evidence);
+  const applies = LEVEL_CHECKS.filter((c) => checkApplies(c.id, evidence.endpoint));
+  return evaluateAll(applies, evidence);
 }
 
 /** The run's own checks (the server's), from the run's evidence. */

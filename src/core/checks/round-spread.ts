@@ -1,6 +1,7 @@
 import { fmtNum } from '../metrics/format.js';
 import { judgeOpenLoopSpread, type OpenLoopRound } from '../metrics/open-loop-spread.js';
 import { coefficientOfVariation } from '../metrics/throughput.js';
+import { isPooling } from '../../shared/endpoint-kinds.js';
 import { defineCheck } from './define.js';
 import { judged, type Facts, type Judged } from './verdict.js';
 
@@ -45,7 +46,8 @@ export const roundSpread = defineCheck('round-spread', {
   evaluate: (e) => {
     const complete = e.rounds.filter((r) => r.partial !== true);
     return roundSpreadCheck(
-      complete.map((r) => r.outputTokPerSec),
+      // A pooling level generates nothing: its work per round is the input tokens it embedded or scored.
+      complete.map((r) => (isPooling(e.endpoint) ? r.totalTokPerSec : r.outputTokPerSec)),
       e.rounds.length - complete.length,
       e.uncountedRequests,
       e.openLoopRounds,

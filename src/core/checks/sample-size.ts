@@ -1,5 +1,6 @@
 import type { Summary } from '../../shared/run-record.js';
 import { DEFAULT_CONFIDENCE, minSamplesForCi } from '../metrics/percentiles.js';
+import { isPooling } from '../../shared/endpoint-kinds.js';
 import { defineCheck } from './define.js';
 import { judged, type Judged } from './verdict.js';
 
@@ -24,5 +25,6 @@ export function sampleSizeCheck(
 
 export const sampleSize = defineCheck('sample-size', {
   limits: { confidence: DEFAULT_CONFIDENCE },
-  evaluate: (e) => sampleSizeCheck(e.ttftMs),
+  // A pooling answer has no first token: its percentiles are E2E's.
+  evaluate: (e) => (isPooling(e.endpoint) && e.e2eMs ? sampleSizeCheck(e.e2eMs, 'E2E') : sampleSizeCheck(e.ttftMs)),
 });

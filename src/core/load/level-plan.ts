@@ -51,7 +51,7 @@ function withTurns(config: BenchConfig, plans: LevelPlan[]): LevelPlan[] {
   if (turns <= 1) return plans;
   if (config.api !== 'chat') {
     throw new UserError(
-      `--turns ${turns} needs the chat API (a conversation is a list of messages): drop --api completions`,
+      `--turns ${turns} needs the chat API (a conversation is a list of messages): drop --api ${config.api}`,
     );
   }
   const whole = (n: number): number => Math.ceil(n / turns) * turns;

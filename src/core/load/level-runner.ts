@@ -1,3 +1,4 @@
+import { eventDialect, isPooling, type EndpointKind } from '../../shared/endpoint-kinds.js';
 import type { RunEvent } from '../../shared/events.js';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { Clock } from '../clock.js';
@@ -34,7 +35,7 @@ export interface LevelRunInput {
   executor: RequestExecutor;
   clock: Clock;
   model: string;
-  api: 'chat' | 'completions';
+  api: EndpointKind;
   compat: BodyCompat;
   ignoreEos: boolean;
   temperature: number;
@@ -116,6 +117,7 @@ function makeSpec(input: LevelRunInput, book: RequestBook, prompt: Prompt, keepT
       ...(lora ? { lora } : {}),
       prompt: prompt.text,
       messages: prompt.messages,
+      ...(prompt.inputs && { inputs: prompt.inputs }),
       outputLen: prompt.outputLen ?? input.plan.outputLen,
       ignoreEos: input.ignoreEos,
       temperature: input.temperature,
@@ -126,6 +128,9 @@ function makeSpec(input: LevelRunInput, book: RequestBook, prompt: Prompt, keepT
     requestTag: `${input.tagPrefix}-${id}`,
   };
   if (keepText) spec.keepText = true;
+  const dialect = eventDialect(input.api);
+  if (dialect) spec.events = dialect;
+  if (isPooling(input.api)) spec.whole = { kind: input.api, inputs: prompt.inputs?.length ?? 1 };
   book.bodyBytesOf.set(id, Buffer.byteLength(spec.body));
   return spec;
 }

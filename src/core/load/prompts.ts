@@ -35,6 +35,8 @@ export interface Prompt {
   meta?: PromptMeta;
   /** Calibration could not make `tokens` the length asked for: why, for the user (see fit). */
   inexact?: string;
+  /** Pooling endpoints: the request's inputs (embeddings) or documents (rerank), each a prompt of its own. */
+  inputs?: string[];
 }
 
 /** Counts the prompt tokens the server will see for a text (null when the server cannot say); `signal` gives up. */

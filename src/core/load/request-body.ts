@@ -1,3 +1,7 @@
+import { ENDPOINTS, eventDialect, isPooling, type EndpointKind } from '../../shared/endpoint-kinds.js';
+import { buildDialectBody } from './dialect-body.js';
+import { buildPoolingBody } from './pooling-body.js';
+
 /** Which optional sampling fields the server accepts (strict OpenAI clones reject vLLM's extras). */
 export interface BodyCompat {
   /** ignore_eos and min_tokens (vLLM, SGLang). */
@@ -9,7 +13,9 @@ export interface BodyCompat {
 export const FULL_COMPAT: BodyCompat = { fixedLength: true, continuousUsage: true };
 
 export interface BodyOptions {
-  api: 'chat' | 'completions';
+  api: EndpointKind;
+  /** Pooling endpoints (embeddings, rerank): the request's inputs; `prompt` is then unused. */
+  inputs?: readonly string[];
   model: string;
   prompt: string;
   /** Chat API only: sent as they are instead of one user message holding `prompt`. */
@@ -23,13 +29,16 @@ export interface BodyOptions {
   lora?: ReadonlyArray<{ id: number; scale: number }>;
 }
 
-/** The request path for an API kind. */
-export function apiPath(api: 'chat' | 'completions'): string {
-  return api === 'chat' ? '/v1/chat/completions' : '/v1/completions';
+/** The request path for an endpoint kind. */
+export function apiPath(api: EndpointKind): string {
+  return ENDPOINTS[api].path;
 }
 
 /** Serialises one request: fixed output length (max_tokens = min_tokens, ignore_eos) and usage in the stream. */
 export function buildRequestBody(o: BodyOptions): string {
+  if (isPooling(o.api)) return buildPoolingBody(o.api, o.model, o.inputs ?? [o.prompt]);
+  const dialect = eventDialect(o.api);
+  if (dialect) return JSON.stringify(buildDialectBody(dialect, { ...o, fixedLength: o.compat.fixedLength }));
   const body: Record<string, unknown> = { model: o.model };
   if (o.api === 'chat') body.messages = o.messages ?? [{ role: 'user', content: o.prompt }];
   else body.prompt = o.prompt;

@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import type { GenerationKind } from '../../shared/endpoint-kinds.js';
 import { UserError } from '../errors.js';
 import { badAnswerLine, headerText, isRedirect, redirectLine } from '../http-answers.js';
 import { bodyDecoderFor } from './body-decoder.js';
@@ -76,6 +77,8 @@ export interface PromptCounting {
   completionsExact?: boolean;
   /** Without an exact count: what /tokenize answered instead of a count (a web page from a gateway), if it answered. */
   tokenizeAnswer?: string;
+  /** Rerank: tokens a query-document pair adds to its document's count (the query, the template), measured once. */
+  pairOverhead?: number;
 }
 
 export class ServerApi {
@@ -185,7 +188,7 @@ export class ServerApi {
    * request says why, in one line.
    */
   async tokenCounter(
-    api: 'chat' | 'completions',
+    api: GenerationKind,
     model: string,
     compat: BodyCompat,
     signal?: AbortSignal,
@@ -254,7 +257,9 @@ export class ServerApi {
         ) as Record<string, unknown>;
         delete body.min_tokens;
         const res = await this.call('POST', apiPath(api), body, signal);
-        const n = (res.json as { usage?: { prompt_tokens?: unknown } } | null)?.usage?.prompt_tokens;
+        // Messages and Responses name it input_tokens.
+        const usage = (res.json as { usage?: { prompt_tokens?: unknown; input_tokens?: unknown } } | null)?.usage;
+        const n = usage?.prompt_tokens ?? usage?.input_tokens;
         if (res.status === 200) return boundedCount(n, body);
         if (res.status >= 400 && res.status < 500) {
           throw new UserError(
@@ -268,7 +273,7 @@ export class ServerApi {
 
   /** llama.cpp's /tokenize counts the text as its completion handler will (BOS and all); null if absent. */
   private async llamaCppCounter(
-    api: 'chat' | 'completions',
+    api: GenerationKind,
     onOdd: (res: JsonResponse) => void,
     probeSignal?: AbortSignal,
   ): Promise<{ counter: TokenCounter; countMessages?: MessagesCounter } | null> {
@@ -300,7 +305,7 @@ export class ServerApi {
    * vLLM's extras (ignore_eos, min_tokens, continuous usage) is used without them, and the caller says so.
    */
   async probeCompat(
-    api: 'chat' | 'completions',
+    api: GenerationKind,
     model: string,
     signal?: AbortSignal,
   ): Promise<{ compat: BodyCompat; note?: string }> {

@@ -292,6 +292,14 @@ export class StreamAccumulator {
     this.errorKind = kind;
   }
 
+  /** A pooling answer read whole: its prompt tokens (checked as a count), no output tokens, and it is complete. */
+  takeWhole(promptTokens: unknown, _tMs: number): void {
+    this.promptTokens = this.count('prompt_tokens', promptTokens);
+    this.completionTokens = 0;
+    this.finishReason = 'stop';
+    this.sawDone = true;
+  }
+
   /** Adds SSE-level malformed lines counted by the parser. */
   addMalformed(count: number): void {
     this.malformed += count;

@@ -1,3 +1,4 @@
+import type { EventDialect, PoolingKind } from '../../shared/endpoint-kinds.js';
 import { Agent } from 'undici';
 import type { HttpPhases } from '../../shared/request-record.js';
 import type { Clock } from '../clock.js';
@@ -22,6 +23,10 @@ export interface RequestSpec {
   requestTag: string;
   /** Keep the answer text in the result (multi-turn: the next turn sends it back). */
   keepText?: boolean;
+  /** A pooling request: its answer is one JSON body with one item per input, not a stream. */
+  whole?: { kind: PoolingKind; inputs: number };
+  /** A stream of another API's events (Messages, Responses): adapted to chat chunks before they are counted. */
+  events?: EventDialect;
 }
 
 /** The client's view of one request: when it was handed to the HTTP client, when it ended, what came back. */

@@ -1,4 +1,6 @@
 import type { Dispatcher } from 'undici';
+import { readPoolingAnswer } from './pooling-answer.js';
+import { eventAdapter, type Adapted } from './event-adapters.js';
 import type { Clock } from '../clock.js';
 import { badAnswerLine, isRedirect, redirectLine } from '../http-answers.js';
 import { bodyDecoderFor } from './body-decoder.js';
@@ -20,6 +22,8 @@ import type { AbortReason, RequestOutcome, RequestSpec } from './stream-client.j
 
 /** Most of an error or non-stream body kept (and read): the rest is dropped with the connection. */
 const MAX_ERROR_BODY = 64 * 1024;
+/** Most bytes of one pooling answer (embeddings of a batch as JSON floats): beyond it the batch is too big to hold. */
+const MAX_WHOLE_BODY = 64 << 20;
 /** Reads waiting to be parsed for one request before its socket is paused (a fast server cannot flood memory). */
 const PAUSE_QUEUED_BYTES = 4 << 20;
 const RESUME_QUEUED_BYTES = 1 << 20;
@@ -122,7 +126,10 @@ export class StreamRequest {
   private contentType: string | undefined;
   private location: string | undefined;
   // How the body is read: SSE, sniffing the first bytes, or kept as text (error or non-stream body).
-  private mode: 'sse' | 'sniff' | 'text' = 'text';
+  private mode: 'sse' | 'sniff' | 'text' | 'whole' = 'text';
+  // A pooling answer's reads, kept whole until it ends (it is one JSON body).
+  private wholeParts: Buffer[] = [];
+  private wholeBytes = 0;
   private sniffed: Array<[Buffer, number]> = [];
   private body = '';
   private bodyCut = false;
@@ -162,7 +169,11 @@ export class StreamRequest {
     this.onEnded = onEnded;
     this.resolve = resolve;
     this.acc = new StreamAccumulator({ keepText: spec.keepText });
-    this.parser = new SseParser((data, tMs) => this.acc.onEvent(data, tMs), { maxLineChars: DEFAULT_MAX_LINE_CHARS });
+    const adapter = spec.events ? eventAdapter(spec.events) : null;
+    const feed = adapter
+      ? (data: string, tMs: number) => this.feedAdapted(adapter.adapt(data), tMs)
+      : (data: string, tMs: number) => this.acc.onEvent(data, tMs);
+    this.parser = new SseParser(feed, { maxLineChars: DEFAULT_MAX_LINE_CHARS });
     this.limits = {
       timeoutMs: spec.timeoutMs,
       firstByteTimeoutMs: spec.firstByteTimeoutMs ?? defaultFirstByteTimeoutMs(spec.timeoutMs),
@@ -317,6 +328,10 @@ export class StreamRequest {
 
   // One read's body bytes (decoded when the body is compressed), stamped with the network read's time.
   private takeRead(chunk: Buffer, tMs: number): void {
+    if (this.mode === 'whole') {
+      this.keepWhole(chunk, tMs);
+      return;
+    }
     if (this.mode === 'sse') {
       this.parseLater(chunk, tMs);
       return;
@@ -326,6 +341,35 @@ export class StreamRequest {
       return;
     }
     this.keepText(chunk);
+  }
+
+  // Another API's event, as chat chunks; a wrong or error event ends the request with its one line.
+  private feedAdapted(adapted: Adapted, tMs: number): void {
+    if ('fail' in adapted) {
+      this.abortWith(adapted.fail, adapted.kind, tMs);
+      return;
+    }
+    for (const data of adapted.data) this.acc.onEvent(data, tMs);
+  }
+
+  private keepWhole(chunk: Buffer, tMs: number): void {
+    this.wholeBytes += chunk.length;
+    if (this.wholeBytes > MAX_WHOLE_BODY) {
+      this.wholeParts = [];
+      this.abortWith(`the ${this.spec.whole?.kind} answer is over 64 MiB: lower --batch-size`, 'answer-too-long', tMs);
+      return;
+    }
+    this.wholeParts.push(Buffer.from(chunk));
+  }
+
+  // A pooling answer, parsed once it is whole: its items counted against the inputs, its prompt tokens taken.
+  private readWhole(tMs: number): void {
+    const whole = this.spec.whole;
+    if (!whole || this.ending) return;
+    const answer = readPoolingAnswer(whole.kind, Buffer.concat(this.wholeParts).toString('utf8'), whole.inputs);
+    this.wholeParts = [];
+    if (answer.ok) this.acc.takeWhole(answer.promptTokens, tMs);
+    else this.acc.fail(answer.error, answer.kind);
   }
 
   // Holds the first reads of a body of no stated type until they show whether it is SSE.
@@ -365,7 +409,9 @@ export class StreamRequest {
     if (lastReadMs + this.limits.idleTimeoutMs < this.wakeAtMs && !this.ending) this.arm(this.limits.idleTimeoutMs);
     this.contentType = headerValue(headers, 'content-type');
     this.location = headerValue(headers, 'location');
-    if (statusCode === 200) {
+    if (statusCode === 200 && this.spec.whole) {
+      this.mode = 'whole';
+    } else if (statusCode === 200) {
       const m = streamModeOf(this.contentType);
       this.mode = m === 'sse' ? 'sse' : m === null ? 'sniff' : 'text';
     }
@@ -399,6 +445,7 @@ export class StreamRequest {
     }
     if (this.mode === 'text') this.failFromText(tMs, true);
     this.tellEnded();
+    if (this.mode === 'whole') this.ctx.queue.push(() => this.readWhole(tMs));
     this.ctx.queue.push(() => this.finish(tMs));
   }
 

@@ -20,6 +20,8 @@ import { isCancelled, isMeasured, outputCounted, poolLatencies, usageRejected } 
 import { offeredLoadOf } from './offered-load.js';
 import { coalescedItlFinding } from './coalesced-itl.js';
 import { LevelAccumulator } from './level-accumulator.js';
+import { addPoolingFigures } from './pooling-summary.js';
+import type { EndpointKind } from '../../shared/endpoint-kinds.js';
 import { responseCacheOf } from './response-cache.js';
 import { ttftSplit } from './ttft-split.js';
 import { requestEndBound, roundCv, roundResults } from './throughput.js';
@@ -67,6 +69,10 @@ export interface LevelSummaryInput {
   maxInFlight?: number;
   /** The level's telemetry when a recorder ran (the throttling and preemptions checks judge it); absent: none ran. */
   telemetry?: { summary?: LevelTelemetry };
+  /** The endpoint kind loaded (absent: chat); a pooling kind gets its own figures (pooling-summary.ts). */
+  endpoint?: EndpointKind;
+  /** Pooling kinds: inputs per request. */
+  batchSize?: number;
   /** Multi-turn: measured turns not sent because an earlier turn of their conversation failed. */
   skippedTurns?: number;
   /** Why prompt calibration could not make the prompts the asked length, when it could not (see prompts.ts fit). */
@@ -179,6 +185,7 @@ interface LevelFacts {
   streams: RequestRecord[];
   rounds: LevelResult['rounds'];
   ttftMs: LevelResult['ttftMs'];
+  e2eMs: LevelResult['e2eMs'];
   openLoop: boolean;
   clientLags: number[];
   offered: OfferedLoad['offered'] | null;
@@ -196,6 +203,8 @@ function judgeLevel(input: LevelSummaryInput, facts: LevelFacts): LevelResult['c
       streamRecords: facts.streams,
       rounds: facts.rounds,
       ttftMs: facts.ttftMs,
+      ...(input.endpoint && { endpoint: input.endpoint }),
+      e2eMs: facts.e2eMs,
       openLoop: facts.openLoop,
       clientLagsMs: facts.clientLags,
       load: {
@@ -263,6 +272,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
   const errorsByReason = errorsByReasonOf(measured);
 
   const ttftMs = pooled.ttftMs.summary();
+  const e2eMs = pooled.e2eMs.summary();
   const itlMs = pooled.itlMs.summary();
   const tpotMs = pooled.tpotMs.summary();
   const { coalesced, serverItlMs } = acc.coalescedItl();
@@ -276,6 +286,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     streams,
     rounds,
     ttftMs,
+    e2eMs,
     openLoop,
     clientLags,
     offered: judgeOffered ? offered.offered : null,
@@ -300,7 +311,7 @@ export function summarizeLevel(input: LevelSummaryInput): LevelResult {
     tpotMs,
     itlMs,
     itlPerTokenMs: pooled.itlPerTokenMs.summary(),
-    e2eMs: pooled.e2eMs.summary(),
+    e2eMs,
     tokensPerChunk: pooled.tokensPerChunk.summary(),
     outputTokPerSec,
     totalTokPerSec: uncounted > 0 || promptsUncounted ? null : rate((r) => r.totalTokPerSec),
@@ -375,6 +386,11 @@ function addOptionalFields(result: LevelResult, input: LevelSummaryInput, f: Opt
     result.cutShort = input.cutShort.reason;
   }
   if (f.outputTokPerSec !== null) addCost(result, input, f.outputTokPerSec);
+  addPoolingFigures(
+    result,
+    input,
+    f.rounds.filter((r) => r.partial !== true),
+  );
   // Goodput on a TPOT SLO rests on the output counts too.
   if (input.slo !== undefined && !(input.slo.tpotMs !== undefined && f.uncounted > 0)) {
     const g = goodput(f.measured, input.slo);

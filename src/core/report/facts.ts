@@ -1,4 +1,5 @@
 import { STATUS_SEVERITY } from '../../shared/check-status.js';
+import { isPooling } from '../../shared/endpoint-kinds.js';
 import type { Check, RunRecord } from '../../shared/run-record.js';
 import { fmtNumber, fmtValue } from '../../shared/format.js';
 import { loadText } from '../../shared/level-load.js';
@@ -56,6 +57,14 @@ export function diffusionText(record: RunRecord): string | undefined {
   return parts.join('; ');
 }
 
+/** A pooling run's lengths: its endpoint, inputs per request and tokens per input (no output length: none is made). */
+function poolingLengths(record: RunRecord): string | null {
+  const api = record.config.api;
+  if (!isPooling(api)) return null;
+  const unit = api === 'rerank' ? 'documents' : 'inputs';
+  return `${api}: ${record.config.batchSize ?? 1} ${unit} of ${record.config.inputLen.join(',')} tokens per request`;
+}
+
 /** The headline: what was measured, on what, under which conditions, and the verdict. */
 export function headlineFacts(record: RunRecord): Fact[] {
   const e = record.environment.engine;
@@ -82,7 +91,7 @@ export function headlineFacts(record: RunRecord): Fact[] {
         : 'not reported',
     },
     { label: 'Quantization', value: quant.length ? quant.join(', ') : (server.dtype ?? 'none (model default)') },
-    { label: 'Lengths', value: lengths.length ? lengths.join('; ') : cfgLengths },
+    { label: 'Lengths', value: poolingLengths(record) ?? (lengths.length ? lengths.join('; ') : cfgLengths) },
     { label: 'Load', value: `${load}; ${countOf(record.config.rounds, 'round')} per level` },
   ];
   const diffusion = diffusionText(record);

@@ -10,7 +10,9 @@ import type { RequestExecutor } from '../load/executor.js';
 import type { LevelPlan } from '../load/level-plan.js';
 import { runLevel, type LevelRunOutput, type LoraLoad } from '../load/level-runner.js';
 import type { Prompt } from '../load/prompts.js';
-import { buildLevelPrompts } from '../workloads/level-prompts.js';
+import { buildLevelPrompts, type LevelPromptsInput } from '../workloads/level-prompts.js';
+import { groupPoolingPrompts, inputPositions } from '../workloads/pooling-prompts.js';
+import { isPooling } from '../../shared/endpoint-kinds.js';
 import { ownLengths, promptsFromFile, sharesPrefixes, type Workload } from '../workloads/workload.js';
 import type { BodyCompat } from '../load/request-body.js';
 import type { PromptCounting } from '../load/server-api.js';
@@ -150,25 +152,42 @@ export function promptProgress(input: LevelMeasureInput, total: number): (built:
 }
 
 /** The prompts of a level (or, with `positions`, of those places in it: a worker's share), built with the server's count. */
-export function levelPrompts(input: LevelMeasureInput, positions?: number[]): Promise<Prompt[]> {
+export async function levelPrompts(input: LevelMeasureInput, positions?: number[]): Promise<Prompt[]> {
   const { plan, config } = input;
   const count = plan.warmup + plan.rounds * plan.requestsPerRound;
-  return buildLevelPrompts({
+  // Messages and Responses template their messages as chat does: their prompts are chat's.
+  const textApi = config.api === 'completions' ? 'completions' : 'chat';
+  if (!isPooling(config.api)) return buildLevelPrompts(promptsInput(input, textApi, count, positions, 1));
+  // A pooling request carries --batch-size inputs: each is a prompt of the level's length, counted as text.
+  const batch = config.batchSize;
+  const at = positions ? inputPositions(positions, batch) : undefined;
+  const inputs = await buildLevelPrompts(promptsInput(input, 'completions', count * batch, at, batch));
+  return groupPoolingPrompts(config.api, inputs, batch, input.counting.pairOverhead);
+}
+
+function promptsInput(
+  input: LevelMeasureInput,
+  api: 'chat' | 'completions',
+  count: number,
+  positions: number[] | undefined,
+  batch: number,
+): LevelPromptsInput {
+  return {
     workload: input.workload,
-    plan,
+    plan: input.plan,
     count,
     positions,
     runNonce: input.runNonce,
-    firstIndex: input.firstPromptIndex,
+    firstIndex: input.firstPromptIndex * batch,
     firstRecord: input.firstRecord,
-    uniquePrefix: config.uniquePrefix,
+    uniquePrefix: input.config.uniquePrefix,
     ...input.counting,
     countMessages: input.counting.countMessages ?? null,
-    api: config.api,
+    api,
     contextTokens: input.contextTokens,
     signal: input.signal,
     onBuilt: promptProgress(input, positions?.length ?? count),
-  });
+  };
 }
 
 /** Waits for the GPU to cool down before a level when asked (--cool-down-to), at most 10 minutes. */
@@ -362,6 +381,8 @@ export function summarizeLevelRun(input: LevelMeasureInput, levelRun: LevelRun):
     ...(input.telemetry ? { telemetry: telemetry ? { summary: telemetry } : {} } : {}),
     cutShort,
     skippedTurns: run.skippedTurns,
+    endpoint: config.api,
+    batchSize: config.batchSize,
     ...(levelRun.calibration ? { calibration: levelRun.calibration } : {}),
   });
   const explanation =

@@ -1,4 +1,5 @@
 import { describeEngine } from '../../shared/engines.js';
+import { probeEndpoint } from '../load/endpoint-probe.js';
 import { cpus } from 'node:os';
 import type { ServerConfig } from '../../shared/config.js';
 import type { RunEvent } from '../../shared/events.js';
@@ -172,9 +173,14 @@ export class ServerSession {
     if (tooLong) throw new UserError(tooLong);
     const api = new ServerApi({ baseUrl: info.baseUrl, apiKey: config.apiKey, timeoutMs: config.timeoutMs });
     // A cancel stops these calls at once, not after --timeout.
-    const { compat, note } = await api.probeCompat(config.api, info.model, this.levelAbort.signal);
-    if (note) emit({ type: 'message', severity: 'warn', text: note });
-    const counting = await api.tokenCounter(config.api, info.model, compat, this.levelAbort.signal);
+    const { compat, counting } = await probeEndpoint(
+      api,
+      info.baseUrl,
+      config.api,
+      info.model,
+      this.levelAbort.signal,
+      emit,
+    );
     const { viaTokenize, completionsExact, tokenizeAnswer } = counting;
     if (!viaTokenize) {
       emit({

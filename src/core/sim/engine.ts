@@ -234,6 +234,34 @@ export class SimEngine {
     return Math.min(parsed.maxTokens, from + extra);
   }
 
+  /**
+   * Serves one pooling request (embeddings, rerank): the error-rate fault drawn, its prompt tokens prefilled with the
+   * running batch (no decode step), then `answer` sent whole.
+   */
+  pool(res: ServerResponse, promptTokens: number, answer: () => unknown): void {
+    this.requestCounter++;
+    this.countFinished(res);
+    if (this.faults.errorRate > 0 && this.faultRng() < this.faults.errorRate) {
+      sendJson(res, 500, errorBody(500, 'simulated internal server error (error-rate fault)', 'InternalServerError'));
+      return;
+    }
+    const seq: Seq = {
+      promptTokens,
+      cachedTokens: 0,
+      target: 1,
+      generated: 0,
+      stallAt: -1,
+      stallMs: 0,
+      onTokens: (_count, done) => {
+        if (done && !res.destroyed) sendJson(res, 200, answer());
+      },
+    };
+    res.once('close', () => {
+      if (!res.writableFinished) this.scheduler.cancel(seq);
+    });
+    this.scheduler.submit(seq);
+  }
+
   /** Serves one generation request: faults drawn, early EOS drawn, prefix cache looked up, then scheduled. */
   generate(
     req: IncomingMessage,

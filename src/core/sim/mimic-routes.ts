@@ -3,6 +3,8 @@ import type { SimEngine } from './engine.js';
 import { HttpError, sendJson, errorBody, sendText, type Router } from './http.js';
 import { sglangMetrics, vllmMetrics } from './prometheus.js';
 import { checkModel, parseGenerate, parseOpenAi, type ParseContext } from './request-parse.js';
+import { serveEmbeddings, serveRerank } from './pooling.js';
+import { chatBodyOf, speakDialect } from './dialects.js';
 import { MIMIC_VERSION, type StartupContext } from './startup-log.js';
 import { tokenizeChat, tokenizeCompletion, type ChatMessage } from './tokenizer.js';
 
@@ -78,6 +80,24 @@ function openAiRoutes(router: Router, ctx: RouteContext): void {
   router.post('/v1/completions', (body, req, res, ns, ms) =>
     engine.generate(req, res, parseOpenAi(parse, 'completions', body), ns, ms),
   );
+  // Anthropic's Messages and OpenAI's Responses: the chat engine behind them, its chunks spoken as their events.
+  for (const dialect of ['messages', 'responses'] as const) {
+    router.post(`/v1/${dialect}`, (body, req, res, ns, ms) => {
+      const parsed = parseOpenAi(parse, 'chat', chatBodyOf(dialect, body));
+      speakDialect(
+        res,
+        dialect,
+        `${dialect === 'messages' ? 'msg' : 'resp'}_sim${ns.toString(16)}`,
+        engine.model,
+        parsed.promptTokens,
+      );
+      engine.generate(req, res, parsed, ns, ms);
+    });
+  }
+  router.post('/v1/embeddings', (body, _req, res) => serveEmbeddings(engine, parse, body, res));
+  // llama.cpp serves rerank under /rerank, /reranking and their /v1 forms; vLLM under /rerank, /v1/rerank and /v2/rerank.
+  for (const path of ['/v1/rerank', '/rerank'])
+    router.post(path, (body, _req, res) => serveRerank(engine, parse, body, res));
   router.get('/v1/models', (res) =>
     sendJson(res, 200, {
       object: 'list',

@@ -1,4 +1,5 @@
 import type { BenchConfig } from '../../shared/config.js';
+import { isPooling } from '../../shared/endpoint-kinds.js';
 import { UserError } from '../errors.js';
 import type { LevelPlan } from '../load/level-plan.js';
 import { planLevels } from '../load/level-plan.js';
@@ -22,12 +23,24 @@ export type Workload =
 /** Most prompts read from a file when the run's count is open (a capacity search). */
 const OPEN_COUNT = 100_000;
 
+/** Embeddings and rerank batch synthetic inputs of the level's exact length: the other workloads are generation's. */
+function poolingProblem(config: BenchConfig, file: boolean, trace: boolean, prefix: boolean): string | null {
+  if (!isPooling(config.api)) {
+    return config.batchSize > 1 ? `--batch-size applies to --api embeddings or rerank: drop it, or pick one` : null;
+  }
+  const other =
+    (config.turns ?? 1) > 1 ? '--turns' : file ? '--prompts' : trace ? '--trace' : prefix ? '--prefix-groups' : null;
+  return other ? `--api ${config.api} batches inputs of --input-len tokens: drop ${other}` : null;
+}
+
 /** One line when the workload settings contradict each other or the sweep; null when they make sense. */
 export function workloadProblem(config: BenchConfig): string | null {
   const file = config.prompts !== undefined;
   const trace = config.trace !== undefined;
   const prefix = config.prefixGroups !== undefined || config.prefixLen !== undefined;
   if (file && trace) return '--prompts and --trace are two workloads: pass one of them';
+  const pooled = poolingProblem(config, file, trace, prefix);
+  if (pooled) return pooled;
   // A conversation's turns are synthetic user messages; the other workloads bring prompts of their own.
   if ((config.turns ?? 1) > 1 && (file || trace || prefix))
     return `--turns makes its own conversations: drop --turns, or drop ${file ? '--prompts' : trace ? '--trace' : '--prefix-groups/--prefix-len'}`;

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { readPoolingAnswer } from '../../../src/core/load/pooling-answer.js';
+import { buildRequestBody } from '../../../src/core/load/request-body.js';
+import { FULL_COMPAT } from '../../../src/core/load/request-body.js';
+import { groupPoolingPrompts, inputPositions } from '../../../src/core/workloads/pooling-prompts.js';
+
+const body = (api: 'embeddings' | 'rerank', inputs: string[]) =>
+  JSON.parse(
+    buildRequestBody({
+      api,
+      model: 'm',
+      prompt: '',
+      inputs,
+      outputLen: 1,
+      ignoreEos: true,
+      temperature: 0,
+      stream: false,
+      compat: FULL_COMPAT,
+    }),
+  ) as Record<string, unknown>;
+
+describe('pooling request bodies', () => {
+  it('embeddings send the batch as input, rerank as documents with every score asked for', () => {
+    expect(body('embeddings', ['a', 'b'])).toEqual({ model: 'm', input: ['a', 'b'], encoding_format: 'float' });
+    const rerank = body('rerank', ['a', 'b', 'c']);
+    expect(rerank.documents).toEqual(['a', 'b', 'c']);
+    expect(rerank.top_n).toBe(3);
+    expect(typeof rerank.query).toBe('string');
+  });
+});
+
+describe('readPoolingAnswer', () => {
+  it("reads llama.cpp's embeddings and rerank answers", () => {
+    const emb = {
+      model: 'm',
+      object: 'list',
+      usage: { prompt_tokens: 9, total_tokens: 9 },
+      data: [{ embedding: [0.1], index: 0, object: 'embedding' }],
+    };
+    expect(readPoolingAnswer('embeddings', JSON.stringify(emb), 1)).toEqual({ ok: true, promptTokens: 9, items: 1 });
+    const rr = {
+      model: 'm',
+      object: 'list',
+      usage: { prompt_tokens: 20, total_tokens: 20 },
+      results: [
+        { index: 1, relevance_score: 0.5 },
+        { index: 0, relevance_score: 0.1 },
+      ],
+    };
+    expect(readPoolingAnswer('rerank', JSON.stringify(rr), 2)).toEqual({ ok: true, promptTokens: 20, items: 2 });
+  });
+
+  it("takes vLLM's rerank usage, which carries only total_tokens", () => {
+    const rr = { id: 'x', model: 'm', usage: { total_tokens: 14 }, results: [{ index: 0, relevance_score: 0.9 }] };
+    expect(readPoolingAnswer('rerank', JSON.stringify(rr), 1)).toMatchObject({ ok: true, promptTokens: 14 });
+  });
+
+  it('names malformed JSON, a missing list and a cut batch, each in one line', () => {
+    const broken = readPoolingAnswer('embeddings', '{"data": [', 1);
+    expect(broken).toMatchObject({ ok: false, kind: 'bad-answer' });
+    expect(readPoolingAnswer('rerank', '{"data": []}', 1)).toMatchObject({ ok: false, kind: 'bad-answer' });
+    const cut = readPoolingAnswer('embeddings', JSON.stringify({ data: [{}], usage: {} }), 4);
+    expect(cut).toMatchObject({ ok: false, kind: 'answer-count' });
+    for (const a of [broken, cut]) if (!a.ok) expect(a.error).not.toContain('\n');
+  });
+});
+
+describe('groupPoolingPrompts', () => {
+  const inputs = [1, 2, 3, 4, 5, 6].map((i) => ({ text: `t${i}`, tokens: 10 }));
+  it('groups counted inputs into requests of the batch, expected tokens their sum (plus a pair overhead for rerank)', () => {
+    const emb = groupPoolingPrompts('embeddings', inputs, 3);
+    expect(emb.map((p) => [p.inputs, p.inputLen, p.lengthFromServer])).toEqual([
+      [['t1', 't2', 't3'], 30, undefined],
+      [['t4', 't5', 't6'], 30, undefined],
+    ]);
+    expect(groupPoolingPrompts('rerank', inputs, 2, 7).map((p) => p.inputLen)).toEqual([34, 34, 34]);
+  });
+  it("leaves a rerank request's length to the server when no pair overhead could be measured", () => {
+    expect(groupPoolingPrompts('rerank', inputs, 3).every((p) => p.lengthFromServer === true)).toBe(true);
+  });
+  it("maps a worker's request places to their inputs", () => {
+    expect(inputPositions([2, 5], 3)).toEqual([6, 7, 8, 15, 16, 17]);
+  });
+});
