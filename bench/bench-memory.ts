@@ -5,7 +5,7 @@
 // Every request sends the same prompt (--no-unique-prefix): counting 100,000 unique prompts with the simulator's
 // /tokenize would take most of the bench's time; test/core/load/prompt-texts.test.ts pins that they hold no text.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,7 +50,7 @@ async function measure(requests: number, dir: string, hook: string): Promise<Fig
   if (code !== 0 && code !== 1) throw new Error(`servebench run exited with ${code} at ${requests} requests`);
   const peakKiB = Number(readFileSync(rssFile, 'utf8'));
   const runDir = join(out, readdirOne(out));
-  const lines = readFileSync(join(runDir, 'requests.jsonl'), 'utf8').split('\n').filter(Boolean).length;
+  const lines = await countLines(join(runDir, 'requests.jsonl'));
   rmSync(out, { recursive: true, force: true });
   return {
     requests: rounds * perRound,
@@ -59,6 +59,15 @@ async function measure(requests: number, dir: string, hook: string): Promise<Fig
     seconds,
     requestsLines: lines,
   };
+}
+
+/** Lines of a file, read as a stream: a million requests' file is longer than one string may be. */
+async function countLines(file: string): Promise<number> {
+  let lines = 0;
+  for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
+    for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
+  }
+  return lines;
 }
 
 /** The one run folder a measured run made under `dir`. */

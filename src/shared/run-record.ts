@@ -217,8 +217,8 @@ export interface LevelEnergy {
   jPerOutputTok: number | null;
   prefillJ: number;
   decodeJ: number;
-  /** Per measured ok request: [id, total J, prefill J, decode J]. */
-  requests: Array<[number, number, number, number]>;
+  /** Per measured ok request: [id, total J, prefill J, decode J]; only in older run.json (bounded now: recomputed from the folder's files). */
+  requests?: Array<[number, number, number, number]>;
 }
 
 /** Server-side parameters that define one configuration of a server sweep (e.g. threshold 0.9). */

@@ -37,9 +37,33 @@ export function idleBaseline(samples: readonly GpuSample[], beforeMs: number): I
   return { byGpu: new Map(), source: 'none' };
 }
 
+type PerRequest = NonNullable<ReturnType<typeof attributeEnergy>>['perRequest'];
+
+function measuredAttributed(records: readonly RequestRecord[], perRequest: PerRequest): RequestRecord[] {
+  return records.filter((r) => r.ok && isMeasured(r) && perRequest.has(r.id));
+}
+
+function energyRows(measured: readonly RequestRecord[], perRequest: PerRequest): Array<[number, number, number, number]> {
+  return measured.map((r) => {
+    const e = perRequest.get(r.id)!;
+    return [r.id, round(e.prefillJ + e.decodeJ), round(e.prefillJ), round(e.decodeJ)];
+  });
+}
+
+/** Per measured ok request of a level: [id, total J, prefill J, decode J], as levelEnergy attributes them; null without power readings. */
+export function levelEnergyByRequest(
+  records: readonly RequestRecord[],
+  gpuSamples: readonly GpuSample[],
+  idle: IdleBaseline,
+): Array<[number, number, number, number]> | null {
+  const a = attributeEnergy({ gpuSamples, requests: records, idleW: idle.byGpu });
+  return a ? energyRows(measuredAttributed(records, a.perRequest), a.perRequest) : null;
+}
+
 /**
  * The energy of one level (warm-up and measured records), shared out to its requests; per-request figures cover
- * the measured ok requests. Null without power readings.
+ * the measured ok requests. Null without power readings. The per-request joules stay out of the result so run.json
+ * stays the same size whatever the run length; `levelEnergyByRequest` gives them from the same records and samples.
  */
 export function levelEnergy(
   records: readonly RequestRecord[],
@@ -48,11 +72,8 @@ export function levelEnergy(
 ): LevelEnergy | null {
   const a = attributeEnergy({ gpuSamples, requests: records, idleW: idle.byGpu });
   if (!a) return null;
-  const measured = records.filter((r) => r.ok && isMeasured(r) && a.perRequest.has(r.id));
-  const requests: LevelEnergy['requests'] = measured.map((r) => {
-    const e = a.perRequest.get(r.id)!;
-    return [r.id, round(e.prefillJ + e.decodeJ), round(e.prefillJ), round(e.decodeJ)];
-  });
+  const measured = measuredAttributed(records, a.perRequest);
+  const requests = energyRows(measured, a.perRequest);
   // A server count that could not be true leaves the per-token figures out (the joules per request stand).
   const counted = measured.every(outputCounted);
   const outTokens = counted ? measured.reduce((s, r) => s + r.nOut, 0) : 0;
@@ -73,7 +94,6 @@ export function levelEnergy(
     jPerOutputTok: outTokens > 0 ? total / outTokens : null,
     prefillJ: round(requests.reduce((s, r) => s + r[2], 0)),
     decodeJ: round(requests.reduce((s, r) => s + r[3], 0)),
-    requests,
   };
 }
 

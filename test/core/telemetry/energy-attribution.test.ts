@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyOverrides, BASE_PROFILE } from '../../../src/core/sim/profile.js';
 import { attributeEnergy } from '../../../src/core/telemetry/energy-attribution.js';
-import { idleBaseline, levelEnergy } from '../../../src/core/telemetry/level-energy.js';
+import { idleBaseline, levelEnergy, levelEnergyByRequest } from '../../../src/core/telemetry/level-energy.js';
 import { integratePowerJ } from '../../../src/core/telemetry/summarize.js';
 import type { RequestRecord } from '../../../src/shared/request-record.js';
 import type { GpuSample } from '../../../src/shared/telemetry.js';
@@ -145,12 +145,15 @@ describe('energy attribution against the simulator’s truth (virtual time)', ()
     const idle = idleBaseline(run.samples, run.records[0]!.sendMs);
     const warm = run.records.map((r, i) => (i < 4 ? { ...r, warmup: true, round: -1 } : r));
     const level = levelEnergy(warm, run.samples, idle)!;
-    expect(level.requests).toHaveLength(56);
+    // run.json stays bounded: the per-request joules are not in the level record, and come from the same inputs.
+    expect(level.requests).toBeUndefined();
+    const rows = levelEnergyByRequest(warm, run.samples, idle)!;
+    expect(rows).toHaveLength(56);
     expect(level.idleW).toBe(profile.gpuIdlePowerW);
     expect(level.idleSource).toBe('before-run');
     expect(level.sampleIntervalMs).toBe(tickMs);
     expect(level.perRequestJ.n).toBe(56);
-    const total = level.requests.reduce((s, r) => s + r[1], 0);
+    const total = rows.reduce((s, r) => s + r[1], 0);
     expect(level.prefillJ + level.decodeJ).toBeCloseTo(total, 2);
     const outTokens = warm.filter((r) => !r.warmup).reduce((s, r) => s + r.nOut, 0);
     expect(level.jPerOutputTok!).toBeCloseTo(total / outTokens, 9);
