@@ -43,7 +43,10 @@ function measuredAttributed(records: readonly RequestRecord[], perRequest: PerRe
   return records.filter((r) => r.ok && isMeasured(r) && perRequest.has(r.id));
 }
 
-function energyRows(measured: readonly RequestRecord[], perRequest: PerRequest): Array<[number, number, number, number]> {
+function energyRows(
+  measured: readonly RequestRecord[],
+  perRequest: PerRequest,
+): Array<[number, number, number, number]> {
   return measured.map((r) => {
     const e = perRequest.get(r.id)!;
     return [r.id, round(e.prefillJ + e.decodeJ), round(e.prefillJ), round(e.decodeJ)];
