@@ -63,7 +63,8 @@ export const ENDPOINTS: { readonly [K in EndpointKind]: EndpointFacts } = {
 
 /** True for a kind whose answer is one JSON body (embeddings, rerank): nothing streams, no tokens are generated. */
 export function isPooling(kind: EndpointKind | undefined): kind is PoolingKind {
-  return kind !== undefined && ENDPOINTS[kind].answer === 'whole';
+  // A damaged run folder may name any API: what is not a known kind is not pooling.
+  return kind !== undefined && Object.hasOwn(ENDPOINTS, kind) && ENDPOINTS[kind].answer === 'whole';
 }
 
 /** The kind's event dialect when its stream is not chat chunks; null for chat and completions. */
