@@ -121,6 +121,9 @@ interface LevelSaving {
   savedRequests: number;
   savedMs: number;
   estimatedMs: number;
+  /** At the last look: each figure's half-width as a share of its value (null: no interval yet) and the round spread. */
+  halfWidths: Array<number | null>;
+  roundCv: number | null;
 }
 
 function levelSaving(level: SimLevel, plan: LevelPlan, precision: string): LevelSaving {
@@ -150,7 +153,26 @@ function levelSaving(level: SimLevel, plan: LevelPlan, precision: string): Level
     savedRequests: (plan.rounds - rounds) * plan.requestsPerRound,
     savedMs: sum(level.windowsMs.slice(rounds)),
     estimatedMs: estimate?.ms ?? 0,
+    halfWidths: last.figures.map((f) => f.halfWidth),
+    roundCv: last.roundCv,
   };
+}
+
+/** The figures a --precision text names (as the level's record names them). */
+function precisionWatchFigures(precision: string, planned: number): string[] {
+  const watch = precisionWatch(precision, planned)!;
+  watch.stopAfterRound(0, []);
+  return watch.last()!.figures.map((f) => f.figure);
+}
+
+/** Means over the seeds of each figure's last half-width and of the round spread. */
+function lastLook(ls: readonly LevelSaving[]): string {
+  const share = (xs: Array<number | null>) => {
+    const known = xs.filter((x): x is number => x !== null);
+    return known.length === 0 ? 'no interval' : `${(mean(known) * 100).toFixed(1)} %`;
+  };
+  const widths = ls[0]!.halfWidths.map((_, i) => share(ls.map((l) => l.halfWidths[i] ?? null)));
+  return [...widths, share(ls.map((l) => l.roundCv))].join(', ');
 }
 
 function mean(xs: readonly number[]): number {
@@ -169,7 +191,10 @@ function runScenario(profile: SimProfile, s: Scenario): Record<string, unknown> 
     plans.map((plan, li) => levelSaving(simulateLevel(profile, plan, 1000 * (i + 1) + li), plan, precision)),
   );
   console.log(`\n${s.name}  (SIMULATED, ${SEEDS} seeds; means per level)`);
-  console.log('conc  planned rounds  rounds run  reached  requests saved / fixed   s saved / fixed    CLI estimate');
+  const figures = precisionWatchFigures(precision, plans[0]!.rounds);
+  console.log(
+    `conc  planned rounds  rounds run  reached  requests saved / fixed   s saved / fixed    CLI estimate  at the last look: ${figures.join(', ')} ±, round spread`,
+  );
   plans.forEach((plan, li) => {
     const ls = bySeed.map((levels) => levels[li]!);
     const m = (f: (l: LevelSaving) => number) => mean(ls.map(f));
@@ -177,11 +202,17 @@ function runScenario(profile: SimProfile, s: Scenario): Record<string, unknown> 
     console.log(
       `${String(plan.concurrency).padStart(4)}  ${String(plan.rounds).padStart(14)}  ${m((l) => l.rounds)
         .toFixed(2)
-        .padStart(10)} (${Math.min(...rounds)}–${Math.max(...rounds)})  ${String(ls.filter((l) => l.reached).length).padStart(3)}/${SEEDS}  ${m((l) => l.savedRequests)
+        .padStart(
+          10,
+        )} (${Math.min(...rounds)}–${Math.max(...rounds)})  ${String(ls.filter((l) => l.reached).length).padStart(3)}/${SEEDS}  ${m(
+        (l) => l.savedRequests,
+      )
         .toFixed(0)
-        .padStart(7)} / ${m((l) => l.fixedRequests).toFixed(0)}  ${(m((l) => l.savedMs) / 1000).toFixed(1).padStart(8)} / ${(
+        .padStart(
+          7,
+        )} / ${m((l) => l.fixedRequests).toFixed(0)}  ${(m((l) => l.savedMs) / 1000).toFixed(1).padStart(8)} / ${(
         m((l) => l.fixedMs) / 1000
-      ).toFixed(1)}  ${(m((l) => l.estimatedMs) / 1000).toFixed(1).padStart(8)} s`,
+      ).toFixed(1)}  ${(m((l) => l.estimatedMs) / 1000).toFixed(1).padStart(8)} s  ${lastLook(ls)}`,
     );
   });
   const totals = bySeed.map((levels) => ({
