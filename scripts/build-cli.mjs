@@ -13,6 +13,7 @@ const entries = {
   'bench-viewers': 'bench/bench-viewers.ts',
   'bench-merge': 'bench/bench-merge.ts',
   'bench-memory': 'bench/bench-memory.ts',
+  'bench-precision': 'bench/bench-precision.ts',
 };
 const entryPoints = Object.fromEntries(Object.entries(entries).filter(([, file]) => existsSync(file)));
 
