@@ -12,8 +12,7 @@ import {
   type ServerConfigInput,
 } from './server-schema.js';
 
-export { DiffusionConfigSchema, type DiffusionConfig } from './server-settings.js';
-export { EngineKindSchema, ServerConfigSchema, type ServerConfig, type ServerConfigInput };
+export { EngineKindSchema, ServerConfigSchema, type ServerConfig };
 export type { EngineKind } from './server-schema.js';
 
 const isHttpUrl = (u: string): boolean => z.url({ protocol: /^https?$/ }).safeParse(u).success;
@@ -33,7 +32,7 @@ export const ENGINE_SETTING = setting(EngineKindSchema.default(DEFAULT_ENGINE), 
 
 const SLO_GROUP = 'load';
 
-export const SloSchema = z.object({
+const SloSchema = z.object({
   ttftMs: setting(z.number().positive().optional(), {
     flag: 'slo-ttft-ms',
     label: 'SLO TTFT (ms)',

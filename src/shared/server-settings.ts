@@ -221,7 +221,6 @@ export const DIFFUSION_SETTINGS = {
 
 /** The whole diffusion section, as a config holds it (absent: not a diffusion model). */
 export const DiffusionConfigSchema = z.object(DIFFUSION_SETTINGS);
-export type DiffusionConfig = z.infer<typeof DiffusionConfigSchema>;
 
 /** The order server settings are listed in (help, form, docs); an engine's own settings follow in registry order. */
 export const SERVER_SETTING_ORDER: readonly string[] = [

@@ -9,7 +9,7 @@ import { z } from 'zod';
 export type SettingGroup = 'server' | 'diffusion' | 'load' | 'cost' | 'telemetry' | 'output';
 
 /** How a value is written when the schema alone does not say it (a number of seconds stored in ms, a command line). */
-export type SettingSyntax = 'seconds' | 'duration' | 'command-line' | 'args' | 'env' | 'engine';
+type SettingSyntax = 'seconds' | 'duration' | 'command-line' | 'args' | 'env' | 'engine';
 
 /** What a setting declares beside its schema. */
 export interface SettingMeta {
@@ -52,7 +52,7 @@ export interface SettingMeta {
 }
 
 /** The declarations: schema -> what it declares. */
-export const SETTINGS = z.registry<SettingMeta>();
+const SETTINGS = z.registry<SettingMeta>();
 
 /** Declares a setting: its schema (optional or with a default, as the config holds it) and its metadata. */
 export function setting<T extends z.ZodType>(schema: T, meta: SettingMeta): T {

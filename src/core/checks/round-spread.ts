@@ -6,7 +6,7 @@ import { defineCheck } from './define.js';
 import { judged, type Facts, type Judged } from './verdict.js';
 
 /** Round-spread limit: a CV above this means the environment is wrong (docs/architecture.md: 15 %). */
-export const ROUND_CV_LIMIT = 0.15;
+const ROUND_CV_LIMIT = 0.15;
 
 /**
  * round-spread: CV of per-round output tok/s of the COMPLETE rounds at most 15 %; fewer than 2 complete rounds cannot

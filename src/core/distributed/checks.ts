@@ -10,7 +10,7 @@ import { workerName } from './coordinator.js';
 import type { PartTally, WorkerPart } from './merge.js';
 
 /** Each worker's part of a level as the per-worker view shows it: share, clock, own client check. */
-export function workerViews(
+function workerViews(
   parts: readonly WorkerPart[],
   tallies: ReadonlyMap<number, PartTally>,
   hosts: ReadonlyMap<number, string>,
@@ -99,7 +99,7 @@ export function workersClientCheck(all: readonly WorkerLevelView[]): Check {
 }
 
 /** Schedule lag of a worker's measured records (send - scheduled), p99; null in closed loop. */
-export function scheduleLagP99(lags: readonly number[]): number | null {
+function scheduleLagP99(lags: readonly number[]): number | null {
   return lags.length > 0 ? summarize(lags).p99 : null;
 }
 

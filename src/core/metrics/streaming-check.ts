@@ -37,22 +37,22 @@ export interface StreamingInput {
 }
 
 /** A gap 20x the median chunk gap and over 250 ms is a stall, not decoding (a batched prefill stays under it). */
-export const STALL_FACTOR = 20;
-export const STALL_MIN_MS = 250;
+const STALL_FACTOR = 20;
+const STALL_MIN_MS = 250;
 
 /**
  * A client decode span under this share of the server's own decode time, short of it by more than
  * SERVER_DECODE_SLACK_MS and the client's lag, was buffered: tokens cannot arrive faster than the server made them.
  */
-export const SERVER_DECODE_SHARE = 0.5;
+const SERVER_DECODE_SHARE = 0.5;
 /**
  * Share of a level's requests past which a held minority warns: one stalled moment of this client (or of a server
  * sharing its machine) can merge a short request whole, a proxy holds every one.
  */
-export const PARTLY_BUFFERED_SHARE = 0.1;
+const PARTLY_BUFFERED_SHARE = 0.1;
 
 /** The server's own scheduling jitter between making a token and writing it (ms; its HTTP thread on a busy host). */
-export const SERVER_DECODE_SLACK_MS = 10;
+const SERVER_DECODE_SLACK_MS = 10;
 
 function median(values: readonly number[]): number {
   return values.length === 0
@@ -68,7 +68,7 @@ function streamingResult(status: CheckStatus, code: string, detail: string, fact
 }
 
 /** Requests with a mid-stream pause far longer than the typical chunk gap (diffusion blocks are regular, so pass). */
-export function stalledRequests(records: readonly RequestRecord[]): {
+function stalledRequests(records: readonly RequestRecord[]): {
   count: number;
   maxGapMs: number;
   medianGapMs: number;

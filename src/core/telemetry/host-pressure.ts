@@ -75,7 +75,7 @@ export function hostPressureBetween(a: HostPressureSample, b: HostPressureSample
  * When the host was too busy for the client's timings: its measuring thread waited for a CPU this share of the
  * level (the direct evidence), or, where that is not readable, some task waited this share (PSI).
  */
-export const HOST_BUSY = { selfWaitShare: 0.05, cpuSomeShare: 0.25 } as const;
+const HOST_BUSY = { selfWaitShare: 0.05, cpuSomeShare: 0.25 } as const;
 
 /** True when the host was busy (HOST_BUSY), false when it was not, null when nothing could be read. */
 export function hostBusy(p: HostPressure | null | undefined): boolean | null {
