@@ -1,6 +1,6 @@
+import { fmtCounts } from '../../shared/format.js';
 import type { RequestRecord } from '../../shared/request-record.js';
 import { commonestError, serverSaid } from '../metrics/error-summary.js';
-import { fmtCounts } from '../metrics/format.js';
 import { isCancelled, isMeasured } from '../metrics/request-metrics.js';
 import { countBy } from './helpers.js';
 import { defineCheck } from './define.js';

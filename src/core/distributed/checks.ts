@@ -1,9 +1,9 @@
+import { fmtShare } from '../../shared/format.js';
 import type { WorkerLevelView } from '../../shared/distributed.js';
 import type { Check, LevelResult } from '../../shared/run-record.js';
 import { STATUS_SEVERITY } from '../../shared/check-status.js';
 import { clientCheck } from '../checks/client.js';
 import { clockCheck } from '../checks/clock.js';
-import { fmtPct } from '../metrics/format.js';
 import { summarize } from '../metrics/percentiles.js';
 import { driftPpm } from './clock-sync.js';
 import { workerName } from './coordinator.js';
@@ -93,7 +93,9 @@ export function workersClientCheck(all: readonly WorkerLevelView[]): Check {
     };
   }
   const detail = bad
-    .map((x) => `${workerName(x.v.rank, x.v.host)}, which sent ${fmtPct(x.v.share)} of the requests: ${x.c.detail}`)
+    .map(
+      (x) => `${workerName(x.v.rank, x.v.host)}, which sent ${fmtShare(x.v.share, 1)} of the requests: ${x.c.detail}`,
+    )
     .join('; ');
   return { id: 'client', status, detail, code: status === 'fail' ? 'worker-bottleneck' : 'worker-lagging', facts };
 }

@@ -1,6 +1,6 @@
+import { fmtNumber, fmtShare } from '../../shared/format.js';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { CheckFact } from '../../shared/run-record.js';
-import { fmtNum, fmtPct } from './format.js';
 import { isMeasured, outputCounted } from './request-metrics.js';
 import { MAX_STREAM_TOKENS_PER_S } from './stream-timing.js';
 
@@ -88,15 +88,15 @@ export function coalescedItlFinding(
   };
   const perToken =
     serverP50Ms !== null
-      ? `the server's own time per token (its timings) p50 ${fmtNum(serverP50Ms)} ms`
+      ? `the server's own time per token (its timings) p50 ${fmtNumber(serverP50Ms)} ms`
       : tpotP50Ms !== null
-        ? `TPOT p50 ${fmtNum(tpotP50Ms)} ms is the time per token`
+        ? `TPOT p50 ${fmtNumber(tpotP50Ms)} ms is the time per token`
         : 'the time per token is unknown';
   return {
     facts,
     text:
-      `ITL is dominated by events that arrived together: ${fmtPct(c.share)} of the chunk gaps came in the same ` +
-      `read as the chunk before (ITL p50 ${itlP50Ms === null ? '—' : fmtNum(itlP50Ms)} ms is this client's parse ` +
+      `ITL is dominated by events that arrived together: ${fmtShare(c.share, 1)} of the chunk gaps came in the same ` +
+      `read as the chunk before (ITL p50 ${itlP50Ms === null ? '—' : fmtNumber(itlP50Ms)} ms is this client's parse ` +
       `time, not a decode step); ${perToken}`,
   };
 }

@@ -1,8 +1,8 @@
+import { fmtNumber, fmtShare } from '../../shared/format.js';
 import type { RequestRecord } from '../../shared/request-record.js';
 import { hostBusy, hostPressureText } from '../telemetry/host-pressure.js';
 import type { CheckFact, CheckStatus, HostPressure } from '../../shared/run-record.js';
 import { verdict, type Judged } from '../checks/verdict.js';
-import { fmtNum, fmtPct } from './format.js';
 import { percentile } from './percentiles.js';
 import { isMeasured } from './request-metrics.js';
 import {
@@ -158,15 +158,15 @@ function serverFacts(e: ServerEvidence | null): Record<string, CheckFact> {
 function serverText(e: ServerEvidence | null): string {
   if (!e || e.short * 2 <= e.timed) return '';
   return (
-    `; the server says it spent ${fmtNum(e.serverMs)} ms decoding (median, ${e.source}), ` +
-    `the tokens reached this client over ${fmtNum(e.clientMs)} ms`
+    `; the server says it spent ${fmtNumber(e.serverMs)} ms decoding (median, ${e.source}), ` +
+    `the tokens reached this client over ${fmtNumber(e.clientMs)} ms`
   );
 }
 
 const rate = (tokens: number, ms: number): number => (ms > 0 ? (tokens * 1000) / ms : Infinity);
 
 function fmtRate(tokPerS: number): string {
-  return Number.isFinite(tokPerS) ? `${fmtNum(tokPerS)} tok/s` : 'at one instant';
+  return Number.isFinite(tokPerS) ? `${fmtNumber(tokPerS)} tok/s` : 'at one instant';
 }
 
 /** The prose and facts of a level whose requests mostly arrived buffered, by its commonest shape. */
@@ -190,9 +190,9 @@ function bufferedText(
     return {
       facts,
       what:
-        `${of.length}/${n} multi-token requests came whole: a median ${fmtNum(tokens)} tokens arrived with the first ` +
-        `within ${fmtNum(spanMs)} ms (${fmtRate(tokPerS)}; no decoder streams faster than ` +
-        `${fmtNum(MAX_STREAM_TOKENS_PER_S)} tok/s): the server or a proxy held the response and sent it at once, so ` +
+        `${of.length}/${n} multi-token requests came whole: a median ${fmtNumber(tokens)} tokens arrived with the first ` +
+        `within ${fmtNumber(spanMs)} ms (${fmtRate(tokPerS)}; no decoder streams faster than ` +
+        `${fmtNumber(MAX_STREAM_TOKENS_PER_S)} tok/s): the server or a proxy held the response and sent it at once, so ` +
         'TTFT is E2E and ITL is not measured',
     };
   }
@@ -202,8 +202,8 @@ function bufferedText(
     return {
       facts,
       what:
-        `${of.length}/${n} multi-token requests passed their first token, then held the rest: ${fmtPct(heldShare)} ` +
-        `of the output (median) came in one burst after a ${fmtNum(holdMs)} ms hold: a proxy buffers the stream ` +
+        `${of.length}/${n} multi-token requests passed their first token, then held the rest: ${fmtShare(heldShare, 1)} ` +
+        `of the output (median) came in one burst after a ${fmtNumber(holdMs)} ms hold: a proxy buffers the stream ` +
         "after its first bytes, so TTFT looks right but ITL and TPOT are the proxy's",
     };
   }
@@ -212,8 +212,8 @@ function bufferedText(
   return {
     facts,
     what:
-      `${of.length}/${n} multi-token requests were chunky: ${fmtPct(heldShare)} of the output (median) came in ` +
-      `${fmtNum(bursts)} bursts, each held up to ${fmtNum(holdMs)} ms (over ${CHUNKY_MIN_HOLD_MS} ms): a proxy ` +
+      `${of.length}/${n} multi-token requests were chunky: ${fmtShare(heldShare, 1)} of the output (median) came in ` +
+      `${fmtNumber(bursts)} bursts, each held up to ${fmtNumber(holdMs)} ms (over ${CHUNKY_MIN_HOLD_MS} ms): a proxy ` +
       "flushes the stream in batches, so ITL and TPOT are the proxy's",
   };
 }
@@ -238,13 +238,13 @@ function streamedVerdict(
   const tokPerS = median(timings.map((t) => rate(t.restTokens, t.spanMs)));
   const facts = { ...base, chunksPerArrivalMedian: perFlush, spanMsMedian: spanMs };
   const shapeText =
-    `median ${fmtNum(base.chunksMedian as number)} chunks per request, the tokens after the first over ` +
-    `${fmtNum(spanMs)} ms (${fmtRate(tokPerS)})`;
+    `median ${fmtNumber(base.chunksMedian as number)} chunks per request, the tokens after the first over ` +
+    `${fmtNumber(spanMs)} ms (${fmtRate(tokPerS)})`;
   if (perFlush >= CLUMP_CHUNKS_PER_FLUSH) {
     return streamingResult(
       'warn',
       'clumped',
-      `tokens arrived over time but in clumps of ${fmtNum(perFlush)} chunks at once (${shapeText}): ` +
+      `tokens arrived over time but in clumps of ${fmtNumber(perFlush)} chunks at once (${shapeText}): ` +
         'a proxy that buffers part of the stream, or a client far behind the server; TTFT and ITL are coarse',
       facts,
     );
@@ -256,12 +256,12 @@ function streamedVerdict(
     return streamingResult(
       'warn',
       'stalled',
-      `${stalls.count}/${multi.length} requests paused mid-stream for up to ${fmtNum(stalls.maxGapMs)} ms ` +
-        `(median chunk gap ${fmtNum(stalls.medianGapMs)} ms): ` +
+      `${stalls.count}/${multi.length} requests paused mid-stream for up to ${fmtNumber(stalls.maxGapMs)} ms ` +
+        `(median chunk gap ${fmtNumber(stalls.medianGapMs)} ms): ` +
         (busy === true
           ? `the host was busy (${hostPressureText(input.host)}): this client, and a server on this machine, got the CPU late`
           : lag !== null && lag > input.loopLagLimitMs
-            ? `the server, the network or this client stalled (its event loop lagged ${fmtNum(lag)} ms at p99)`
+            ? `the server, the network or this client stalled (its event loop lagged ${fmtNumber(lag)} ms at p99)`
             : 'the server stalled (a long prefill of other requests, a preemption) or the network did') +
         '; it inflates E2E and TPOT',
       {
@@ -342,7 +342,7 @@ function bufferedVerdict(level: LevelShapes, input: StreamingInput): Judged {
       'warn',
       'client-lag',
       `cannot tell whether the server streams: ${what}${singleText}, but the client's event loop lagged ` +
-        `${fmtNum(lag)} ms (p99), long enough to merge a fast stream into one read; rerun with fewer concurrent ` +
+        `${fmtNumber(lag)} ms (p99), long enough to merge a fast stream into one read; rerun with fewer concurrent ` +
         'requests or --client-workers, on a machine with idle cores',
       { ...base, ...facts },
     );
@@ -379,8 +379,8 @@ export function judgeStreaming(records: readonly RequestRecord[], input: Streami
     return streamingResult(
       'fail',
       'server-decode-mismatch',
-      `${server.short}/${server.timed} multi-token requests reached this client over a median ${fmtNum(server.clientMs)} ms, ` +
-        `but the server says it spent ${fmtNum(server.serverMs)} ms decoding them (${server.source}): tokens cannot ` +
+      `${server.short}/${server.timed} multi-token requests reached this client over a median ${fmtNumber(server.clientMs)} ms, ` +
+        `but the server says it spent ${fmtNumber(server.serverMs)} ms decoding them (${server.source}): tokens cannot ` +
         'arrive faster than they are made, so something between its decoder and this client held them; ' +
         "ITL and TPOT are not the server's",
       base,
