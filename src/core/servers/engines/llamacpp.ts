@@ -89,6 +89,7 @@ const LLAMA = {
     metavar: 'PATH',
     help: 'the llama-server binary: a path, or a name looked up on PATH',
     group: 'server',
+    trust: 'program',
     condition: false,
     engineBound: true,
   }),
