@@ -5,10 +5,11 @@ import type { CheckFact, CheckId, CheckStatus } from '../../shared/run-record.js
 import { hostPressureText } from '../telemetry/host-pressure.js';
 import { CLIENT_LIMITS } from './client-limits.js';
 import { plural } from './helpers.js';
+import { STREAMING } from './streaming-prose.js';
 import type { Facts } from './verdict.js';
 
 /** One sentence per code of a check, made from its facts only. */
-type Sentences = Record<string, (f: Facts) => string>;
+export type Sentences = Record<string, (f: Facts) => string>;
 
 const num = (f: Facts, key: string): number => f[key] as number;
 const str = (f: Facts, key: string): string => String(f[key] ?? '');
@@ -457,6 +458,7 @@ const CLIENT: Sentences = {
 
 /** The checks whose sentences are made here, from their code and facts. */
 const SENTENCES: Partial<Record<CheckId, Sentences>> = {
+  streaming: STREAMING,
   client: CLIENT,
   'token-agreement': TOKEN_AGREEMENT,
   clock: CLOCK,
