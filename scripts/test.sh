@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# npm test: the CLI build, the static checks side by side (each one core's work), the tests, then the integration
+# npm test: the CLI build, the static checks side by side (lint, typecheck, knip), the tests, then the integration
 # tests on their own. Each phase says when it starts and how long it took; a failed check prints its output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,9 +13,10 @@ phase() {
   echo "== $name: $((SECONDS - t0)) s"
 }
 
-# `npm run lint` and `npm run typecheck` take about as long as each other, on one core each.
+# `npm run lint` and `npm run typecheck` take about as long as each other, on one core each; `npm run knip` (dead
+# exports, files and dependencies) is a few seconds beside them.
 static_checks() {
-  local dir name pids=() names=(lint typecheck) failed=0
+  local dir name pids=() names=(lint typecheck knip) failed=0
   dir=$(mktemp -d)
   for name in "${names[@]}"; do
     npm run -s "$name" >"$dir/$name" 2>&1 &
@@ -35,7 +36,7 @@ static_checks() {
 }
 
 phase build:cli npm run -s build:cli
-phase 'lint and typecheck' static_checks
+phase 'lint, typecheck and knip' static_checks
 phase tests npx vitest run --project '!integration*'
 phase integration npm run -s test:integration
 echo "== npm test: $((SECONDS - t_all)) s"

@@ -7,7 +7,7 @@ import type { TestSpecification } from 'vitest/node';
  * What a test file does that takes seconds of real time: it starts a process (the CLI, an engine, Slurm), a browser,
  * or a server that streams in real time. The one fact both the run order and test:quick read.
  */
-export const SLOW_FILE =
+const SLOW_FILE =
   /child_process|execa|run-cli|runCli|sim-process|chromium|playwright|worker_threads|\.mjs['`]|process\.execPath|servebench\.js|startSim|startLlamaCppLike|startFakeOpenAi|FAKE_NVIDIA_SMI|findCliScript|createServerManager/;
 
 /** True when the file's source shows it starts something that runs in real time (SLOW_FILE). */

@@ -5,7 +5,7 @@ import { executedSettings, type ExecutedSetting } from '../core/runs/recorded-co
 import type { RecordedConfig } from './run-from.js';
 
 /** The flag that runs a foreign run folder's recorded commands without asking (scripts, CI). */
-export const TRUST_FLAG = '--trust-recorded-commands';
+const TRUST_FLAG = '--trust-recorded-commands';
 
 /**
  * What the run is about to execute because a run folder said so, and that needs the user's yes: the settings

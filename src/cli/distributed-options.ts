@@ -17,7 +17,7 @@ export const distributedOptions = {
 } satisfies NonNullable<ParseArgsConfig['options']>;
 
 /** Default wait for every worker to join, and at each barrier (seconds). */
-export const DEFAULT_BARRIER_TIMEOUT_S = 600;
+const DEFAULT_BARRIER_TIMEOUT_S = 600;
 
 /** The distributed flags' part of `servebench run --help` and of the CLI reference. */
 export const DISTRIBUTED_SECTION: HelpSection = {

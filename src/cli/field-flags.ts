@@ -51,7 +51,7 @@ export function natives(f: FieldDescriptor): string {
 }
 
 /** The help entries of some fields, in list order; `withNatives`: server settings name each engine's own flag. */
-export function fieldHelp(fields: readonly FieldDescriptor[], withNatives = false): string {
+function fieldHelp(fields: readonly FieldDescriptor[], withNatives = false): string {
   return fields
     .map((f) => {
       const left = `--${f.flag}${f.metavar ? ` ${f.metavar}` : ''}${f.off ? ` | --${f.off}` : ''}`;
@@ -93,7 +93,7 @@ export function flagText(values: Values, flag: string): string | undefined {
 }
 
 /** A field's value from its flag (and off flag), or undefined when neither was given. One line on a bad value. */
-export function readFlag(values: Values, f: FieldDescriptor): unknown {
+function readFlag(values: Values, f: FieldDescriptor): unknown {
   if (f.type === 'switch') {
     const on = values[f.flag] === true;
     const off = f.off !== undefined && values[f.off] === true;

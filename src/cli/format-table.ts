@@ -1,7 +1,8 @@
 import { precisionSavedText, precisionText } from '../shared/precision.js';
 import { ttftSplitText } from '../shared/ttft-split-text.js';
 import { fromServer } from '../core/metrics/error-summary.js';
-import { ARTICLE_COLUMNS, cellText, levelRows, visibleColumns } from '../shared/report-columns.js';
+import { ARTICLE_COLUMNS, cellText, levelRows, levelTitle, visibleColumns } from '../shared/report-columns.js';
+import { levelSpread, spreadLevelsText } from '../core/checks/combine.js';
 import type { Column } from '../shared/report-columns.js';
 import type { Check, LevelResult, RunRecord } from '../shared/run-record.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../shared/turn-table.js';
@@ -69,16 +70,23 @@ export function formatPrecision(record: RunRecord): string[] {
 }
 
 /**
- * One run-level check as a line. Its detail ("warn at c=1 (c=1: …)") repeats the status and, for one level, the
- * level: the line says each once ("warn streaming at c=1: …").
+ * One run-level check as a line, from the levels' own verdicts of it (their titles are the roll-up's): the status,
+ * then a single level once ("warn streaming at c=1: …"), or every level and the first worst one's sentence.
  */
-function problemLine(c: Check): string {
+function problemLine(record: RunRecord, c: Check): string {
   const tag = c.status === 'fail' ? 'FAIL' : 'warn';
-  const lead = `${c.status} at `;
-  if (!c.detail.startsWith(lead)) return `${tag} ${c.id}: ${c.detail}`;
-  const rest = c.detail.slice(lead.length);
-  const single = /^([^(;]+?) \(\1: (.*)\)$/s.exec(rest);
-  return single ? `${tag} ${c.id} at ${single[1]}: ${single[2]}` : `${tag} ${c.id} at ${rest}`;
+  const list = record.levels.flatMap((l) => {
+    const check = l.checks.find((x) => x.id === c.id);
+    return check ? [{ level: levelTitle(l), check }] : [];
+  });
+  if (list.length === 0) return `${tag} ${c.id}: ${c.detail}`;
+  const spread = levelSpread(list);
+  if (spread.status !== c.status) return `${tag} ${c.id}: ${c.detail}`;
+  const { worst } = spread;
+  const single = spread.at(c.status).length === 1 && spreadLevelsText(spread) === worst.level;
+  return single
+    ? `${tag} ${c.id} at ${worst.level}: ${worst.check.detail}`
+    : `${tag} ${c.id} at ${spreadLevelsText(spread)} (${worst.level}: ${worst.check.detail})`;
 }
 
 /**
@@ -86,7 +94,7 @@ function problemLine(c: Check): string {
  * error message per level that had failures, quoted (the run-level errors check quotes only its worst level).
  */
 export function formatProblems(record: RunRecord): string[] {
-  const lines = record.checks.filter((c) => c.status !== 'pass').map(problemLine);
+  const lines = record.checks.filter((c) => c.status !== 'pass').map((c) => problemLine(record, c));
   for (const l of record.levels) {
     const name = levelName(record, l);
     if (l.partial) {

@@ -1,5 +1,5 @@
 /** Help is read in terminals of 80 columns: wider lines wrap mid-word there. */
-export const HELP_WIDTH = 80;
+const HELP_WIDTH = 80;
 
 /** Words of `text` in lines of at most `width` (a longer word stays whole), the first after `head`, the rest after `indent`. */
 function fill(head: string, text: string, indent: string, width: number): string[] {

@@ -14,10 +14,10 @@ import { SERVER_FIELDS, serverConfigFromFlags, serverOptions } from './server-op
 import { distributedOptions } from './distributed-options.js';
 
 /** The load, cost, telemetry and output fields. */
-export const BENCH_FIELDS: readonly FieldDescriptor[] = FIELDS.filter((f) => !isServerField(f));
+const BENCH_FIELDS: readonly FieldDescriptor[] = FIELDS.filter((f) => !isServerField(f));
 
 /** `servebench run` flags for the load and the report (server flags come from server-options). */
-export const benchOptions = {
+const benchOptions = {
   ...flagOptions(BENCH_FIELDS),
   vary: { type: 'string', multiple: true },
   config: { type: 'string' },
@@ -197,7 +197,7 @@ function camel(key: string): string {
 }
 
 /** A config file is small: past this it is the wrong file (or /dev/zero), not a config. */
-export const CONFIG_MAX_BYTES = 1024 * 1024;
+const CONFIG_MAX_BYTES = 1024 * 1024;
 
 /** The text of a --config file: a regular file (never a device or FIFO, which may block or never end), capped. */
 function readConfigText(path: string): string {

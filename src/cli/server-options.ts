@@ -153,7 +153,7 @@ function envPairs(flag: string, pairs: string[], base: Record<string, string>): 
 }
 
 /** What an engine cannot start without, in one line naming the flag; undefined when it has it all. */
-export function missingServerSetting(server: Record<string, unknown>): string | undefined {
+function missingServerSetting(server: Record<string, unknown>): string | undefined {
   const e = describeEngine(typeof server.engine === 'string' ? server.engine : ENGINE_FACTS[0]!.kind);
   const noModel = modelProblem(e.kind, server.model as string | undefined);
   if (noModel) return noModel;

@@ -23,7 +23,7 @@ function cleaned(chunk: unknown): unknown {
 }
 
 /** Makes every write to `stream` pass the control-character filter (once per stream; later calls do nothing). */
-export function guardStream(stream: NodeJS.WriteStream): void {
+function guardStream(stream: NodeJS.WriteStream): void {
   if (raw.has(stream)) return;
   const original = stream.write.bind(stream) as Write;
   raw.set(stream, original);

@@ -22,8 +22,6 @@ import type { TelemetryFactoryOptions } from './run/telemetry-options.js';
 
 export { ActiveRuns } from './run/active-runs.js';
 export { firstBatchClientError } from './run/level-measure.js';
-export type { TelemetryFactoryOptions } from './run/telemetry-options.js';
-
 /** Collaborators of a benchmark run, passed in so tests can use fakes. */
 export interface BenchmarkDeps {
   startServer: StartServer;

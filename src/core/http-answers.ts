@@ -8,7 +8,7 @@ export interface AnswerProblem {
 }
 
 /** The problem as one line: what went wrong, then the fix. */
-export const problemLine = (p: AnswerProblem): string => `${p.message}: ${p.fix}`;
+const problemLine = (p: AnswerProblem): string => `${p.message}: ${p.fix}`;
 
 /** True for the statuses that send the client elsewhere with a Location (304 Not Modified is no redirect). */
 export function isRedirect(status: number | undefined): boolean {

@@ -4,12 +4,12 @@ import { fmtNumber, fmtValue } from './format.js';
 const usd = (x: number): string => fmtValue(x, '$', 2);
 
 /** A load as the user wrote it: c=24 in the closed loop, 24 req/s in the open loop. */
-export function loadText(mode: CapacityResult['mode'], load: number): string {
+function loadText(mode: CapacityResult['mode'], load: number): string {
   return mode === 'rate' ? `${fmtNumber(load)} req/s` : `c=${load}`;
 }
 
 /** One SLO's figure with its interval: `TTFT p95 612 ms [580, 650]`. */
-export function judgementText(j: SloJudgement): string {
+function judgementText(j: SloJudgement): string {
   const name = `${j.target.metric.toUpperCase()} p${j.target.percentile}`;
   // The value and its interval in one unit: ms, never switched to seconds (the interval's ends stay comparable).
   const value = j.valueMs === null ? 'n/a' : `${fmtNumber(j.valueMs)} ms`;
@@ -18,7 +18,7 @@ export function judgementText(j: SloJudgement): string {
 }
 
 /** Why a probe did not meet: each SLO it failed or could not prove, with its interval. */
-export function missText(p: CapacityProbe): string {
+function missText(p: CapacityProbe): string {
   const misses = p.slos.filter((j) => j.verdict !== 'meets');
   // Uncertain for want of samples or of a whole level is no interval straddling anything.
   const straddles = misses.length > 0 && misses.every((j) => j.ci !== null);

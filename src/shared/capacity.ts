@@ -3,7 +3,7 @@ import type { QuantityId } from './metrics.js';
 import type { Ci, ServerVariant } from './run-record.js';
 
 /** The quantity an SLO bounds (ttft, tpot, e2e, itl): the registry's (src/shared/metrics.ts). */
-export type SloMetric = QuantityId;
+type SloMetric = QuantityId;
 
 /** The SLO names `--slo` takes, from the metric registry: ttft_p95, ttft_p99, ttft_p99.9, tpot_p95 ... */
 export const SLO_NAMES: readonly string[] = [...SLO_METRICS_BY_NAME.keys()];

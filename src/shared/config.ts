@@ -12,8 +12,7 @@ import {
   type ServerConfigInput,
 } from './server-schema.js';
 
-export { DiffusionConfigSchema, type DiffusionConfig } from './server-settings.js';
-export { EngineKindSchema, ServerConfigSchema, type ServerConfig, type ServerConfigInput };
+export { EngineKindSchema, ServerConfigSchema, type ServerConfig };
 export type { EngineKind } from './server-schema.js';
 
 const isHttpUrl = (u: string): boolean => z.url({ protocol: /^https?$/ }).safeParse(u).success;
@@ -33,7 +32,7 @@ export const ENGINE_SETTING = setting(EngineKindSchema.default(DEFAULT_ENGINE), 
 
 const SLO_GROUP = 'load';
 
-export const SloSchema = z.object({
+const SloSchema = z.object({
   ttftMs: setting(z.number().positive().optional(), {
     flag: 'slo-ttft-ms',
     label: 'SLO TTFT (ms)',
@@ -346,6 +345,7 @@ const LOAD = {
     metavar: 'FILE',
     help: 'prompts from a JSONL file ({"prompt"} or {"messages"} lines, optional "output_len") or ShareGPT JSON',
     group: 'load',
+    trust: 'file',
     condition: true,
     advanced: true,
     placeholder: 'synthetic prompts',
@@ -410,6 +410,7 @@ const LOAD = {
     metavar: 'FILE',
     help: 'replay a timed trace (Mooncake JSONL: timestamp ms, input_length, output_length, hash_ids) as one open-loop level, once per round (--requests-per-round N: its first N arrivals; no warm-up unless --warmup); not with --rate, --find-capacity or length lists',
     group: 'load',
+    trust: 'file',
     condition: true,
     advanced: true,
     placeholder: 'no trace',
@@ -542,6 +543,7 @@ const REPORT = {
     metavar: 'PATH',
     help: "nvidia-smi to use (or env SERVEBENCH_NVIDIA_SMI); wins over the simulator's fake GPU",
     group: 'telemetry',
+    trust: 'program',
     advanced: true,
     placeholder: 'nvidia-smi on PATH',
   }),

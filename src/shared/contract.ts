@@ -160,13 +160,13 @@ const PROBE_PATH = z
   .refine((s) => !s.includes('\0'), 'a path has no NUL character');
 
 /** The probe request as the door checks it: a known engine, paths only, nothing else. */
-export const EngineProbeRequestSchema = z.strictObject({
+const EngineProbeRequestSchema = z.strictObject({
   engine: EngineKindSchema,
   where: PROBE_PATH.optional(),
 });
 
 /** What a picked file is for: a prompt file (`--prompts`) or a timed trace (`--trace`). */
-export const FILE_PURPOSES = ['prompts', 'trace'] as const;
+const FILE_PURPOSES = ['prompts', 'trace'] as const;
 export type FilePurpose = (typeof FILE_PURPOSES)[number];
 
 /** pickFile's one line where there is no file dialog (`servebench ui` in a browser, which uploads nothing). */
@@ -258,7 +258,7 @@ export interface ServebenchContract {
 }
 
 /** Options of a subscription to the pushed events. */
-export interface SubscribeOptions {
+interface SubscribeOptions {
   /** First deliver the run in progress so far (as `liveEvents()` answers), then every new event. */
   replay?: boolean;
 }

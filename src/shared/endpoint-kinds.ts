@@ -72,9 +72,6 @@ export function eventDialect(kind: EndpointKind): EventDialect | null {
   return kind === 'messages' || kind === 'responses' ? kind : null;
 }
 
-/** The kinds that generate tokens. */
-export const GENERATION_KINDS: readonly EndpointKind[] = ENDPOINT_KINDS.filter((k) => !isPooling(k));
-
 /** The kinds that answer whole (pooling models). */
 export const POOLING_KINDS: readonly EndpointKind[] = ENDPOINT_KINDS.filter((k) => isPooling(k));
 

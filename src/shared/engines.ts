@@ -10,7 +10,7 @@ import { sectionKeys } from './setting.js';
 import type { EngineDescription } from '../core/servers/engines/types.js';
 import { ENGINE_KINDS, DEFAULT_ENGINE, type EngineKind } from './server-schema.js';
 
-export { ENGINE_KINDS, DEFAULT_ENGINE, type EngineKind, type EngineDescription };
+export { ENGINE_KINDS, DEFAULT_ENGINE, type EngineKind };
 
 /** What the app and the CLI know of an engine: its description and the properties it declares. */
 export interface EngineFacts extends EngineDescription {

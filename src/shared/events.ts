@@ -75,5 +75,3 @@ export type RunEvent =
   | { type: 'engine-sample'; sample: EngineSample }
   | { type: 'message'; severity: 'info' | 'warn' | 'error'; text: string }
   | { type: 'run-finished'; runId: string; dir: string; status: RunStatus; record: RunRecord };
-
-export type RunEventListener = (event: RunEvent) => void;

@@ -16,7 +16,7 @@ import { bareSchema, kebab, settingMeta, type SettingGroup, type SettingMeta } f
 export { bareSchema };
 
 /** How a value is written and read. */
-export type FieldType =
+type FieldType =
   | 'text'
   | 'int'
   | 'number'
@@ -33,7 +33,7 @@ export type FieldType =
   | 'env';
 
 /** The app's control for a field ('none': the app sets it elsewhere, see appSetsIt). */
-export type UiControl =
+type UiControl =
   'engine' | 'text' | 'secret' | 'number' | 'list' | 'select' | 'toggle' | 'percent' | 'args' | 'env' | 'none';
 
 export type FieldGroup = SettingGroup;

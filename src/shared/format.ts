@@ -53,6 +53,22 @@ export function fmtShare(share: number | null | undefined, digits?: number): str
   return `${fmtNumber(share * 100, digits)} %`;
 }
 
+/** "a–b" for a range of numbers, or the single value when they are equal. */
+export function fmtRange(values: readonly number[]): string {
+  // reduce, not Math.min(...values): spreading a large array overflows the stack.
+  const lo = values.reduce((a, b) => Math.min(a, b), Infinity);
+  const hi = values.reduce((a, b) => Math.max(a, b), -Infinity);
+  return lo === hi ? fmtNumber(lo) : `${fmtNumber(lo)}–${fmtNumber(hi)}`;
+}
+
+/** "k1 n1, k2 n2" of a count map, most frequent first. */
+export function fmtCounts(counts: Record<string, number>): string {
+  return Object.entries(counts)
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+}
+
 /** A figure with its unit, the one way every view writes it: "$0.123", "12.5 %", "20.5 s", "1,234 tok/s", "71 °C". */
 export function fmtValue(v: number | null | undefined, unit: Unit, digits?: number): string {
   if (missing(v)) return DASH;

@@ -14,7 +14,7 @@ export interface LoraAdapter {
 export type LoraPick = 'round-robin' | 'random';
 
 /** The most adapters one run spreads its traffic over: each gets a row in every table. */
-export const MAX_LORA_ADAPTERS = 64;
+const MAX_LORA_ADAPTERS = 64;
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._/-]*$/;
 

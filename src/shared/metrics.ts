@@ -35,7 +35,7 @@ export type QuantityId = keyof typeof QUANTITIES;
 export type Stat = 'mean' | 'std' | 'p50' | 'p90' | 'p95' | 'p99' | 'p99.9';
 
 /** Where a figure is shown: the people's tables (CLI, app, HTML, Markdown), summary.csv, compare, vLLM's JSON. */
-export interface MetricViews {
+interface MetricViews {
   /** The results table; a function shows the column only for rows that need it. */
   table?: boolean | ((levels: readonly LevelResult[]) => boolean);
   /** summary.csv: 'core' in the file's first column set, 'appended' after it (added later; headers stay stable). */
@@ -239,11 +239,6 @@ export function metric(key: string): MetricDef {
   const m = METRICS.find((x) => x.key === key);
   if (!m) throw new Error(`no metric ${key} in the registry`);
   return m;
-}
-
-/** The figures of one quantity, in registry order. */
-export function metricsOf(id: QuantityId): MetricDef[] {
-  return METRICS.filter((m) => m.quantity === id);
 }
 
 /** The percentile of a statistic ("p99.9" → 99.9); null for mean and std. */

@@ -14,7 +14,7 @@ export function perUserTokPerSec(level: LevelResult): number | null {
 }
 
 /** How many levels with a throughput and outputs of several tokens have no per-user speed (no TPOT: one chunk each). */
-export function oneChunkLevels(levels: readonly LevelResult[]): number {
+function oneChunkLevels(levels: readonly LevelResult[]): number {
   return levels.filter((l) => l.outputTokPerSec !== null && l.outputLen > 1 && perUserTokPerSec(l) === null).length;
 }
 

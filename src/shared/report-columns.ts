@@ -58,7 +58,7 @@ export function offeredText(o: OfferedLoad | undefined, scheduleLagP99Ms?: numbe
 }
 
 /** The offered load as one number: in flight (conversations in multi-turn) in closed loop, req/s sent in open loop. */
-export function offeredValue(o: OfferedLoad | undefined): number | null {
+function offeredValue(o: OfferedLoad | undefined): number | null {
   return o?.conversationsMean ?? o?.inFlightMean ?? o?.ratePerSec ?? null;
 }
 
@@ -77,7 +77,7 @@ export function levelTitle(l: LevelResult): string {
 }
 
 /** Checks of a level in one cell: "ok", or the failed and warned ids. */
-export function checksText(level: LevelResult): string {
+function checksText(level: LevelResult): string {
   const f = failedIds(level);
   const w = warnedIds(level);
   if (!f && !w) return 'ok';

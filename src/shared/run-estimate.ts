@@ -29,7 +29,7 @@ export const MIN_PACE_REQUESTS = 8;
  * two, along the power law through them (the exponent held to [0, 1]: more load never slows the whole, nor helps more
  * than in proportion); with one, in proportion to concurrency (a floor: latency grows with load). Null with none.
  */
-export function closedLoopPace(concurrency: number, paces: readonly Pace[], outputLen?: number): number | null {
+function closedLoopPace(concurrency: number, paces: readonly Pace[], outputLen?: number): number | null {
   const closed = paces.filter((p) => p.rate === undefined && p.concurrency > 0 && p.requestsPerSec > 0);
   if (closed.length === 0 || concurrency <= 0) return null;
   // Answers of another length: a request lasts about in proportion to its output tokens (decode dominates).
@@ -104,7 +104,7 @@ export function aboutDuration(seconds: number): string {
 }
 
 /** One level as the estimate follows it: its load, its requests, and when its sending began (run clock, ms). */
-export interface PaceLevel {
+interface PaceLevel {
   index: number;
   concurrency: number;
   rate?: number;
@@ -189,7 +189,7 @@ export function foldPace(state: PaceState, event: RunEvent): void {
 }
 
 /** A level's own measured pace (requests per second since it began sending), or null while too little is back. */
-export function measuredPace(level: PaceLevel): number | null {
+function measuredPace(level: PaceLevel): number | null {
   if (level.sendStartMs === null || level.lastEndMs === null) return null;
   if (level.done < Math.max(MIN_PACE_REQUESTS, level.concurrency)) return null;
   const spanMs = level.lastEndMs - level.sendStartMs;

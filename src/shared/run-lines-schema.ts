@@ -155,15 +155,15 @@ export type TelemetryLineRecord = z.infer<typeof TelemetryLineSchema>;
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Assert<T extends true> = T;
 type KeysOf<S extends { shape: object }> = Exclude<keyof S['shape'], 'kind' | 'serverConfigIndex'>;
-export type RequestLineMatches = Assert<
+type _RequestLineMatches = Assert<
   Same<
     Exclude<keyof (typeof RequestLineSchema)['shape'], 'ttftMs' | 'e2eMs'>,
     Exclude<keyof RequestRecord, 'ttftMs' | 'e2eMs'>
   >
 >;
-export type RequestLineReads = Assert<z.infer<typeof RequestLineSchema> extends RequestRecord ? true : false>;
-export type GpuLineMatches = Assert<Same<KeysOf<typeof GpuLineSchema>, keyof GpuSample>>;
-export type EngineLineMatches = Assert<Same<KeysOf<typeof EngineLineSchema>, keyof EngineSample>>;
-export type ClientLineMatches = Assert<Same<KeysOf<typeof ClientLineSchema>, keyof ClientSample>>;
-export type UsageProblemMatches = Assert<Same<z.infer<typeof UsageProblemSchema>['code'], UsageProblem['code']>>;
-export type ThrottleClassMatches = Assert<Same<(typeof THROTTLE_CLASSES)[number], ThrottleClass>>;
+type _RequestLineReads = Assert<z.infer<typeof RequestLineSchema> extends RequestRecord ? true : false>;
+type _GpuLineMatches = Assert<Same<KeysOf<typeof GpuLineSchema>, keyof GpuSample>>;
+type _EngineLineMatches = Assert<Same<KeysOf<typeof EngineLineSchema>, keyof EngineSample>>;
+type _ClientLineMatches = Assert<Same<KeysOf<typeof ClientLineSchema>, keyof ClientSample>>;
+type _UsageProblemMatches = Assert<Same<z.infer<typeof UsageProblemSchema>['code'], UsageProblem['code']>>;
+type _ThrottleClassMatches = Assert<Same<(typeof THROTTLE_CLASSES)[number], ThrottleClass>>;

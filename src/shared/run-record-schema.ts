@@ -12,7 +12,7 @@ import { DistributedRecordSchema, WorkerLevelViewSchema } from './distributed.js
 // latencies are never negative; shares lie in [0, 1]. A run.json that breaks these is refused in one line,
 // never rendered as if measured.
 /** Past this no recorded quantity (ms, tokens, joules, requests) can be: the value was not measured. */
-export const RECORD_NUMBER_MAX = 1e15;
+const RECORD_NUMBER_MAX = 1e15;
 const IMPOSSIBLE = 'an impossible value (beyond ±1e15)';
 const num = z.number().min(-RECORD_NUMBER_MAX, IMPOSSIBLE).max(RECORD_NUMBER_MAX, IMPOSSIBLE);
 const numOrNull = num.nullable();
@@ -335,7 +335,7 @@ const RUN_STATUSES = [
 ] as const satisfies readonly RunStatus[];
 
 /** run.json as schemaVersion 1 describes it; config is checked loosely (its defaults were applied when written). */
-export const RunRecordSchema = z.looseObject({
+const RunRecordSchema = z.looseObject({
   schemaVersion: z.literal(1),
   id: z.string(),
   label: z.string(),
@@ -365,7 +365,7 @@ export const RunRecordSchema = z.looseObject({
 });
 
 /** The newest run.json layout this servebench reads. */
-export const RUN_SCHEMA_VERSION = 1;
+const RUN_SCHEMA_VERSION = 1;
 
 /** zod's first problem as "path: message", for a one-line refusal. */
 export function zodProblem(error: ZodError): string {
@@ -384,7 +384,7 @@ export function zodProblem(error: ZodError): string {
 }
 
 /** Deeper than any record servebench writes (its deepest path is under 10): refused before a reader recurses. */
-export const RECORD_MAX_DEPTH = 64;
+const RECORD_MAX_DEPTH = 64;
 
 /** The path to the first value nested deeper than `max` (arrays and objects), found without recursion; or null. */
 function tooDeep(value: unknown, max: number): string | null {

@@ -121,7 +121,7 @@ export const ServerConfigSchema = z.discriminatedUnion(
 export const SERVER_KEYS: readonly string[] = ['engine', ...SERVER_SETTING_SCHEMAS.keys()];
 
 /** The settings an engine declares (its own keys; the rest of a config it ignores). */
-export function engineSettingKeys(kind: string): readonly string[] {
+function engineSettingKeys(kind: string): readonly string[] {
   const engine = ENGINES.find((e) => e.kind === kind);
   return engine ? Object.keys(engine.settings) : [];
 }

@@ -69,6 +69,7 @@ export const LAUNCH_SETTINGS = {
     help: 'extra engine argument, repeatable (--server-arg=--trust-remote-code)',
     group: 'server',
     syntax: 'args',
+    trust: 'args',
     placeholder: '--trust-remote-code --enforce-eager',
     engineBound: true,
   }),
@@ -78,6 +79,7 @@ export const LAUNCH_SETTINGS = {
     help: 'environment for the server, repeatable (secrets never reach logs)',
     group: 'server',
     syntax: 'env',
+    trust: 'env',
   }),
 };
 
@@ -87,6 +89,7 @@ export const PYTHON = setting(z.string().default('python3'), {
   metavar: 'PATH',
   help: 'interpreter of the venv/conda env with the engine',
   group: 'server',
+  trust: 'program',
   // Which engine it runs is recorded as the engine and its version; the path itself changes nothing measured.
   condition: false,
 });
@@ -221,7 +224,6 @@ export const DIFFUSION_SETTINGS = {
 
 /** The whole diffusion section, as a config holds it (absent: not a diffusion model). */
 export const DiffusionConfigSchema = z.object(DIFFUSION_SETTINGS);
-export type DiffusionConfig = z.infer<typeof DiffusionConfigSchema>;
 
 /** The order server settings are listed in (help, form, docs); an engine's own settings follow in registry order. */
 export const SERVER_SETTING_ORDER: readonly string[] = [

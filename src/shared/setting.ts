@@ -9,7 +9,15 @@ import { z } from 'zod';
 export type SettingGroup = 'server' | 'diffusion' | 'load' | 'cost' | 'telemetry' | 'output';
 
 /** How a value is written when the schema alone does not say it (a number of seconds stored in ms, a command line). */
-export type SettingSyntax = 'seconds' | 'duration' | 'command-line' | 'args' | 'env' | 'engine';
+type SettingSyntax = 'seconds' | 'duration' | 'command-line' | 'args' | 'env' | 'engine';
+
+/**
+ * What a setting's value can name that a run folder from someone else must not set unasked: a command line, a
+ * program (binary or interpreter), the server's arguments or environment (PATH, LD_PRELOAD, PYTHONPATH decide what
+ * loads), a file whose text is sent. In the order `run --from` lists them.
+ */
+export const TRUST_KINDS = ['command', 'program', 'args', 'env', 'file'] as const;
+export type TrustKind = (typeof TRUST_KINDS)[number];
 
 /** What a setting declares beside its schema. */
 export interface SettingMeta {
@@ -49,10 +57,15 @@ export interface SettingMeta {
    * false, a load setting that shapes the requests (endpoint, temperature, prompt file) true.
    */
   readonly condition?: boolean;
+  /**
+   * It decides what runs or what is sent: a run folder from someone else that sets it is shown and asked about
+   * before `run --from` runs it (src/core/runs/recorded-commands.ts), unless it holds the default.
+   */
+  readonly trust?: TrustKind;
 }
 
 /** The declarations: schema -> what it declares. */
-export const SETTINGS = z.registry<SettingMeta>();
+const SETTINGS = z.registry<SettingMeta>();
 
 /** Declares a setting: its schema (optional or with a default, as the config holds it) and its metadata. */
 export function setting<T extends z.ZodType>(schema: T, meta: SettingMeta): T {

@@ -6,7 +6,7 @@ const EnvRowSchema = z.object({ name: z.string(), value: z.string() });
 const VaryRowSchema = z.object({ key: z.string(), values: z.string() });
 
 /** The new-run form as last left: its fields as typed (strings), toggles, env and sweep rows. */
-export const FormValuesSchema = z.record(
+const FormValuesSchema = z.record(
   z.string(),
   z.union([z.string(), z.boolean(), z.array(EnvRowSchema), z.array(VaryRowSchema)]),
 );

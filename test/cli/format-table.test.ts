@@ -149,4 +149,12 @@ describe('the CLI problem lines', () => {
     const closed = formatProblems(await fixture('closed'));
     expect(closed).toContainEqual(expect.stringMatching(/^FAIL round-spread at c=1 32\/16: CV 39\.8 % over 2 rounds/));
   });
+
+  it("come from the levels' own verdicts, not from the roll-up's sentence", async () => {
+    const record = await fixture('closed');
+    const expected = formatProblems(record);
+    for (const c of record.checks) if (record.levels.some((l) => l.checks.some((x) => x.id === c.id))) c.detail = '?';
+    expect(formatProblems(record)).toEqual(expected);
+    expect(expected).toContainEqual(expect.stringMatching(/^FAIL round-spread at c=1 32\/16: CV 39\.8 %/));
+  });
 });

@@ -3,7 +3,7 @@ import type { LevelResult } from '../../shared/run-record.js';
 import { combineVerdicts, judgeSlo } from '../../shared/slo-judge.js';
 
 // The judgement lives in shared/ so the app's charts judge levels the same way.
-export { combineVerdicts, judgeSlo };
+export { judgeSlo };
 
 /** A measured level as the search sees it: its verdict, SLO judgements and goodput in requests/s. */
 export function probeOf(

@@ -8,7 +8,7 @@ import { planLevels, type LevelPlan } from '../load/level-plan.js';
 const DEFAULT_MAX = { concurrency: 512, rate: 1000 } as const;
 
 /** One request shape a search runs at: an input length and an output length, in tokens. */
-export interface CapacityShape {
+interface CapacityShape {
   inputLen: number;
   outputLen: number;
 }

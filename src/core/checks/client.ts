@@ -6,8 +6,6 @@ import { CLIENT_LIMITS } from './client-limits.js';
 import { defineCheck } from './define.js';
 import { judged, type Facts, type Judged } from './verdict.js';
 
-export { CLIENT_LIMITS } from './client-limits.js';
-
 /** Inputs of the client check; lags in ms, null where not measured (schedule lag exists only in open loop). */
 export interface ClientInput {
   loopLagP99Ms: number | null;
@@ -30,7 +28,7 @@ export interface ClientInput {
 }
 
 /** A rest of TTFT beyond the server's parts at or above this share is named in the facts as large. */
-export const TTFT_REST_LARGE_SHARE = 0.5;
+const TTFT_REST_LARGE_SHARE = 0.5;
 
 /** The client's share of TTFT as facts: the rest's ms and share, and whether it is large (only with both server parts known). */
 function ttftRestFacts(split: TtftSplit | null | undefined, facts: Facts): void {

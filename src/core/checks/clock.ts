@@ -5,7 +5,7 @@ import { defineCheck } from './define.js';
 import { judged, type Judged } from './verdict.js';
 
 /** A window error from the clocks up to this share of the shortest round passes the clock check; up to WARN warns. */
-export const CLOCK_ERROR_LIMITS = { pass: 0.01, warn: 0.05 } as const;
+const CLOCK_ERROR_LIMITS = { pass: 0.01, warn: 0.05 } as const;
 
 /**
  * clock: how far the workers' clocks, mapped onto rank 0's, can move a round's window (and so its throughput): twice

@@ -3,7 +3,7 @@ import type { LevelEvidence, RunEvidence } from './evidence.js';
 import type { Judged } from './verdict.js';
 
 /** The bounds a check judges by, by name (documented beside it in docs/checks.md). */
-export type Limits = Readonly<Record<string, number>>;
+type Limits = Readonly<Record<string, number>>;
 
 /** One check: its catalog entry, its limits and its rule; evaluate gives null where the check does not apply. */
 export interface CheckDefinition<E> {

@@ -1,13 +1,13 @@
+import { fmtCounts } from '../../shared/format.js';
 import type { RequestRecord } from '../../shared/request-record.js';
 import { commonestError, serverSaid } from '../metrics/error-summary.js';
-import { fmtCounts } from '../metrics/format.js';
 import { isCancelled, isMeasured } from '../metrics/request-metrics.js';
 import { countBy } from './helpers.js';
 import { defineCheck } from './define.js';
 import { judged, type Judged } from './verdict.js';
 
 /** Failed-request share up to which the errors check only warns. */
-export const ERROR_WARN_LIMIT = 0.01;
+const ERROR_WARN_LIMIT = 0.01;
 
 /**
  * errors: failed requests are counted, never dropped; warns up to 1 % failed, fails above, counting by error kind and

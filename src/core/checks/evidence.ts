@@ -26,7 +26,7 @@ export interface CutShort {
 }
 
 /** How the level's prompts were made: what the prefix-cache check holds its hits against. */
-export interface PromptEvidence {
+interface PromptEvidence {
   uniquePrefix: boolean;
   /** Requests share prefixes on purpose (shared-prefix groups, trace hash ids): hits are the point, not a flaw. */
   sharedPrefixes: boolean;
@@ -41,7 +41,7 @@ export interface PromptEvidence {
 }
 
 /** The load the level asked for and what the client did about it (the client check's evidence). */
-export interface LoadEvidence {
+interface LoadEvidence {
   /** The load really offered over the complete rounds; null when no round completed (figures, no verdict). */
   offered: OfferedLoad | null;
   /** Closed loop: the asked concurrency (absent in open loop). */

@@ -1,5 +1,5 @@
+import { fmtRange } from '../../shared/format.js';
 import type { RequestRecord } from '../../shared/request-record.js';
-import { fmtRange } from '../metrics/format.js';
 import { percentile } from '../metrics/percentiles.js';
 import { isMeasured } from '../metrics/request-metrics.js';
 

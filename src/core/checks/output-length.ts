@@ -1,5 +1,5 @@
+import { fmtCounts } from '../../shared/format.js';
 import type { RequestRecord } from '../../shared/request-record.js';
-import { fmtCounts } from '../metrics/format.js';
 import { impossibleUsage } from '../metrics/usage-checks.js';
 import { countBy, distinct, extent, okMeasured } from './helpers.js';
 import { defineCheck } from './define.js';

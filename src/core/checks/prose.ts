@@ -1,14 +1,15 @@
+import { fmtNumber, fmtRange, fmtShare } from '../../shared/format.js';
 import { OFFERED_MIN_SHARE } from '../../shared/offered-load.js';
 import { STATUS_SEVERITY, worstStatus } from '../../shared/check-status.js';
 import type { CheckFact, CheckId, CheckStatus } from '../../shared/run-record.js';
 import { hostPressureText } from '../telemetry/host-pressure.js';
 import { CLIENT_LIMITS } from './client-limits.js';
-import { fmtNum, fmtPct, fmtRange } from '../metrics/format.js';
 import { plural } from './helpers.js';
+import { STREAMING } from './streaming-prose.js';
 import type { Facts } from './verdict.js';
 
 /** One sentence per code of a check, made from its facts only. */
-type Sentences = Record<string, (f: Facts) => string>;
+export type Sentences = Record<string, (f: Facts) => string>;
 
 const num = (f: Facts, key: string): number => f[key] as number;
 const str = (f: Facts, key: string): string => String(f[key] ?? '');
@@ -29,13 +30,13 @@ const WARMUP: Sentences = {
 
 const SAMPLE_SIZE: Sentences = {
   'intervals-shown': (f) =>
-    `${num(f, 'samples')} ${str(f, 'metric')} samples: p95 and p99 carry ${fmtPct(num(f, 'confidence'))} confidence intervals`,
+    `${num(f, 'samples')} ${str(f, 'metric')} samples: p95 and p99 carry ${fmtShare(num(f, 'confidence'), 1)} confidence intervals`,
   'too-few-samples': (f) => {
     const missing: string[] = [];
     if (f.p95Ci === false) missing.push(`p95 needs ${num(f, 'p95MinSamples')}`);
     if (f.p99Ci === false) missing.push(`p99 needs ${num(f, 'p99MinSamples')}`);
     return (
-      `${num(f, 'samples')} ${str(f, 'metric')} samples are too few for a ${fmtPct(num(f, 'confidence'))} confidence ` +
+      `${num(f, 'samples')} ${str(f, 'metric')} samples are too few for a ${fmtShare(num(f, 'confidence'), 1)} confidence ` +
       `interval (${missing.join(', ')}): treat those percentiles as rough, or run more requests`
     );
   },
@@ -54,7 +55,7 @@ function errorsAside(f: Facts): string {
 }
 
 const failedText = (f: Facts): string =>
-  `${num(f, 'failed')}/${num(f, 'requests')} requests failed (${fmtPct(num(f, 'share'))}): ` +
+  `${num(f, 'failed')}/${num(f, 'requests')} requests failed (${fmtShare(num(f, 'share'), 1)}): ` +
   `${str(f, 'errorKinds')}${errorsAside(f)}${note(f.serverSaid)}`;
 
 const ERRORS: Sentences = {
@@ -136,7 +137,7 @@ const THROTTLING: Sentences = {
 /** The spread's figures: the CV over the complete rounds, their throughput, the partial rounds left out. */
 function spreadHead(f: Facts): string {
   const leftOut = num(f, 'partialRounds') > 0 ? `; ${plural(num(f, 'partialRounds'), 'partial round')} left out` : '';
-  return `CV ${fmtPct(num(f, 'cv'))} over ${num(f, 'rounds')} rounds (${str(f, 'roundsTokPerS')} tok/s)${leftOut}`;
+  return `CV ${fmtShare(num(f, 'cv'), 1)} over ${num(f, 'rounds')} rounds (${str(f, 'roundsTokPerS')} tok/s)${leftOut}`;
 }
 
 const against = (f: Facts): string =>
@@ -163,13 +164,13 @@ const ROUND_SPREAD: Sentences = {
     `no output in ${num(f, 'rounds')} rounds${num(f, 'partialRounds') > 0 ? `; ${plural(num(f, 'partialRounds'), 'partial round')} left out` : ''}: spread undefined`,
   steady: spreadHead,
   'spread-over-limit': (f) =>
-    `${spreadHead(f)} exceeds ${fmtPct(num(f, 'limit'))}: look for throttling or other load on the GPU`,
+    `${spreadHead(f)} exceeds ${fmtShare(num(f, 'limit'), 1)}: look for throttling or other load on the GPU`,
   'spread-follows-arrivals': (f) =>
     `${spreadHead(f)}: the rounds' throughput followed their random arrivals; ${against(f)} they differ by ` +
-    `${fmtPct(num(f, 'shareCv'))}, within ${fmtPct(num(f, 'limit'))}: the server's speed held`,
+    `${fmtShare(num(f, 'shareCv'), 1)}, within ${fmtShare(num(f, 'limit'), 1)}: the server's speed held`,
   'server-speed-changed': (f) =>
-    `${spreadHead(f)}; ${against(f)} the rounds differ by ${fmtPct(num(f, 'shareCv'))}, over ` +
-    `${fmtPct(num(f, 'limit'))}: the server's speed changed between rounds: look for throttling or other load on the GPU`,
+    `${spreadHead(f)}; ${against(f)} the rounds differ by ${fmtShare(num(f, 'shareCv'), 1)}, over ` +
+    `${fmtShare(num(f, 'limit'), 1)}: the server's speed changed between rounds: look for throttling or other load on the GPU`,
 };
 
 /** "250" or "250–260": the token counts from minTokens to maxTokens. */
@@ -210,11 +211,12 @@ const INPUT_LENGTH: Sentences = {
 
 /** What the level's evidence on the prefix cache says: the engine's counter first, then the responses' own count. */
 function cacheSeen(f: Facts): string {
-  const engine = f.engineHits !== null ? `the engine reports ${fmtNum(num(f, 'engineHits'))} prefix-cache hits` : null;
+  const engine =
+    f.engineHits !== null ? `the engine reports ${fmtNumber(num(f, 'engineHits'))} prefix-cache hits` : null;
   if (f.cachedTokens === null) return engine ?? 'engine hit counter unavailable';
   const some = num(f, 'cacheResponses') < num(f, 'responses');
   const of = some ? ` (${num(f, 'cacheResponses')} of ${num(f, 'responses')} responses said)` : '';
-  const responses = `the server's responses report ${fmtNum(num(f, 'cachedTokens'))} cached prompt tokens${of}`;
+  const responses = `the server's responses report ${fmtNumber(num(f, 'cachedTokens'))} cached prompt tokens${of}`;
   // Both: the counter is scraped once a second, so a short level's delta can miss what the responses saw.
   return engine ? `${engine}; ${responses}` : responses;
 }
@@ -222,7 +224,7 @@ function cacheSeen(f: Facts): string {
 /** "(N tokens per request, more than the M-token opening every prompt shares)", where both are known. */
 function perRequestText(f: Facts): string {
   if (f.hitsPerRequest === null || f.openingTokens === null) return '';
-  return ` (${fmtNum(num(f, 'hitsPerRequest'))} tokens per request, more than the ${num(f, 'openingTokens')}-token opening every prompt shares)`;
+  return ` (${fmtNumber(num(f, 'hitsPerRequest'))} tokens per request, more than the ${num(f, 'openingTokens')}-token opening every prompt shares)`;
 }
 
 const PREFIX_CACHE: Sentences = {
@@ -244,7 +246,7 @@ const PREFIX_CACHE: Sentences = {
     `${num(f, 'mostlyCachedRequests')} requests had half or more of their prompt past the shared opening served ` +
     "from the prefix cache by the server's own account despite unique prompts: their TTFT is that of the cached case",
   'engine-hits': (f) =>
-    `the engine reports ${fmtNum(num(f, 'engineHits'))} prefix-cache hits despite unique prompts${perRequestText(f)}: ` +
+    `the engine reports ${fmtNumber(num(f, 'engineHits'))} prefix-cache hits despite unique prompts${perRequestText(f)}: ` +
     'some requests may have reused cached prefill',
   unique: (f) => {
     const cached = Number(f.engineHits ?? 0) > 0 || Number(f.cachedTokens ?? 0) > 0;
@@ -259,10 +261,10 @@ const PREFIX_CACHE: Sentences = {
 
 /** How well the workers' clock offsets are known, and a round window's error from them. */
 const clockFigures = (f: Facts): string =>
-  `offsets known within ±${fmtNum(num(f, 'uncertaintyMs'))} ms, moving at most ${fmtNum(num(f, 'offsetChangeMs'))} ms over the level`;
+  `offsets known within ±${fmtNumber(num(f, 'uncertaintyMs'))} ms, moving at most ${fmtNumber(num(f, 'offsetChangeMs'))} ms over the level`;
 const clockWhere = (f: Facts): string =>
-  `a round window (shortest ${fmtNum(num(f, 'shortestRoundMs'))} ms) is exact to within ` +
-  `${fmtNum(num(f, 'windowErrorMs'))} ms (${fmtPct(num(f, 'windowError'))})`;
+  `a round window (shortest ${fmtNumber(num(f, 'shortestRoundMs'))} ms) is exact to within ` +
+  `${fmtNumber(num(f, 'windowErrorMs'))} ms (${fmtShare(num(f, 'windowError'), 1)})`;
 
 const CLOCK: Sentences = {
   'offset-missing': (f) =>
@@ -277,7 +279,7 @@ const CLOCK: Sentences = {
     'over a quieter network',
 };
 
-const ms = (f: Facts, key: string): string => `${fmtNum(num(f, key))} ms`;
+const ms = (f: Facts, key: string): string => `${fmtNumber(num(f, key))} ms`;
 
 /** The stream's own problems, one clause each: invalid SSE lines, lost events, the server's timings against ours. */
 function streamProblemTexts(f: Facts): string[] {
@@ -291,8 +293,8 @@ function streamProblemTexts(f: Facts): string[] {
   if (num(f, 'irregularChunkRequests') > 0) {
     problems.push(
       `${num(f, 'irregularChunkRequests')}/${num(f, 'serverChunkRequests')} requests had a chunk carrying more tokens ` +
-        `than their usual chunk (e.g. ${fmtNum(num(f, 'irregularExampleTokens'))} vs ` +
-        `${fmtNum(num(f, 'irregularExampleUsual'))}): a sign of lost stream events (or a server that sends ` +
+        `than their usual chunk (e.g. ${fmtNumber(num(f, 'irregularExampleTokens'))} vs ` +
+        `${fmtNumber(num(f, 'irregularExampleUsual'))}): a sign of lost stream events (or a server that sends ` +
         'variable-size chunks, e.g. speculative decoding), so ITL is not per token for those chunks',
     );
   }
@@ -340,8 +342,8 @@ const TOKEN_AGREEMENT: Sentences = {
   'stream-problems': (f) => `${streamProblemTexts(f).join('; ')} (${agreeText(f)})`,
   'counts-differ': (f) =>
     `${num(f, 'differRequests')}/${num(f, 'serverCounted')} requests: client counted ` +
-    `${fmtNum(num(f, 'exampleClientCount'))} vs server ${fmtNum(num(f, 'exampleServerCount'))} tokens (median ratio ` +
-    `${f.medianRatio === null ? 'n/a' : fmtNum(num(f, 'medianRatio'))}); chunks are not tokens, so token figures use ` +
+    `${fmtNumber(num(f, 'exampleClientCount'))} vs server ${fmtNumber(num(f, 'exampleServerCount'))} tokens (median ratio ` +
+    `${f.medianRatio === null ? 'n/a' : fmtNumber(num(f, 'medianRatio'))}); chunks are not tokens, so token figures use ` +
     `the server's count${f.estimatedPerChunk ? ' and ITL per token assumes one token per chunk' : ''}${streamTail(f)}`,
 };
 
@@ -357,18 +359,18 @@ const pressureText = (f: Facts): string =>
 function concurrencyText(f: Facts): string {
   const p5 = f.achievedConcurrencyP5 ?? '—';
   const held =
-    `${fmtNum(num(f, 'achievedConcurrency'))} ${str(f, 'inFlightOf')} in flight on average of ` +
-    `c=${num(f, 'askedConcurrency')} asked (${fmtPct(num(f, 'ratio'))}, p5 ${String(p5)})`;
+    `${fmtNumber(num(f, 'achievedConcurrency'))} ${str(f, 'inFlightOf')} in flight on average of ` +
+    `c=${num(f, 'askedConcurrency')} asked (${fmtShare(num(f, 'ratio'), 1)}, p5 ${String(p5)})`;
   switch (f.concurrencyFinding) {
     case 'offered-below-asked-failures':
       return (
-        `${held}: ${fmtPct(num(f, 'shortfallAfterFailures'))} of the shortfall came after requests the server ` +
+        `${held}: ${fmtShare(num(f, 'shortfallAfterFailures'), 1)} of the shortfall came after requests the server ` +
         'failed fast (the errors check judges them), not from the client'
       );
     case 'offered-below-asked':
       return (
-        `${held}, below ${fmtPct(OFFERED_MIN_SHARE)}: the client was the bottleneck; this level offered ` +
-        `c≈${fmtNum(num(f, 'achievedConcurrency'))}, not c=${num(f, 'askedConcurrency')}`
+        `${held}, below ${fmtShare(OFFERED_MIN_SHARE, 1)}: the client was the bottleneck; this level offered ` +
+        `c≈${fmtNumber(num(f, 'achievedConcurrency'))}, not c=${num(f, 'askedConcurrency')}`
       );
     default:
       return held;
@@ -379,8 +381,8 @@ function concurrencyText(f: Facts): string {
 function rateText(f: Facts): string {
   const asked = f.askedRate !== null ? `; ${num(f, 'askedRate')} req/s asked` : '';
   const sent =
-    `${fmtNum(num(f, 'achievedRate'))} req/s sent of the schedule's ${fmtNum(num(f, 'scheduledRate'))} ` +
-    `(${fmtPct(num(f, 'ratio'))}${asked})`;
+    `${fmtNumber(num(f, 'achievedRate'))} req/s sent of the schedule's ${fmtNumber(num(f, 'scheduledRate'))} ` +
+    `(${fmtShare(num(f, 'ratio'), 1)}${asked})`;
   switch (f.rateFinding) {
     case 'rate-held-by-cap':
       return (
@@ -389,8 +391,8 @@ function rateText(f: Facts): string {
       );
     case 'offered-below-asked':
       return (
-        `${sent}, below ${fmtPct(OFFERED_MIN_SHARE)}, ${fmtNum(num(f, 'rateLateMs'))} ms behind the schedule: the ` +
-        `client was the bottleneck; this level offered ${fmtNum(num(f, 'achievedRate'))} req/s`
+        `${sent}, below ${fmtShare(OFFERED_MIN_SHARE, 1)}, ${fmtNumber(num(f, 'rateLateMs'))} ms behind the schedule: the ` +
+        `client was the bottleneck; this level offered ${fmtNumber(num(f, 'achievedRate'))} req/s`
       );
     default:
       return sent;
@@ -400,8 +402,8 @@ function rateText(f: Facts): string {
 /** The client's own lags against the limits; a lag while the host was busy is the host's. */
 function lagText(f: Facts): string {
   const parts: string[] = [];
-  if (f.loopLagP99Ms !== null) parts.push(`event-loop lag p99 ${fmtNum(num(f, 'loopLagP99Ms'))} ms`);
-  if (f.scheduleLagP99Ms !== null) parts.push(`schedule lag p99 ${fmtNum(num(f, 'scheduleLagP99Ms'))} ms`);
+  if (f.loopLagP99Ms !== null) parts.push(`event-loop lag p99 ${fmtNumber(num(f, 'loopLagP99Ms'))} ms`);
+  if (f.scheduleLagP99Ms !== null) parts.push(`schedule lag p99 ${fmtNumber(num(f, 'scheduleLagP99Ms'))} ms`);
   const figures = parts.join(', ');
   if (f.lagFinding === 'host-busy') {
     return (
@@ -456,6 +458,7 @@ const CLIENT: Sentences = {
 
 /** The checks whose sentences are made here, from their code and facts. */
 const SENTENCES: Partial<Record<CheckId, Sentences>> = {
+  streaming: STREAMING,
   client: CLIENT,
   'token-agreement': TOKEN_AGREEMENT,
   clock: CLOCK,

@@ -41,9 +41,9 @@ const DEFINITIONS: { readonly [K in CheckId]: LevelCheck | RunCheck } = {
 export const CHECKS: ReadonlyArray<LevelCheck | RunCheck> = CHECK_CATALOG.map((c) => DEFINITIONS[c.id]);
 
 /** The checks that judge one level, in order. */
-export const LEVEL_CHECKS = CHECKS.filter((c): c is LevelCheck => c.scope === 'level');
+const LEVEL_CHECKS = CHECKS.filter((c): c is LevelCheck => c.scope === 'level');
 /** The checks that judge the run as a whole, in order. */
-export const RUN_CHECKS = CHECKS.filter((c): c is RunCheck => c.scope === 'run');
+const RUN_CHECKS = CHECKS.filter((c): c is RunCheck => c.scope === 'run');
 
 function evaluateAll<E>(checks: ReadonlyArray<CheckDefinition<E>>, evidence: E): Judged[] {
   return checks.map((c) => c.evaluate(evidence)).filter((c): c is Judged => c !== null);

@@ -1,4 +1,4 @@
-import { fmtNum } from '../metrics/format.js';
+import { fmtNumber } from '../../shared/format.js';
 import { judgeOpenLoopSpread, type OpenLoopRound } from '../metrics/open-loop-spread.js';
 import { coefficientOfVariation } from '../metrics/throughput.js';
 import { isPooling } from '../../shared/endpoint-kinds.js';
@@ -6,7 +6,7 @@ import { defineCheck } from './define.js';
 import { judged, type Facts, type Judged } from './verdict.js';
 
 /** Round-spread limit: a CV above this means the environment is wrong (docs/architecture.md: 15 %). */
-export const ROUND_CV_LIMIT = 0.15;
+const ROUND_CV_LIMIT = 0.15;
 
 /**
  * round-spread: CV of per-round output tok/s of the COMPLETE rounds at most 15 %; fewer than 2 complete rounds cannot
@@ -27,7 +27,7 @@ export function roundSpreadCheck(
     rounds,
     partialRounds,
     limit: ROUND_CV_LIMIT,
-    roundsTokPerS: perRoundOutputTokPerSec.map(fmtNum).join(', '),
+    roundsTokPerS: perRoundOutputTokPerSec.map((x) => fmtNumber(x)).join(', '),
   };
   if (rounds === 0 && partialRounds > 0) return judged('round-spread', 'warn', 'no-complete-round', facts);
   if (rounds < 2) return judged('round-spread', 'warn', 'too-few-rounds', facts);

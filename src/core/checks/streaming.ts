@@ -6,7 +6,7 @@ import { judgeStreaming, type ServerDecodeFigure } from '../metrics/streaming-ch
 import { MAX_STREAM_TOKENS_PER_S } from '../metrics/stream-timing.js';
 import { CLIENT_LIMITS } from './client-limits.js';
 import { defineCheck } from './define.js';
-import { verdict, type Judged } from './verdict.js';
+import { judged, type Judged } from './verdict.js';
 
 /**
  * streaming: tokens arrived over time, judged by time against the decode time they must have taken (judgeStreaming
@@ -22,20 +22,14 @@ export function streamingCheck(
   coalescedItl: CoalescedItlFinding | null = null,
   host: HostPressure | null = null,
 ): Judged {
-  const judged = judgeStreaming(records, {
+  const streamed = judgeStreaming(records, {
     loopLagP99Ms: clientLoopLagP99Ms,
     loopLagLimitMs: CLIENT_LIMITS.loopLagWarnMs,
     serverDecode,
     host,
   });
-  if (judged.status !== 'pass' || !coalescedItl) return judged;
-  return verdict(
-    'streaming',
-    'warn',
-    'itl-coalesced',
-    { ...judged.facts, ...coalescedItl.facts },
-    `${judged.detail}; ${coalescedItl.text}`,
-  );
+  if (streamed.status !== 'pass' || !coalescedItl) return streamed;
+  return judged('streaming', 'warn', 'itl-coalesced', { ...streamed.facts, ...coalescedItl.facts });
 }
 
 export const streaming = defineCheck('streaming', {

@@ -4,9 +4,9 @@ import { issuesOf, withIssues } from './telemetry-issues.js';
 import { judged, type Facts, type Judged } from './verdict.js';
 
 /** Share of the measured window above which thermal or hardware slowdown fails the level. */
-export const MEANINGFUL_SHARE = 0.05;
+const MEANINGFUL_SHARE = 0.05;
 /** Share of samples without throttle reasons from which the GPU's throttling is unknown. */
-export const UNKNOWN_REASONS_SHARE = 0.5;
+const UNKNOWN_REASONS_SHARE = 0.5;
 
 function throttleFacts(t: LevelTelemetry): Facts {
   return {

@@ -10,7 +10,7 @@ import { judged, verdict, type Facts, type Judged } from './verdict.js';
  * The most common token count among a request's chunks that carry tokens (ties go to the larger size, so a short
  * last block does not become the mode); null when no chunk carries a token.
  */
-export function modalChunkTokens(record: RequestRecord): number | null {
+function modalChunkTokens(record: RequestRecord): number | null {
   const counts = new Map<number, number>();
   for (const [, tokens] of record.chunks) if (tokens > 0) counts.set(tokens, (counts.get(tokens) ?? 0) + 1);
   let mode: number | null = null;
@@ -29,7 +29,7 @@ export function modalChunkTokens(record: RequestRecord): number | null {
  * tokens than the request's most common chunk size, the sign of a lost event whose tokens the next chunk absorbed.
  * A diffusion stream (every chunk one block) stays regular; a last chunk smaller than the mode is fine.
  */
-export function hasIrregularChunks(record: RequestRecord): boolean {
+function hasIrregularChunks(record: RequestRecord): boolean {
   if (record.chunkTokensSource !== 'server') return false;
   const mode = modalChunkTokens(record);
   return mode !== null && record.chunks.some(([, tokens]) => tokens > mode);
@@ -44,7 +44,7 @@ export const SERVER_TIMING_LIMITS = { decodeShare: 0.25, slackMs: 50 } as const;
  * requests off by the limits is a problem (decodeProblem). TTFT includes queueing and transport, so it may exceed
  * prompt_ms by any amount but never fall short of it (firstTokenTooSoon).
  */
-export function serverTimingFacts(ok: readonly RequestRecord[]): Facts {
+function serverTimingFacts(ok: readonly RequestRecord[]): Facts {
   const timed = ok.filter(
     (r) =>
       r.serverPromptMs !== undefined &&

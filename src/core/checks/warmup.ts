@@ -1,5 +1,5 @@
+import { fmtCounts } from '../../shared/format.js';
 import type { RequestRecord } from '../../shared/request-record.js';
-import { fmtCounts } from '../metrics/format.js';
 import { countBy } from './helpers.js';
 import { defineCheck } from './define.js';
 import { judged, type Judged } from './verdict.js';

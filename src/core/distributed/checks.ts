@@ -1,16 +1,16 @@
+import { fmtShare } from '../../shared/format.js';
 import type { WorkerLevelView } from '../../shared/distributed.js';
 import type { Check, LevelResult } from '../../shared/run-record.js';
 import { STATUS_SEVERITY } from '../../shared/check-status.js';
 import { clientCheck } from '../checks/client.js';
 import { clockCheck } from '../checks/clock.js';
-import { fmtPct } from '../metrics/format.js';
 import { summarize } from '../metrics/percentiles.js';
 import { driftPpm } from './clock-sync.js';
 import { workerName } from './coordinator.js';
 import type { PartTally, WorkerPart } from './merge.js';
 
 /** Each worker's part of a level as the per-worker view shows it: share, clock, own client check. */
-export function workerViews(
+function workerViews(
   parts: readonly WorkerPart[],
   tallies: ReadonlyMap<number, PartTally>,
   hosts: ReadonlyMap<number, string>,
@@ -93,13 +93,15 @@ export function workersClientCheck(all: readonly WorkerLevelView[]): Check {
     };
   }
   const detail = bad
-    .map((x) => `${workerName(x.v.rank, x.v.host)}, which sent ${fmtPct(x.v.share)} of the requests: ${x.c.detail}`)
+    .map(
+      (x) => `${workerName(x.v.rank, x.v.host)}, which sent ${fmtShare(x.v.share, 1)} of the requests: ${x.c.detail}`,
+    )
     .join('; ');
   return { id: 'client', status, detail, code: status === 'fail' ? 'worker-bottleneck' : 'worker-lagging', facts };
 }
 
 /** Schedule lag of a worker's measured records (send - scheduled), p99; null in closed loop. */
-export function scheduleLagP99(lags: readonly number[]): number | null {
+function scheduleLagP99(lags: readonly number[]): number | null {
   return lags.length > 0 ? summarize(lags).p99 : null;
 }
 

@@ -13,7 +13,7 @@ export interface PingSample {
 }
 
 /** Round trip of a ping, less the time rank 0 held it. */
-export function pingDelay(s: PingSample): number {
+function pingDelay(s: PingSample): number {
   return s.t4 - s.t1 - (s.t3 - s.t2);
 }
 
@@ -40,7 +40,7 @@ export function estimateOffset(samples: readonly PingSample[], pings = samples.l
 export type Ping = () => Promise<PingSample>;
 
 /** Pings per estimate: enough that one of them meets an idle path, few enough to take milliseconds on a LAN. */
-export const PINGS_PER_ESTIMATE = 32;
+const PINGS_PER_ESTIMATE = 32;
 
 /** Measures the offset with `count` pings one after another (never overlapping: each would queue behind the other). */
 export async function measureOffset(ping: Ping, count = PINGS_PER_ESTIMATE): Promise<ClockOffset | null> {

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { UserError } from '../errors.js';
 
 /** Workers in one run at most: more than any endpoint needs, and each holds a connection to rank 0. */
-export const MAX_WORLD_SIZE = 1024;
+const MAX_WORLD_SIZE = 1024;
 /** Rank 0's rendezvous port when neither a flag nor the launcher says (PyTorch's is 29500; this one is ours). */
 export const DEFAULT_COORDINATOR_PORT = 29517;
 
@@ -36,7 +36,7 @@ function integer(value: string | undefined, what: string): number | undefined {
 }
 
 /** HOST:PORT (IPv6 as [addr]:port) -> its parts; one line naming the fix on anything else. */
-export function parseCoordinator(text: string): { host: string; port: number } {
+function parseCoordinator(text: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:[\]\s]+)):(\d{1,5})$/.exec(text.trim());
   const port = m ? Number(m[3]) : NaN;
   if (!m || port < 1 || port > 65535) {

@@ -6,8 +6,8 @@ import { UserError } from '../errors.js';
 import { DEFAULT_COORDINATOR_PORT } from './environment.js';
 
 /** Where rank 0 writes the run folder inside a pod, and where the run configuration is mounted. */
-export const POD_RESULTS_DIR = '/results';
-export const POD_CONFIG_DIR = '/etc/servebench';
+const POD_RESULTS_DIR = '/results';
+const POD_CONFIG_DIR = '/etc/servebench';
 /** A workload file rides in the ConfigMap up to this size (a ConfigMap holds at most 1 MiB in all). */
 export const MAX_EMBEDDED_FILE_BYTES = 512 * 1024;
 

@@ -6,7 +6,7 @@ import { isMeasured } from '../metrics/request-metrics.js';
 import { offsetAt } from './clock-sync.js';
 
 /** Records written to requests.jsonl at a time: a level of 200,000 is not one string in memory. */
-export const APPEND_BATCH = 5000;
+const APPEND_BATCH = 5000;
 
 /** One worker's part of a level: its report (null for a worker lost before it could send one) and raw records. */
 export interface WorkerPart {
@@ -55,13 +55,13 @@ export function moveRecord(r: RequestRecord, offsetMs: number, worker: number): 
 }
 
 /** The offset a worker's record at `sendMs` gets: between the level's before and after estimates; 0 for rank 0. */
-export function recordOffset(part: Pick<WorkerPart, 'report' | 'offsets'>, sendMs: number): number {
+function recordOffset(part: Pick<WorkerPart, 'report' | 'offsets'>, sendMs: number): number {
   const o = part.report ?? part.offsets;
   return offsetAt(sendMs, o?.offsetBefore ?? null, o?.offsetAfter ?? null) ?? 0;
 }
 
 /** A worker's in-memory records as a source, in id order (sorted in place: no copy). */
-export function arraySource(records: RequestRecord[]): RecordSource {
+function arraySource(records: RequestRecord[]): RecordSource {
   records.sort((a, b) => a.id - b.id);
   let i = 0;
   return () => Promise.resolve(records[i++] ?? null);

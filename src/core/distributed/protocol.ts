@@ -33,7 +33,7 @@ const int = z.number().int().min(0);
 const finite = z.number().finite();
 
 /** A request record as it crosses the wire: the fields the merge and the metrics read are checked, the rest kept. */
-export const WireRecordSchema = z.looseObject({
+const WireRecordSchema = z.looseObject({
   id: int,
   requestTag: z.string().max(200),
   levelIndex: int,

@@ -28,7 +28,7 @@ export function shardDir(runDir: string, rank: number): string {
 }
 
 /** A server URL the workers can reach: a server bound to every interface is reached at rank 0's host. */
-export function reachableUrl(baseUrl: string, coordinatorHost: string): string {
+function reachableUrl(baseUrl: string, coordinatorHost: string): string {
   try {
     const url = new URL(baseUrl);
     if (url.hostname === '0.0.0.0' || url.hostname === '[::]') url.hostname = coordinatorHost;

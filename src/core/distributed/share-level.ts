@@ -27,7 +27,7 @@ export interface ShareRun {
  * Multi-turn: conversation numbers are counted per worker; the level's are its prompt places / turns, so each
  * record takes the number of its first turn's place (conversations stay unique across workers).
  */
-export function renumberConversations(records: RequestRecord[], share: WorkerShare, turns: number | undefined): void {
+function renumberConversations(records: RequestRecord[], share: WorkerShare, turns: number | undefined): void {
   if (!turns || turns <= 1) return;
   for (const r of records) {
     const c = r.workload?.conversation;

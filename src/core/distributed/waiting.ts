@@ -35,22 +35,3 @@ export function deferred<T>(): Deferred<T> {
   promise.catch(() => undefined);
   return { promise, resolve, reject };
 }
-
-/** Rejects with `error()` once `signal` fires, so an await on `work` ends with the run's stop. */
-export function untilAborted<T>(work: Promise<T>, signal: AbortSignal, error: () => Error): Promise<T> {
-  if (signal.aborted) return Promise.reject(error());
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(error());
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e instanceof Error ? e : new Error(String(e)));
-      },
-    );
-  });
-}

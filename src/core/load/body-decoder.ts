@@ -1,7 +1,7 @@
 import { BrotliDecompress, Gunzip, Inflate, InflateRaw } from 'minizlib';
 
 /** Most bytes one slice of compressed input may decode to: 64× its size, far past what text compresses to. */
-export const MAX_DECODED_PER_SLICE = 1 << 20;
+const MAX_DECODED_PER_SLICE = 1 << 20;
 /** Compressed input is decoded this much at a time, so each slice's output is bounded before it is made. */
 const SLICE_BYTES = 16 << 10;
 

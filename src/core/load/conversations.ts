@@ -20,7 +20,7 @@ export interface ConversationArrivals {
 }
 
 /** Called with each turn's outcome; `skipped` counts the conversation's later turns not sent because this one failed. */
-export type TurnOutcomeListener = (outcome: ScheduledOutcome, skipped: number) => void;
+type TurnOutcomeListener = (outcome: ScheduledOutcome, skipped: number) => void;
 
 /** Options of runConversations. */
 export interface ConversationOptions {

@@ -36,7 +36,7 @@ export interface LevelPlan {
  */
 export const MIN_WARMUP_REQUESTS = 24;
 /** Default closed-loop warm-up: two waves, at least MIN_WARMUP_REQUESTS. */
-export function defaultWarmup(concurrency: number): number {
+function defaultWarmup(concurrency: number): number {
   return Math.max(2 * concurrency, MIN_WARMUP_REQUESTS);
 }
 

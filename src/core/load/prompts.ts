@@ -8,7 +8,7 @@ export interface PromptMessage {
 }
 
 /** Where a request sits in a workload other than fixed-length synthetic prompts (recorded per request). */
-export interface PromptMeta {
+interface PromptMeta {
   /** Shared-prefix mode (or a trace's hash ids): the group whose system prompt this request shares. */
   group?: number;
   /** Multi-turn mode: the conversation and its 0-based turn. */

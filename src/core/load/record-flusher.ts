@@ -1,10 +1,10 @@
 import type { RequestRecord } from '../../shared/request-record.js';
 
 /** Records handed on at a time: a batch's text is small, whatever the round's size. */
-export const FLUSH_RECORDS = 256;
+const FLUSH_RECORDS = 256;
 
 /** Finished records held back waiting for an earlier id before they go out anyway (a hung request holds no more). */
-export const REORDER_RECORDS = 4_096;
+const REORDER_RECORDS = 4_096;
 
 /**
  * Hands finished records on in batches as they finish, in id order where a bounded wait allows (a request still

@@ -13,7 +13,7 @@ export interface SseLimits {
 
 /** 1 MiB: a token chunk is under 1 KB; a line this long is a broken or hostile server. */
 export const DEFAULT_MAX_LINE_CHARS = 1 << 20;
-export const DEFAULT_MAX_EVENT_CHARS = 4 << 20;
+const DEFAULT_MAX_EVENT_CHARS = 4 << 20;
 
 /**
  * Incremental Server-Sent Events parser (WHATWG rules, tolerant of real servers): lines split across reads,

@@ -1,6 +1,5 @@
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { CheckFact } from '../../shared/run-record.js';
-import { fmtNum, fmtPct } from './format.js';
 import { isMeasured, outputCounted } from './request-metrics.js';
 import { MAX_STREAM_TOKENS_PER_S } from './stream-timing.js';
 
@@ -61,10 +60,9 @@ export function coalescedItl(records: readonly RequestRecord[]): CoalescedItl {
   return { gaps, coalesced, share: gaps > 0 ? coalesced / gaps : null, serverItlMs: server };
 }
 
-/** What the streaming check says when ITL is dominated by events read together; null when it is not. */
+/** What ITL being dominated by events read together rests on (the streaming check words it: streaming-prose.ts). */
 export interface CoalescedItlFinding {
   facts: Record<string, CheckFact>;
-  text: string;
 }
 
 /**
@@ -86,17 +84,5 @@ export function coalescedItlFinding(
     serverItlP50Ms: serverP50Ms,
     tpotP50Ms,
   };
-  const perToken =
-    serverP50Ms !== null
-      ? `the server's own time per token (its timings) p50 ${fmtNum(serverP50Ms)} ms`
-      : tpotP50Ms !== null
-        ? `TPOT p50 ${fmtNum(tpotP50Ms)} ms is the time per token`
-        : 'the time per token is unknown';
-  return {
-    facts,
-    text:
-      `ITL is dominated by events that arrived together: ${fmtPct(c.share)} of the chunk gaps came in the same ` +
-      `read as the chunk before (ITL p50 ${itlP50Ms === null ? '—' : fmtNum(itlP50Ms)} ms is this client's parse ` +
-      `time, not a decode step); ${perToken}`,
-  };
+  return { facts };
 }

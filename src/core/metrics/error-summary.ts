@@ -12,7 +12,7 @@ export interface TopError {
 export const MAX_QUOTED_ERROR = 200;
 
 /** A message cut to one line of at most MAX_QUOTED_ERROR characters. */
-export function quoteable(message: string): string {
+function quoteable(message: string): string {
   const line = message.replace(/\s+/g, ' ').trim();
   return line.length > MAX_QUOTED_ERROR ? `${line.slice(0, MAX_QUOTED_ERROR - 1)}…` : line;
 }

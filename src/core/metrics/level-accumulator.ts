@@ -6,10 +6,10 @@ import { isMeasured, outputCounted, requestMetrics } from './request-metrics.js'
 import { CountColumn, EXACT_VALUES_MAX, SampleColumn, type Column } from './sample-column.js';
 
 /** Chunks of whole records a level keeps for the checks that read stream shapes (about 12 MB of [time, tokens] pairs). */
-export const STREAM_CHUNKS_MAX = 250_000;
+const STREAM_CHUNKS_MAX = 250_000;
 
 /** Whole records a level keeps at most, however short their streams. */
-export const STREAM_RECORDS_MAX = 5_000;
+const STREAM_RECORDS_MAX = 5_000;
 
 /** How much of a level the accumulator keeps whole; tests shrink them. */
 export interface AccumulatorLimits {

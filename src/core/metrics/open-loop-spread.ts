@@ -1,6 +1,6 @@
+import { fmtNumber } from '../../shared/format.js';
 import type { RequestRecord } from '../../shared/request-record.js';
 import type { CheckFact, CheckStatus, RoundResult } from '../../shared/run-record.js';
-import { fmtNum } from './format.js';
 import { isMeasured } from './request-metrics.js';
 import { coefficientOfVariation } from './throughput.js';
 
@@ -99,13 +99,13 @@ export interface OpenLoopJudgement {
 export function judgeOpenLoopSpread(cv: number, limit: number, rounds: readonly OpenLoopRound[]): OpenLoopJudgement {
   const spread = openLoopSpread(rounds);
   const shareCv = spread.shareCv ?? 0;
-  const rates = spread.offeredReqPerSec.map((r) => (r === null ? '—' : fmtNum(r))).join(', ');
+  const rates = spread.offeredReqPerSec.map((r) => (r === null ? '—' : fmtNumber(r))).join(', ');
   const facts: Record<string, CheckFact> = {
     cv,
     limit,
     shareCv,
     offeredReqPerSec: rates,
-    shares: spread.shares.map((x) => fmtNum(x)).join(', '),
+    shares: spread.shares.map((x) => fmtNumber(x)).join(', '),
     falseFailRate: OPEN_LOOP_FALSE_FAIL_RATE,
   };
   if (shareCv > limit) return { status: 'fail', code: 'server-speed-changed', facts };

@@ -8,11 +8,11 @@ import { isMeasured } from './request-metrics.js';
 import { roundCv, roundResults } from './throughput.js';
 
 /** The round spread the rounds must stay under to agree (the round-spread check's limit). */
-export const ROUNDS_AGREE_CV = 0.15;
+const ROUNDS_AGREE_CV = 0.15;
 /** The percentiles every level shows with an interval: a level never stops before it has enough samples for them. */
-export const SHOWN_PERCENTILES = [95, 99];
+const SHOWN_PERCENTILES = [95, 99];
 /** The coverage every interval keeps over all the looks of a level together. */
-export const PRECISION_CONFIDENCE = 0.95;
+const PRECISION_CONFIDENCE = 0.95;
 
 /**
  * The confidence of each look: Bonferroni over the planned looks (one after each round), so the chance that any
@@ -27,7 +27,7 @@ export function lookConfidence(plannedRounds: number): number {
  * error; null with fewer than two rounds. Requests in flight together share a queue, so their latencies are not
  * independent and the order-statistic interval alone is too narrow; rounds are nearer to independent repeats.
  */
-export function roundsInterval(perRound: readonly number[], confidence: number): [number, number] | null {
+function roundsInterval(perRound: readonly number[], confidence: number): [number, number] | null {
   const r = perRound.length;
   if (r < 2) return null;
   const mean = perRound.reduce((a, b) => a + b, 0) / r;
@@ -40,7 +40,7 @@ export function roundsInterval(perRound: readonly number[], confidence: number):
  * One figure's interval at a look: its estimate, its interval (the order-statistic one and the one over the rounds
  * together: the wider of each end) and its half-width as a share of the estimate.
  */
-export function figureWidth(
+function figureWidth(
   values: readonly number[],
   t: PrecisionTarget,
   confidence: number,

@@ -26,7 +26,7 @@ export const CLUMP_CHUNKS_PER_FLUSH = 4;
  * microseconds apart, but one of them may lag a little (the first frame's parse, a collection) without the run being
  * any slower than a burst.
  */
-export interface Flush {
+interface Flush {
   /** Index of its first chunk in the record. */
   first: number;
   chunks: number;
@@ -47,7 +47,7 @@ export interface Flush {
  * burst; the run from chunk a reaches the last chunk b whose slack is below a's (tokens a+1..b came too fast, all
  * told), found by binary search on the suffix minima of D.
  */
-export function flushesOf(record: RequestRecord): Flush[] {
+function flushesOf(record: RequestRecord): Flush[] {
   const chunks = record.chunks;
   const n = chunks.length;
   const slack = new Float64Array(n);

@@ -1,8 +1,7 @@
 import type { RequestRecord } from '../../shared/request-record.js';
 import { hostBusy, hostPressureText } from '../telemetry/host-pressure.js';
 import type { CheckFact, CheckStatus, HostPressure } from '../../shared/run-record.js';
-import { verdict, type Judged } from '../checks/verdict.js';
-import { fmtNum, fmtPct } from './format.js';
+import { judged, type Judged } from '../checks/verdict.js';
 import { percentile } from './percentiles.js';
 import { isMeasured } from './request-metrics.js';
 import {
@@ -37,22 +36,22 @@ export interface StreamingInput {
 }
 
 /** A gap 20x the median chunk gap and over 250 ms is a stall, not decoding (a batched prefill stays under it). */
-export const STALL_FACTOR = 20;
-export const STALL_MIN_MS = 250;
+const STALL_FACTOR = 20;
+const STALL_MIN_MS = 250;
 
 /**
  * A client decode span under this share of the server's own decode time, short of it by more than
  * SERVER_DECODE_SLACK_MS and the client's lag, was buffered: tokens cannot arrive faster than the server made them.
  */
-export const SERVER_DECODE_SHARE = 0.5;
+const SERVER_DECODE_SHARE = 0.5;
 /**
  * Share of a level's requests past which a held minority warns: one stalled moment of this client (or of a server
  * sharing its machine) can merge a short request whole, a proxy holds every one.
  */
-export const PARTLY_BUFFERED_SHARE = 0.1;
+const PARTLY_BUFFERED_SHARE = 0.1;
 
 /** The server's own scheduling jitter between making a token and writing it (ms; its HTTP thread on a busy host). */
-export const SERVER_DECODE_SLACK_MS = 10;
+const SERVER_DECODE_SLACK_MS = 10;
 
 function median(values: readonly number[]): number {
   return values.length === 0
@@ -63,12 +62,13 @@ function median(values: readonly number[]): number {
       );
 }
 
-function streamingResult(status: CheckStatus, code: string, detail: string, facts: Record<string, CheckFact>): Judged {
-  return verdict('streaming', status, code, facts, detail);
+/** A verdict whose sentence src/core/checks/streaming-prose.ts makes from its code and facts. */
+function streamingResult(status: CheckStatus, code: string, facts: Record<string, CheckFact>): Judged {
+  return judged('streaming', status, code, facts);
 }
 
 /** Requests with a mid-stream pause far longer than the typical chunk gap (diffusion blocks are regular, so pass). */
-export function stalledRequests(records: readonly RequestRecord[]): {
+function stalledRequests(records: readonly RequestRecord[]): {
   count: number;
   maxGapMs: number;
   medianGapMs: number;
@@ -155,67 +155,27 @@ function serverFacts(e: ServerEvidence | null): Record<string, CheckFact> {
   };
 }
 
-function serverText(e: ServerEvidence | null): string {
-  if (!e || e.short * 2 <= e.timed) return '';
-  return (
-    `; the server says it spent ${fmtNum(e.serverMs)} ms decoding (median, ${e.source}), ` +
-    `the tokens reached this client over ${fmtNum(e.clientMs)} ms`
-  );
-}
-
 const rate = (tokens: number, ms: number): number => (ms > 0 ? (tokens * 1000) / ms : Infinity);
 
-function fmtRate(tokPerS: number): string {
-  return Number.isFinite(tokPerS) ? `${fmtNum(tokPerS)} tok/s` : 'at one instant';
-}
+/** A rate as a fact: null for an infinite one (every token at one instant). */
+const finite = (x: number): number | null => (Number.isFinite(x) ? x : null);
 
-/** The prose and facts of a level whose requests mostly arrived buffered, by its commonest shape. */
-function bufferedText(
-  shape: StreamShape,
-  of: StreamTiming[],
-  n: number,
-): { what: string; facts: Record<string, CheckFact> } {
-  const heldShare = median(of.map((t) => t.heldTokens / t.restTokens));
+/** The facts of a level whose requests mostly arrived buffered, by its commonest shape. */
+function heldFacts(shape: StreamShape, of: StreamTiming[]): Record<string, CheckFact> {
   const facts: Record<string, CheckFact> = {
     shapeRequests: of.length,
     heldTokensMedian: median(of.map((t) => t.heldTokens)),
-    heldShareMedian: heldShare,
+    heldShareMedian: median(of.map((t) => t.heldTokens / t.restTokens)),
     maxStreamTokPerS: MAX_STREAM_TOKENS_PER_S,
   };
   if (shape === 'buffered-whole') {
     const spanMs = median(of.map((t) => t.burstSpanMs));
-    const tokens = median(of.map((t) => t.heldTokens));
     const tokPerS = median(of.map((t) => rate(t.heldTokens, t.burstSpanMs)));
-    Object.assign(facts, { burstSpanMsMedian: spanMs, burstTokPerSMedian: Number.isFinite(tokPerS) ? tokPerS : null });
-    return {
-      facts,
-      what:
-        `${of.length}/${n} multi-token requests came whole: a median ${fmtNum(tokens)} tokens arrived with the first ` +
-        `within ${fmtNum(spanMs)} ms (${fmtRate(tokPerS)}; no decoder streams faster than ` +
-        `${fmtNum(MAX_STREAM_TOKENS_PER_S)} tok/s): the server or a proxy held the response and sent it at once, so ` +
-        'TTFT is E2E and ITL is not measured',
-    };
+    return { ...facts, burstSpanMsMedian: spanMs, burstTokPerSMedian: finite(tokPerS) };
   }
-  const holdMs = median(of.map((t) => t.holdMs));
-  facts.holdMsMedian = holdMs;
-  if (shape === 'buffered-after-first') {
-    return {
-      facts,
-      what:
-        `${of.length}/${n} multi-token requests passed their first token, then held the rest: ${fmtPct(heldShare)} ` +
-        `of the output (median) came in one burst after a ${fmtNum(holdMs)} ms hold: a proxy buffers the stream ` +
-        "after its first bytes, so TTFT looks right but ITL and TPOT are the proxy's",
-    };
-  }
-  const bursts = median(of.map((t) => t.bursts));
-  facts.burstsMedian = bursts;
-  return {
-    facts,
-    what:
-      `${of.length}/${n} multi-token requests were chunky: ${fmtPct(heldShare)} of the output (median) came in ` +
-      `${fmtNum(bursts)} bursts, each held up to ${fmtNum(holdMs)} ms (over ${CHUNKY_MIN_HOLD_MS} ms): a proxy ` +
-      "flushes the stream in batches, so ITL and TPOT are the proxy's",
-  };
+  facts.holdMsMedian = median(of.map((t) => t.holdMs));
+  if (shape === 'buffered-after-first') return facts;
+  return { ...facts, burstsMedian: median(of.map((t) => t.bursts)), chunkyMinHoldMs: CHUNKY_MIN_HOLD_MS };
 }
 
 /** The commonest buffered shape (ties: whole, then after-first, then chunky). */
@@ -225,66 +185,38 @@ function commonestBuffered(timings: readonly StreamTiming[]): StreamShape {
   return order.reduce((best, s) => (count(s) > count(best) ? s : best), order[0]!);
 }
 
-/** Pass, stall, clumps: a level whose requests streamed. */
+/** Pass, stall, clumps: a level whose requests streamed (the held ones are counted in `base`). */
 function streamedVerdict(
   multi: RequestRecord[],
   timings: StreamTiming[],
   input: StreamingInput,
   base: Record<string, CheckFact>,
-  held: number,
 ): Judged {
   const perFlush = median(timings.map((t) => t.chunks / Math.max(1, t.flushes)));
   const spanMs = median(timings.map((t) => t.spanMs));
   const tokPerS = median(timings.map((t) => rate(t.restTokens, t.spanMs)));
-  const facts = { ...base, chunksPerArrivalMedian: perFlush, spanMsMedian: spanMs };
-  const shapeText =
-    `median ${fmtNum(base.chunksMedian as number)} chunks per request, the tokens after the first over ` +
-    `${fmtNum(spanMs)} ms (${fmtRate(tokPerS)})`;
-  if (perFlush >= CLUMP_CHUNKS_PER_FLUSH) {
-    return streamingResult(
-      'warn',
-      'clumped',
-      `tokens arrived over time but in clumps of ${fmtNum(perFlush)} chunks at once (${shapeText}): ` +
-        'a proxy that buffers part of the stream, or a client far behind the server; TTFT and ITL are coarse',
-      facts,
-    );
-  }
+  const facts = {
+    ...base,
+    streamedRequests: multi.length,
+    chunksPerArrivalMedian: perFlush,
+    spanMsMedian: spanMs,
+    restTokPerSMedian: finite(tokPerS),
+  };
+  if (perFlush >= CLUMP_CHUNKS_PER_FLUSH) return streamingResult('warn', 'clumped', facts);
   const stalls = stalledRequests(multi);
   if (stalls.count > 0) {
-    const lag = input.loopLagP99Ms;
     const busy = hostBusy(input.host);
-    return streamingResult(
-      'warn',
-      'stalled',
-      `${stalls.count}/${multi.length} requests paused mid-stream for up to ${fmtNum(stalls.maxGapMs)} ms ` +
-        `(median chunk gap ${fmtNum(stalls.medianGapMs)} ms): ` +
-        (busy === true
-          ? `the host was busy (${hostPressureText(input.host)}): this client, and a server on this machine, got the CPU late`
-          : lag !== null && lag > input.loopLagLimitMs
-            ? `the server, the network or this client stalled (its event loop lagged ${fmtNum(lag)} ms at p99)`
-            : 'the server stalled (a long prefill of other requests, a preemption) or the network did') +
-        '; it inflates E2E and TPOT',
-      {
-        ...facts,
-        stalledRequests: stalls.count,
-        maxGapMs: stalls.maxGapMs,
-        medianGapMs: stalls.medianGapMs,
-        hostBusy: busy,
-      },
-    );
+    return streamingResult('warn', 'stalled', {
+      ...facts,
+      stalledRequests: stalls.count,
+      maxGapMs: stalls.maxGapMs,
+      medianGapMs: stalls.medianGapMs,
+      hostBusy: busy,
+      loopLagLimitMs: input.loopLagLimitMs,
+      ...(busy === true ? { hostPressure: hostPressureText(input.host) } : {}),
+    });
   }
-  const heldText =
-    held > 0
-      ? `; ${held} more came in a burst, too few to be a proxy's (a moment this client or the server stalled)`
-      : '';
-  return streamingResult(
-    'pass',
-    'streamed',
-    held > 0
-      ? `tokens arrived over time in ${multi.length} of ${multi.length + held} multi-token requests (${shapeText})${heldText}`
-      : `tokens arrived over time in all ${multi.length} multi-token requests (${shapeText})`,
-    facts,
-  );
+  return streamingResult('pass', 'streamed', facts);
 }
 
 /** What every verdict of one level shares: its requests' shapes, the client's lag, the server's evidence. */
@@ -328,26 +260,19 @@ function levelShapes(multi: RequestRecord[], input: StreamingInput): LevelShapes
 
 /** Most requests held (or in one chunk beside held ones): a failure, or on a lagging client a warning. */
 function bufferedVerdict(level: LevelShapes, input: StreamingInput): Judged {
-  const { timings, single, base, server } = level;
+  const { timings, base } = level;
   const shape = commonestBuffered(timings);
-  const { what, facts } = bufferedText(
-    shape,
-    timings.filter((t) => t.shape === shape),
-    level.multi.length,
-  );
-  const singleText = single > 0 ? `; ${single} more came in a single chunk` : '';
+  const facts = {
+    ...base,
+    ...heldFacts(
+      shape,
+      timings.filter((t) => t.shape === shape),
+    ),
+  };
   const lag = input.loopLagP99Ms;
-  if (shape === 'buffered-whole' && lag !== null && lag > input.loopLagLimitMs && !level.proven) {
-    return streamingResult(
-      'warn',
-      'client-lag',
-      `cannot tell whether the server streams: ${what}${singleText}, but the client's event loop lagged ` +
-        `${fmtNum(lag)} ms (p99), long enough to merge a fast stream into one read; rerun with fewer concurrent ` +
-        'requests or --client-workers, on a machine with idle cores',
-      { ...base, ...facts },
-    );
-  }
-  return streamingResult('fail', shape, `${what}${singleText}${serverText(server)}`, { ...base, ...facts });
+  if (shape === 'buffered-whole' && lag !== null && lag > input.loopLagLimitMs && !level.proven)
+    return streamingResult('warn', 'client-lag', facts);
+  return streamingResult('fail', shape, facts);
 }
 
 /**
@@ -364,53 +289,26 @@ function bufferedVerdict(level: LevelShapes, input: StreamingInput): Judged {
  */
 export function judgeStreaming(records: readonly RequestRecord[], input: StreamingInput): Judged {
   const multi = records.filter((r) => isMeasured(r) && r.ok && r.nOut > 1);
-  if (multi.length === 0) {
-    return streamingResult(
-      'warn',
-      'no-requests',
-      'no completed multi-token requests: streaming could not be verified',
-      { requests: 0, clientLoopLagP99Ms: input.loopLagP99Ms },
-    );
-  }
+  if (multi.length === 0)
+    return streamingResult('warn', 'no-requests', { requests: 0, clientLoopLagP99Ms: input.loopLagP99Ms });
   const level = levelShapes(multi, input);
-  const { timings, single, buffered, server, base } = level;
+  const { timings, single, buffered, base } = level;
   if (buffered > 0 && (buffered + single) * 2 > multi.length) return bufferedVerdict(level, input);
-  if (level.proven && server) {
-    return streamingResult(
-      'fail',
-      'server-decode-mismatch',
-      `${server.short}/${server.timed} multi-token requests reached this client over a median ${fmtNum(server.clientMs)} ms, ` +
-        `but the server says it spent ${fmtNum(server.serverMs)} ms decoding them (${server.source}): tokens cannot ` +
-        'arrive faster than they are made, so something between its decoder and this client held them; ' +
-        "ITL and TPOT are not the server's",
-      base,
-    );
-  }
+  if (level.proven) return streamingResult('fail', 'server-decode-mismatch', base);
   const streamed = timings.filter((t) => t.shape === 'streamed');
-  if (buffered === 0 && single > 0) {
-    const which =
-      single === multi.length
-        ? 'the whole output'
-        : `for ${single}/${multi.length} multi-token requests the whole output`;
-    return streamingResult(
-      'warn',
-      'single-chunk',
-      `cannot judge streaming: ${which} came in one chunk (a block-diffusion model whose block covers the output, ` +
-        `or a server that does not stream), so TTFT is E2E and ITL is not measured for ${single === 1 ? 'it' : 'them'}` +
-        (single < multi.length ? `; the other ${multi.length - single} streamed` : ''),
-      base,
-    );
-  }
+  if (buffered === 0 && single > 0) return streamingResult('warn', 'single-chunk', base);
   if (buffered > PARTLY_BUFFERED_SHARE * multi.length) {
     const shape = commonestBuffered(timings);
-    const { what, facts } = bufferedText(
-      shape,
-      timings.filter((t) => t.shape === shape),
-      multi.length,
-    );
-    const rest = `${streamed.length} streamed${single > 0 ? `, ${single} came in a single chunk` : ''}`;
-    return streamingResult('warn', 'partly-buffered', `${what}; of the others ${rest}`, { ...base, ...facts });
+    return streamingResult('warn', 'partly-buffered', {
+      ...base,
+      ...heldFacts(
+        shape,
+        timings.filter((t) => t.shape === shape),
+      ),
+      heldShape: shape,
+      streamedRequests: streamed.length,
+    });
   }
   const streamedRecords = multi.filter((_, i) => timings[i]!.shape === 'streamed');
-  return streamedVerdict(streamedRecords, streamed, input, base, buffered);
+  return streamedVerdict(streamedRecords, streamed, input, base);
 }

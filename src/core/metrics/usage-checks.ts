@@ -1,6 +1,6 @@
+import { fmtNumber } from '../../shared/format.js';
 import type { RequestRecord, UsageProblem } from '../../shared/request-record.js';
 import type { CheckFact } from '../../shared/run-record.js';
-import { fmtNum } from './format.js';
 
 /** The impossible counts of one usage field over some requests: the commonest problem, how many, an example. */
 export interface ImpossibleUsage {
@@ -21,11 +21,11 @@ const BOUND_TEXT: Record<UsageProblem['code'], (bound: number | undefined) => st
 };
 
 function fmtBound(bound: number | undefined): string {
-  return bound === undefined ? '?' : fmtNum(bound);
+  return bound === undefined ? '?' : fmtNumber(bound);
 }
 
 function fmtValue(value: number | null): string {
-  return value === null ? 'a non-finite number' : fmtNum(value);
+  return value === null ? 'a non-finite number' : fmtNumber(value);
 }
 
 /**

@@ -36,7 +36,7 @@ export function verdict(record: RunRecord): Verdict {
 }
 
 /** "completed", or the status with its reason (cancelled, failed, interrupted). */
-export function statusText(record: RunRecord): string {
+function statusText(record: RunRecord): string {
   return record.status === 'completed' ? 'completed' : `${record.status}${record.error ? `: ${record.error}` : ''}`;
 }
 

@@ -172,7 +172,7 @@ function throughputSection(level: LevelResult): Obj {
 }
 
 /** One level as a Benchmark Report v0.2 (plain data, ready for YAML or JSON). */
-export function llmdLevelReport(
+function llmdLevelReport(
   record: RunRecord,
   level: LevelResult,
   index: number,

@@ -3,7 +3,6 @@ import type { RunFolder } from '../run-folder/load-folder.js';
 
 // Exporters read a run folder through run-folder/ (one streaming reader, one line and redaction policy).
 export { loadRunFolder, type RunFolder } from '../run-folder/load-folder.js';
-export type { Tagged } from '../run-folder/read-lines.js';
 export { recordSecrets, sanitizeRecord } from '../run-folder/redact-folder.js';
 /** Reads and validates run.json: one clear line for a missing file, a damaged file or a newer servebench's file. */
 export { loadRun as readRunRecord } from '../run-folder/run-json.js';

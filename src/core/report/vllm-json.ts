@@ -44,7 +44,7 @@ function itls(r: RequestRecord): number[] {
 }
 
 /** One level as the JSON object vLLM's benchmark writes for one run. */
-export function vllmLevelResult(record: RunRecord, level: LevelResult, requests: readonly RequestRecord[]): object {
+function vllmLevelResult(record: RunRecord, level: LevelResult, requests: readonly RequestRecord[]): object {
   const model = record.environment.engine.model ?? record.config.model ?? record.config.server.model ?? '';
   const complete = level.rounds.filter((r) => !r.partial);
   const rounds = complete.length > 0 ? complete : level.rounds;

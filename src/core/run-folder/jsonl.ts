@@ -8,10 +8,10 @@ import { FileReadError, openRegularFile } from '../bounded-file.js';
 // without its newline that does not parse is a write cut short (a crash) and is reported as such.
 
 /** Lines named in a report: enough to find them, few enough to read. */
-export const BAD_LINE_EXAMPLES = 3;
+const BAD_LINE_EXAMPLES = 3;
 
 /** A line that could not be read: its number (1-based) and why. */
-export interface BadLine {
+interface BadLine {
   line: number;
   problem: string;
 }

@@ -63,7 +63,7 @@ const IndexSchema = z.strictObject({
   entries: z.record(z.string(), z.strictObject({ key: z.string(), listing: ListingSchema })),
 });
 /** The index file's content: per folder name, its run.json's identity and its listing. */
-export type RunsIndex = z.infer<typeof IndexSchema>;
+type RunsIndex = z.infer<typeof IndexSchema>;
 
 /** The index as last read or written by this process, keyed by the index file's identity (a long-lived host keeps one). */
 export interface RunsIndexMemo {

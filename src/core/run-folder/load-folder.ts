@@ -19,7 +19,7 @@ export function requestsHeldMaxBytes(heapLimit = getHeapStatistics().heap_size_l
 }
 
 /** The levels of requests.jsonl left out of the per-request figures, and why. */
-export interface RequestsLeftOut {
+interface RequestsLeftOut {
   /** Level indexes (as requests.jsonl numbers them) whose requests were left out. */
   levels: number[];
   /** Request lines left out (they were read, and counted, but not kept). */
@@ -93,7 +93,7 @@ class LevelHolder {
 }
 
 /** One line for the left-out levels: which, how many requests, and where their figures still are. */
-export function leftOutNote(leftOut: RequestsLeftOut, fileBytes: number): string {
+function leftOutNote(leftOut: RequestsLeftOut, fileBytes: number): string {
   const levels = leftOut.levels.map((l) => l + 1).join(', ');
   return (
     `${RUN_FILES.requests} (${byteSize(fileBytes)}) holds more than servebench keeps in memory ` +

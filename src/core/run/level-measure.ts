@@ -142,7 +142,7 @@ export function announceLevel(input: LevelMeasureInput, plan: LevelPlan = input.
 }
 
 /** Prompt-building progress events: one per hundredth of the level's prompts, and the last. */
-export function promptProgress(input: LevelMeasureInput, total: number): (built: number) => void {
+function promptProgress(input: LevelMeasureInput, total: number): (built: number) => void {
   const step = Math.max(1, Math.floor(total / 100));
   input.emit({ type: 'phase', levelIndex: input.levelIndex, phase: 'prompts', done: 0, total });
   return (built) => {

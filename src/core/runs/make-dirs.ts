@@ -10,7 +10,7 @@ export interface DirOps {
 }
 
 /** The real file system. */
-export const nodeDirOps: DirOps = {
+const nodeDirOps: DirOps = {
   async exists(path) {
     try {
       await stat(path);

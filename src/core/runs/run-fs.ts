@@ -50,7 +50,7 @@ export const nodeRunFs: RunFs = {
 };
 
 /** What to do about a write error, by its code. */
-export function diskFix(code: string | undefined): { what: string; fix: string } {
+function diskFix(code: string | undefined): { what: string; fix: string } {
   switch (code) {
     case 'ENOSPC':
       return { what: 'the disk is full', fix: 'free space on it or choose another --out' };
@@ -205,7 +205,7 @@ async function realTarget(path: string): Promise<string> {
 }
 
 /** Why `path` (after its links) is a system folder or the root, in a phrase; null when it is not one. */
-export async function systemFolderProblem(path: string): Promise<string | null> {
+async function systemFolderProblem(path: string): Promise<string | null> {
   const real = await realTarget(path);
   if (dirname(real) === real) return `${real} is the root of the file system`;
   const lower = real.toLowerCase();

@@ -15,7 +15,7 @@ function readText(path: string): string | undefined {
  * A key that names one process for its whole life: boot id plus its start time in clock ticks
  * (/proc/<pid>/stat field 22). A pid can be reused; this key cannot. Undefined where there is no /proc.
  */
-export function processStartKey(pid: number): string | undefined {
+function processStartKey(pid: number): string | undefined {
   const stat = readText(`/proc/${pid}/stat`);
   if (!stat) return undefined;
   // The command name (field 2) may hold spaces and parentheses: count fields after its last ')'.
@@ -44,7 +44,7 @@ export interface ProcessProbe {
   startKey(pid: number): string | undefined;
 }
 
-export const localProbe: ProcessProbe = {
+const localProbe: ProcessProbe = {
   hostname: hostname(),
   alive: isProcessAlive,
   startKey: processStartKey,
@@ -54,7 +54,7 @@ export const localProbe: ProcessProbe = {
  * True when the process that was writing a 'running' run is gone (killed, crashed, machine rebooted).
  * False when it lives, or when this cannot be known (no writer recorded, or written on another host).
  */
-export function writerGone(writer: RunWriterIdentity | undefined, probe: ProcessProbe = localProbe): boolean {
+function writerGone(writer: RunWriterIdentity | undefined, probe: ProcessProbe = localProbe): boolean {
   if (!writer || writer.hostname !== probe.hostname) return false;
   if (!probe.alive(writer.pid)) return true;
   // The pid lives: the same process only if it started when the writer did (pids are reused).

@@ -165,13 +165,3 @@ export async function readEngineHelp(
   const text = `${result.stdout}\n${result.stderr}`;
   return result.code === 0 && text.trim().length > 0 ? text : undefined;
 }
-
-/** Reads the quantization methods the installed engine accepts from its own `--help`; undefined when unreadable. */
-export async function probeQuantizationChoices(
-  python: string,
-  module: string,
-  options: ProbeOptions = {},
-): Promise<string[] | undefined> {
-  const help = await readEngineHelp(python, module, options);
-  return help === undefined ? undefined : parseQuantizationChoices(help);
-}

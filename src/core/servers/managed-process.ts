@@ -21,7 +21,7 @@ export interface GroupControl {
 }
 
 /** The real group control, with the watchdog's node binary and grace. */
-export function realGroupControl(options: { nodePath?: string; graceMs?: number } = {}): GroupControl {
+function realGroupControl(options: { nodePath?: string; graceMs?: number } = {}): GroupControl {
   return {
     stop: (pgid, grace, onEscalate) => stopGroup(pgid, grace, onEscalate),
     track: trackGroup,

@@ -30,7 +30,7 @@ export async function pickFreePort(host: string): Promise<number> {
 }
 
 /** The host to connect to for a bind address (0.0.0.0 and :: are not connectable everywhere). */
-export function connectHost(host: string): string {
+function connectHost(host: string): string {
   if (host === '0.0.0.0' || host === '') return '127.0.0.1';
   if (host === '::' || host === '[::]') return '::1';
   return host;

@@ -23,7 +23,7 @@ const PresetFileSchema = z.object({
 });
 
 /** The presets folder of the package (resources/presets). */
-export function presetsDir(): string {
+function presetsDir(): string {
   const root = findPackageRoot();
   if (!root) throw new UserError('cannot find the servebench package folder (resources/presets)');
   return join(root, 'resources', 'presets');

@@ -53,7 +53,7 @@ export function isProcessAlive(pid: number): boolean {
 }
 
 /** Live (non-zombie) members of a process group. */
-export function groupMembers(pgid: number): number[] {
+function groupMembers(pgid: number): number[] {
   if (!hasProc) {
     try {
       process.kill(-pgid, 0);

@@ -15,7 +15,7 @@ export { userDataDir };
 export const SETTINGS_FILE = 'settings.json';
 
 /** The settings are a form and a few paths: past this the file is not one servebench wrote. */
-export const SETTINGS_MAX_BYTES = 2 ** 20;
+const SETTINGS_MAX_BYTES = 2 ** 20;
 
 /** Encrypts secrets for the disk (Electron's safeStorage in the desktop app); text in, base64 out. */
 export interface SecretCipher {
@@ -63,7 +63,7 @@ const envSlot = (name: string): string => `env:${name}`;
 const formSlot = (key: string): string => `form:${key}`;
 
 /** Splits the secrets out of the form: the form as it may be written, and slot -> secret value. */
-export function splitSecrets(form: FormValues): { form: FormValues; secrets: Map<string, string> } {
+function splitSecrets(form: FormValues): { form: FormValues; secrets: Map<string, string> } {
   const secrets = new Map<string, string>();
   const out: FormValues = {};
   for (const [key, value] of Object.entries(form)) {

@@ -4,10 +4,8 @@ import type { SimProfile } from './profile.js';
 /** Clocks-event-reason bits, as nvidia-smi reports them in clocks_event_reasons.active. */
 export const REASON_IDLE = 0x1;
 export const REASON_SW_POWER_CAP = 0x4;
-export const REASON_HW_SLOWDOWN = 0x8;
 export const REASON_SW_THERMAL = 0x20;
 export const REASON_HW_THERMAL = 0x40;
-export const REASON_HW_POWER_BRAKE = 0x80;
 
 /** One GPU in the state file the fake nvidia-smi reads (null = the card has no such reading: [N/A]). */
 export interface FakeGpuReading {

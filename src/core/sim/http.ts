@@ -17,7 +17,7 @@ export class HttpError extends Error {
 const MAX_BODY = 64 * 1024 * 1024;
 
 /** Reads a JSON request body ({} when empty); a 413 or 400 HttpError when too large or not JSON. */
-export function readBody(req: IncomingMessage): Promise<unknown> {
+function readBody(req: IncomingMessage): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     let size = 0;

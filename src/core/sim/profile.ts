@@ -216,7 +216,7 @@ export const DEFAULT_PROFILE_NAME = 'h200-llama8b-bf16';
 const byFlag = new Map(PROFILE_PARAMS.map((p) => [p.flag, p]));
 
 /** Converts and checks one parameter value (from YAML or a flag); throws a UserError naming the fix. */
-export function coerceParam(param: ProfileParam, raw: unknown, where: string): SimProfile[ProfileParam['key']] {
+function coerceParam(param: ProfileParam, raw: unknown, where: string): SimProfile[ProfileParam['key']] {
   const bad = (want: string): never => {
     throw new UserError(`${where}: '${param.flag}' must be ${want} (got ${JSON.stringify(raw)})`);
   };
@@ -275,7 +275,7 @@ let profilesDirCache: string | undefined;
  * Finds resources/sim-profiles by walking up from this module: the same code runs from src/ (tests),
  * from dist/ (bundled CLI) and from a packaged app; SERVEBENCH_RESOURCES overrides.
  */
-export function profilesDir(): string {
+function profilesDir(): string {
   if (profilesDirCache) return profilesDirCache;
   let dir: string;
   try {

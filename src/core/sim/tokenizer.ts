@@ -14,23 +14,21 @@ const TOKEN_RE =
   /\s*(?:[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}]|(?:(?![\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}])[\p{L}\p{N}\p{M}]){1,8}|[^\s\p{L}\p{N}\p{M}])|\s+/gu;
 
 /** Id of the beginning-of-sequence token every prompt starts with (completions and chat). */
-export const BOS_ID = 1;
+const BOS_ID = 1;
 /** Chat template special tokens: <|start|>, <|sep|> (after the role), <|end|>. */
-export const START_ID = 2;
-export const SEP_ID = 3;
-export const END_ID = 4;
+const START_ID = 2;
+const SEP_ID = 3;
+const END_ID = 4;
 const ROLE_IDS: Record<string, number> = { system: 5, user: 6, assistant: 7, tool: 8, developer: 9 };
 const OTHER_ROLE_ID = 10;
 const FIRST_WORD_ID = 1000;
 /** Size of the simulated vocabulary; ordinary pieces hash into [1000, VOCAB_SIZE). */
-export const VOCAB_SIZE = 128_000;
+const VOCAB_SIZE = 128_000;
 
 /** Tokens the chat template adds around every message: <|start|> role <|sep|> ... <|end|>. */
 export const CHAT_MESSAGE_OVERHEAD = 4;
 /** Tokens the chat template adds once per prompt: BOS plus the generation prompt <|start|> assistant <|sep|>. */
 export const CHAT_PROMPT_OVERHEAD = 4;
-/** Tokens added to a completions prompt: BOS. */
-export const COMPLETION_PROMPT_OVERHEAD = 1;
 
 /** Splits text into token strings (concatenated they give the text back). */
 export function tokenPieces(text: string): string[] {
@@ -62,7 +60,7 @@ export function tokenize(text: string): number[] {
 }
 
 /** Text content of an OpenAI message: a string, or an array of parts whose text parts count. */
-export function messageText(content: unknown): string {
+function messageText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     return content

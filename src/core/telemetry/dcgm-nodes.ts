@@ -1,7 +1,7 @@
 import type { GpuSample } from '../../shared/telemetry.js';
 
 /** The node a DCGM exporter URL stands for: its host and port. */
-export function dcgmNode(url: string): string {
+function dcgmNode(url: string): string {
   return URL.parse(url)?.host ?? url;
 }
 

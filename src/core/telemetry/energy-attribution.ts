@@ -3,7 +3,7 @@ import type { GpuSample } from '../../shared/telemetry.js';
 import { powerCurve } from './power-curve.js';
 
 /** What the attribution needs of a request: its life and the tokens it had processed along it. */
-export type EnergyRequest = Pick<
+type EnergyRequest = Pick<
   RequestRecord,
   'id' | 'sendMs' | 'firstTokenMs' | 'endMs' | 'chunks' | 'nIn' | 'expectedIn' | 'nOut'
 >;

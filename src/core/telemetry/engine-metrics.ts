@@ -73,7 +73,7 @@ const readOne =
   };
 
 /** Each EngineSample field read from the names the engine modules declare (first present wins, engine by engine). */
-export const ENGINE_METRIC_READERS = Object.fromEntries(
+const ENGINE_METRIC_READERS = Object.fromEntries(
   FIELDS.map((field) => {
     const readers = ENGINES.flatMap((e) => e.metricNames?.[field] ?? []).map((ref) =>
       readOne(ref, field === 'kvUsage' ? 'max' : 'sum'),
@@ -110,7 +110,7 @@ export function engineSampleFromMetrics(text: PromText, tMs: number): EngineSamp
 }
 
 /** True when a page carries at least one metric the mapping knows (an impossible value of one counts: it is named). */
-export function hasEngineMetrics(sample: EngineSample): boolean {
+function hasEngineMetrics(sample: EngineSample): boolean {
   return Object.entries(sample).some(([k, v]) => k !== 'tMs' && v !== null);
 }
 
@@ -121,7 +121,7 @@ export interface EngineStatus {
 }
 
 /** Consecutive scrapes that time out before the source is dropped (one slow answer under load is no reason). */
-export const TIMEOUTS_TO_DROP = 3;
+const TIMEOUTS_TO_DROP = 3;
 
 /** Every metric name the engine modules declare: the only samples of a page that are parsed. */
 const KNOWN_NAMES = new Set(

@@ -23,7 +23,7 @@ export interface LineProcess {
 }
 
 /** Options of one bounded command. */
-export interface RunOptions {
+interface RunOptions {
   /** Whole-answer time-out (default 15 s). */
   timeoutMs?: number;
   env?: NodeJS.ProcessEnv;
@@ -34,7 +34,7 @@ export interface RunOptions {
 }
 
 /** Options of a line-streaming child. */
-export interface SpawnLinesOptions {
+interface SpawnLinesOptions {
   env?: NodeJS.ProcessEnv;
   /** Longest line passed on (default 16 KiB): the rest of a longer one is dropped, and onOverlong says so. */
   maxLineChars?: number;
@@ -52,9 +52,9 @@ export interface CommandRunner {
 }
 
 /** Output kept of one command by default: a query for many GPUs is a few KB. */
-export const DEFAULT_MAX_OUTPUT_CHARS = 1 << 20;
+const DEFAULT_MAX_OUTPUT_CHARS = 1 << 20;
 /** Longest stdout line passed on by default: an nvidia-smi CSV row is a few hundred characters. */
-export const DEFAULT_MAX_LINE_CHARS = 16 << 10;
+const DEFAULT_MAX_LINE_CHARS = 16 << 10;
 /** After SIGTERM, SIGKILL follows this late; a child that outlives even that (stuck in the driver) is abandoned. */
 const KILL_GRACE_MS = 1_000;
 const ABANDON_AFTER_MS = 3_000;

@@ -4,14 +4,14 @@ import { clockRatio } from './throttle.js';
 import type { GpuProcessSnapshot } from './types.js';
 
 /** Round CV above which the spread needs explaining (over 15 % the environment is wrong). */
-export const SPREAD_THRESHOLD = 0.15;
+const SPREAD_THRESHOLD = 0.15;
 /** Event-loop lag that means the client itself was saturated. */
-export const CLIENT_LAG_MS = 50;
+const CLIENT_LAG_MS = 50;
 /** CPU % below which a lagging client was not busy itself (a saturated one runs near 100 %). */
-export const CLIENT_WORKING_CPU_PCT = 50;
+const CLIENT_WORKING_CPU_PCT = 50;
 
 /** One round's window and throughput. */
-export interface SpreadRound {
+interface SpreadRound {
   round: number;
   startMs: number;
   endMs: number;

@@ -1,6 +1,6 @@
+import { fmtShare } from '../../shared/format.js';
 import { readFileSync } from 'node:fs';
 import type { HostPressure } from '../../shared/run-record.js';
-import { fmtPct } from '../metrics/format.js';
 
 /** Reads a small /proc file, or null where it does not exist (macOS, old kernels, a container without PSI). */
 export type ProcReader = (path: string) => string | null;
@@ -75,7 +75,7 @@ export function hostPressureBetween(a: HostPressureSample, b: HostPressureSample
  * When the host was too busy for the client's timings: its measuring thread waited for a CPU this share of the
  * level (the direct evidence), or, where that is not readable, some task waited this share (PSI).
  */
-export const HOST_BUSY = { selfWaitShare: 0.05, cpuSomeShare: 0.25 } as const;
+const HOST_BUSY = { selfWaitShare: 0.05, cpuSomeShare: 0.25 } as const;
 
 /** True when the host was busy (HOST_BUSY), false when it was not, null when nothing could be read. */
 export function hostBusy(p: HostPressure | null | undefined): boolean | null {
@@ -90,7 +90,8 @@ export function hostPressureText(p: HostPressure | null | undefined): string {
   if (!p || (p.selfWaitShare === null && p.cpuSomeShare === null))
     return `host CPU pressure unknown (no ${PROC_PATHS.psiCpu} here)`;
   const parts: string[] = [];
-  if (p.selfWaitShare !== null) parts.push(`this process waited for a CPU ${fmtPct(p.selfWaitShare)} of the level`);
-  if (p.cpuSomeShare !== null) parts.push(`some task ${fmtPct(p.cpuSomeShare)} (PSI)`);
+  if (p.selfWaitShare !== null)
+    parts.push(`this process waited for a CPU ${fmtShare(p.selfWaitShare, 1)} of the level`);
+  if (p.cpuSomeShare !== null) parts.push(`some task ${fmtShare(p.cpuSomeShare, 1)} (PSI)`);
   return parts.join(', ');
 }

@@ -1,7 +1,7 @@
 import { request } from 'undici';
 
 /** Options of one bounded GET. */
-export interface HttpGetOptions {
+interface HttpGetOptions {
   /** Whole exchange, body included (default 5 s). */
   timeoutMs?: number;
   /** Most body bytes read (default MAX_SCRAPE_BYTES): past it the GET fails with code SB_BODY_TOO_LARGE. */

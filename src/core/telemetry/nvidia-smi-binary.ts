@@ -16,7 +16,7 @@ function isExecutable(file: string): boolean {
 }
 
 /** The one line that tells a user how to get GPU telemetry. */
-export const NVIDIA_SMI_FIX = 'install the NVIDIA driver or pass --nvidia-smi PATH';
+const NVIDIA_SMI_FIX = 'install the NVIDIA driver or pass --nvidia-smi PATH';
 
 /**
  * Finds nvidia-smi: an explicit path first, else env SERVEBENCH_NVIDIA_SMI, else PATH.

@@ -54,7 +54,7 @@ export interface ProbedFields {
 }
 
 /** Index of a canonical field in a probed query, or -1. */
-export function fieldIndex(fields: ProbedFields, canonical: string): number {
+function fieldIndex(fields: ProbedFields, canonical: string): number {
   return fields.canonical.indexOf(canonical);
 }
 

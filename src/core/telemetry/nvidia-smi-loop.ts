@@ -5,10 +5,10 @@ import { parseLoopLine, type ProbedFields } from './nvidia-smi-fields.js';
 import type { TelemetryGap } from './types.js';
 
 /** Most the loop may print in FLOOD_WINDOW_MS: hundreds of times what nvidia-smi prints for 64 GPUs at 100 ms. */
-export const FLOOD_BYTES = 1 << 20;
-export const FLOOD_WINDOW_MS = 2_000;
+const FLOOD_BYTES = 1 << 20;
+const FLOOD_WINDOW_MS = 2_000;
 /** No sample for this long (or 30 intervals, if longer) while the loop runs: it hangs, and is restarted. */
-export const HANG_MS = 15_000;
+const HANG_MS = 15_000;
 
 /** The `-lms` sampling loop: one long-running nvidia-smi for all GPUs, restarted if it dies. */
 export interface NvidiaSmiLoop {
@@ -18,7 +18,7 @@ export interface NvidiaSmiLoop {
 }
 
 /** argv of the loop for a probed field list. */
-export function loopArgs(fields: ProbedFields, intervalMs: number): string[] {
+function loopArgs(fields: ProbedFields, intervalMs: number): string[] {
   return [
     `--query-gpu=${fields.query.join(',')}`,
     '--format=csv,noheader,nounits',

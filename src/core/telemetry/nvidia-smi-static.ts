@@ -30,7 +30,7 @@ export function parseCudaVersion(banner: string): string | null {
 }
 
 /** The driver version from nvidia-smi's banner, or null. */
-export function parseBannerDriver(banner: string): string | null {
+function parseBannerDriver(banner: string): string | null {
   return /Driver Version\s*:\s*([0-9]+(?:\.[0-9]+)*)/i.exec(banner)?.[1] ?? null;
 }
 

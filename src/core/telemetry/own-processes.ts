@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 
 /** The parent pid of a process (Linux /proc), or null when unknown. */
-export function linuxParentPid(pid: number): number | null {
+function linuxParentPid(pid: number): number | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // "pid (comm) state ppid ...": comm may contain spaces and parentheses; ppid follows the last ')'.

@@ -23,7 +23,7 @@ const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*/;
 
 /** Parses a Prometheus float: decimals, exponents, +Inf/-Inf, NaN. */
-export function parsePromValue(text: string): number | null {
+function parsePromValue(text: string): number | null {
   const t = text.trim();
   if (/^[+]?inf$/i.test(t)) return Infinity;
   if (/^-inf$/i.test(t)) return -Infinity;

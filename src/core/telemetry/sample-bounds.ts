@@ -13,10 +13,10 @@ type GpuNumberField = Exclude<keyof GpuSample, 'tMs' | 'gpu' | 'node' | 'nodeGpu
 type EngineField = Exclude<keyof EngineSample, 'tMs' | 'rejected'>;
 
 /** Every clock-event reason NVML defines (nvmlClocksEventReasonAll, 0x1 .. 0x100): a mask beyond is no reading. */
-export const KNOWN_THROTTLE_BITS = 0x1ff;
+const KNOWN_THROTTLE_BITS = 0x1ff;
 
 /** What a GPU can report: no card runs below -40 °C or above 150 °C, past 10 GHz, 5 kW or 10 TiB of memory. */
-export const GPU_BOUNDS: Record<GpuNumberField, Bound> = {
+const GPU_BOUNDS: Record<GpuNumberField, Bound> = {
   smClockMhz: { name: 'clocks.sm', unit: ' MHz', min: 0, max: 10_000 },
   maxSmClockMhz: { name: 'clocks.max.sm', unit: ' MHz', min: 1, max: 10_000 },
   memClockMhz: { name: 'clocks.mem', unit: ' MHz', min: 0, max: 50_000 },
@@ -31,7 +31,7 @@ export const GPU_BOUNDS: Record<GpuNumberField, Bound> = {
 };
 
 /** What an engine's /metrics can say: counts are non-negative (and below 10^15), a cache usage lies in 0..1. */
-export const ENGINE_BOUNDS: Record<EngineField, Bound> = {
+const ENGINE_BOUNDS: Record<EngineField, Bound> = {
   running: { name: 'requests running', unit: '', min: 0, max: 1e9 },
   waiting: { name: 'requests waiting', unit: '', min: 0, max: 1e9 },
   kvUsage: { name: 'KV cache usage', unit: '', min: 0, max: 1 },
@@ -50,7 +50,7 @@ export const ENGINE_BOUNDS: Record<EngineField, Bound> = {
 };
 
 /** A value as people read it in a message: NaN, Infinity and 0x masks as such. */
-export function fmtTelemetryValue(bound: Bound, value: number): string {
+function fmtTelemetryValue(bound: Bound, value: number): string {
   if (bound === GPU_BOUNDS.throttleMask && Number.isInteger(value) && value >= 0) return `0x${value.toString(16)}`;
   return `${Number.isFinite(value) ? String(Number(value.toPrecision(6))) : String(value)}${bound.unit}`;
 }

@@ -152,11 +152,7 @@ function histogramMeanMs(
  * The engine's mean queue, prefill and TTFT (ms) over the requests its histograms counted between the first and the
  * last scrape inside [from, to] that carries any of them; null with fewer than two such scrapes or none counted.
  */
-export function engineTtftParts(
-  samples: readonly EngineSample[],
-  fromMs: number,
-  toMs: number,
-): EngineTtftParts | null {
+function engineTtftParts(samples: readonly EngineSample[], fromMs: number, toMs: number): EngineTtftParts | null {
   const inside = samples
     .filter(
       (s) =>
@@ -181,7 +177,7 @@ export function engineTtftParts(
 }
 
 /** Impossible values among some samples, one issue per field: how many samples had one, and the first as read. */
-export function valueIssues(
+function valueIssues(
   source: TelemetryIssue['source'],
   sourceName: string,
   samples: ReadonlyArray<{ rejected?: Record<string, string> }>,

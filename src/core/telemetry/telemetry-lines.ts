@@ -1,11 +1,11 @@
 import type { ClientSample, EngineSample, GpuSample } from '../../shared/telemetry.js';
 
 /** One line of telemetry.jsonl: a sample with its kind. */
-export type TelemetryLine =
+type TelemetryLine =
   ({ kind: 'gpu' } & GpuSample) | ({ kind: 'engine' } & EngineSample) | ({ kind: 'client' } & ClientSample);
 
 /** All samples as tagged objects in time order (stable: gpu, engine, client at equal times). */
-export function telemetryLineObjects(input: {
+function telemetryLineObjects(input: {
   gpu?: readonly GpuSample[];
   engine?: readonly EngineSample[];
   client?: readonly ClientSample[];

@@ -2,7 +2,7 @@ import type { ThrottleClass } from '../../shared/run-record.js';
 import type { GpuSample, ThrottleEpisode } from '../../shared/telemetry.js';
 
 /** Bits of nvidia-smi's clocks_throttle_reasons.active / clocks_event_reasons.active (nvml.h). */
-export const THROTTLE_BITS = {
+const THROTTLE_BITS = {
   idle: 0x1,
   appClocks: 0x2,
   swPowerCap: 0x4,
@@ -14,9 +14,9 @@ export const THROTTLE_BITS = {
 } as const;
 
 /** Thermal slowdown: SW thermal | HW thermal. */
-export const THERMAL_MASK = 0x60;
+const THERMAL_MASK = 0x60;
 /** Hardware slowdown / power brake: HW slowdown | HW power brake. */
-export const HW_SLOWDOWN_MASK = 0x88;
+const HW_SLOWDOWN_MASK = 0x88;
 
 /**
  * Classifies one sample's active mask. A clock below max with no bit set is not throttling

@@ -15,7 +15,7 @@ export function zodErrorLine(error: ZodError): string {
 }
 
 /** The message a UI shows for a failed call: a user's error as is, anything else by its message's first line. */
-export function errorLine(error: unknown): string {
+function errorLine(error: unknown): string {
   if (error && typeof error === 'object' && 'issues' in error && Array.isArray((error as ZodError).issues)) {
     return zodErrorLine(error as ZodError);
   }
@@ -24,7 +24,7 @@ export function errorLine(error: unknown): string {
 }
 
 /** True for a name the contract knows (transports receive untrusted strings). */
-export function isContractMethod(method: unknown): method is ContractMethod {
+function isContractMethod(method: unknown): method is ContractMethod {
   return typeof method === 'string' && (CONTRACT_METHODS as string[]).includes(method);
 }
 

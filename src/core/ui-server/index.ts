@@ -12,9 +12,6 @@ import { dispatchCall } from './dispatch.js';
 import { EventFanout } from './event-fanout.js';
 import { serveStatic } from './static-files.js';
 
-export { dispatchCall, errorLine, isContractMethod, zodErrorLine } from './dispatch.js';
-export type { CallOutcome } from './dispatch.js';
-
 /** Options of the `servebench ui` server. */
 export interface UiServerOptions {
   service: ServebenchService;

@@ -4,7 +4,7 @@ import type { ContractEvent } from '../../shared/contract.js';
 export const REPLAY_POINTS_PER_LEVEL = 2_000;
 
 /** Other events the replay keeps (levels, phases, messages): a run has few of them. */
-export const REPLAY_OTHER_EVENTS = 20_000;
+const REPLAY_OTHER_EVENTS = 20_000;
 
 interface LevelPoints {
   stride: number;

@@ -11,7 +11,7 @@ export interface JsonRecord {
 }
 
 /** Past this one line (or array entry) is not a prompt but a broken or hostile file. */
-export const MAX_RECORD_BYTES = 16 << 20;
+const MAX_RECORD_BYTES = 16 << 20;
 const CHUNK = 1 << 20;
 
 export interface ReadRecordsOptions {

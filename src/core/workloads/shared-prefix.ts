@@ -6,7 +6,7 @@ import type { Workload } from './workload.js';
 type SharedPrefixWorkload = Extract<Workload, { kind: 'shared-prefix' }>;
 
 /** The text of group `g`'s shared system prompt with `filler` words: distinct per group and per run. */
-export function groupSystemText(runNonce: number, group: number, filler: number): string {
+function groupSystemText(runNonce: number, group: number, filler: number): string {
   const name = prefixWords(runNonce, 2).concat(prefixWords(group, PREFIX_DIGITS)).join(' ');
   return `You are assistant ${name}. ${fillerWords(filler, runNonce * 104_729 + group).join(' ')}`;
 }

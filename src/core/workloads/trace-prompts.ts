@@ -12,7 +12,7 @@ export function mixSeed(a: number, b: number): number {
 }
 
 /** The shared text of one hash id's block: the same words wherever that id appears in this run. */
-export function blockText(replaySeed: number, hashId: number): string {
+function blockText(replaySeed: number, hashId: number): string {
   // WORDS are one token each: a block of 512 words is about 512 tokens.
   return fillerWords(TRACE_BLOCK_TOKENS, mixSeed(replaySeed, hashId)).join(' ');
 }

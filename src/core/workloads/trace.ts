@@ -71,10 +71,10 @@ export async function readTrace(path: string): Promise<TraceEntry[]> {
 }
 
 /** The longest one replay of a trace may take: past it the gaps are hours of idle, not load (a unit mix-up?). */
-export const TRACE_REPLAY_MAX_MS = 24 * 3_600_000;
+const TRACE_REPLAY_MAX_MS = 24 * 3_600_000;
 
 /** 90 ms, 12.5 s, 3.2 min, 28.0 h: a replay's length as a user reads it. */
-export function spanText(ms: number): string {
+function spanText(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${+(ms / 1000).toFixed(1)} s`;
   if (ms < 3_600_000) return `${+(ms / 60_000).toFixed(1)} min`;

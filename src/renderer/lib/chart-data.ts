@@ -21,7 +21,7 @@ export interface ChartData {
   series: SeriesSpec[];
 }
 
-export interface SeriesSpec {
+interface SeriesSpec {
   label: string;
   color: string;
   /** Points only (a scatter) instead of a line. */
@@ -34,7 +34,7 @@ export interface SeriesSpec {
   size?: number;
 }
 
-export const COLORS = {
+const COLORS = {
   blue: '#2563eb',
   sky: '#0ea5e9',
   orange: '#ea580c',
@@ -62,7 +62,7 @@ export function alignPoints(series: Array<Array<[number, number | null]>>): {
 }
 
 /** The x of a level in sweep charts: its burst size, request rate (open loop) or concurrency. */
-export function levelX(level: LevelResult): number {
+function levelX(level: LevelResult): number {
   return loadValue(level);
 }
 
@@ -72,7 +72,7 @@ export function sweepXLabel(record: RunRecord): string {
 }
 
 /** Levels grouped by what else varies (server configuration, lengths, kind of load), in sweep order. */
-export function levelGroups(record: RunRecord): Array<{ label: string; levels: LevelResult[] }> {
+function levelGroups(record: RunRecord): Array<{ label: string; levels: LevelResult[] }> {
   const groups = new Map<string, LevelResult[]>();
   for (const level of record.levels) {
     // A burst, a rate and a concurrency are different x scales: never one line through them.

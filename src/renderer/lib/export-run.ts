@@ -53,7 +53,7 @@ export function download(page: ExportPage, file: Pick<RunExport, 'fileName' | 'm
 }
 
 /** Opens the browser's print dialog on the HTML report (its "Save as PDF" makes the PDF), in a hidden frame. */
-export function printHtml(page: ExportPage, html: string): void {
+function printHtml(page: ExportPage, html: string): void {
   const frame = page.document.createElement('iframe');
   frame.setAttribute('aria-hidden', 'true');
   frame.style.cssText = 'position:fixed;width:0;height:0;border:0;right:0;bottom:0';

@@ -2,17 +2,12 @@ import { METRICS, statPercentile } from '../../shared/metrics.js';
 import type { MetricDef } from '../../shared/metrics.js';
 import { measureOffered } from '../../shared/offered-load.js';
 import type { OfferedLoad } from '../../shared/run-record.js';
-import type { LiveLevel, LivePoint, LiveRun } from './live-run.js';
+import type { LivePoint, LiveRun } from './live-run.js';
 
 /** Requests a level must have finished before its rate so far is shown. */
-export const MIN_RATE_SAMPLES = 6;
+const MIN_RATE_SAMPLES = 6;
 /** The rate is taken over this many most recent requests: the level's pace now, not its start. */
 const RATE_WINDOW = 64;
-
-/** The level being worked on: the last one started and not done. */
-export function currentLevel(run: LiveRun): LiveLevel | undefined {
-  return run.levels.filter((l) => l && l.phase !== 'done').at(-1);
-}
 
 /** Completions per second of a level over its recent requests (ends on the run's clock), or null with too few. */
 function levelRate(run: LiveRun, levelIndex: number): number | null {
@@ -40,7 +35,7 @@ function pct(sorted: number[], p: number): number | null {
 }
 
 /** One registry figure as it forms. */
-export interface FormingFigure {
+interface FormingFigure {
   metric: MetricDef;
   value: number | null;
 }

@@ -50,7 +50,7 @@ export interface LivePoint {
   conversation?: number;
 }
 
-export interface LogLine {
+interface LogLine {
   kind: 'state' | 'progress' | 'info' | 'warn' | 'error' | 'log';
   text: string;
 }

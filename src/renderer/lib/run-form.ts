@@ -120,7 +120,7 @@ export function unusedSweepFields(mode: WorkloadMode): { fields: readonly FormFi
 export const WORKLOAD_FIELDS: readonly FormFieldName[] = WORKLOADS.flatMap((w) => w.fields);
 
 /** One environment variable of the server. */
-export interface EnvRow {
+interface EnvRow {
   name: string;
   value: string;
 }
@@ -450,6 +450,3 @@ export function switchEngine(form: RunForm, next: EngineKind): RunForm {
     for (const flag of ['model', 'served-model-name']) values[flag] = '';
   return { ...form, engine: next, preset: '', values };
 }
-
-/** The field a form key names, for the words of a message (its label). */
-export const formField = (key: FormKey): FieldDescriptor | undefined => fieldByFlag(key);

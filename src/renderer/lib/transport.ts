@@ -2,9 +2,9 @@ import type { ContractEvent, ContractMethod, ServebenchContract } from '../../sh
 import type { ServebenchBridge } from '../../preload/bridge.js';
 
 /** What a method resolves to. */
-export type ResultOf<M extends ContractMethod> = Awaited<ReturnType<ServebenchContract[M]>>;
+type ResultOf<M extends ContractMethod> = Awaited<ReturnType<ServebenchContract[M]>>;
 /** A method's arguments, as a list. */
-export type ArgsOf<M extends ContractMethod> = Parameters<ServebenchContract[M]>;
+type ArgsOf<M extends ContractMethod> = Parameters<ServebenchContract[M]>;
 
 /** The renderer's one door to the engine; IPC in Electron, a WebSocket in `servebench ui`. */
 export interface Transport {

@@ -9,7 +9,7 @@ export type FixtureName = (typeof FIXTURES)[number];
 /** The secrets make-fixtures.sh passed to the closed-loop run (--api-key, --env HF_TOKEN=...). */
 export const FIXTURE_SECRETS = ['sk-FIXTURESECRETKEY0123456789', 'hf_FIXTURESECRETTOKEN0123456789'];
 
-export const fixturesRoot = resolve(import.meta.dirname, '..', '..', 'fixtures', 'runs');
+const fixturesRoot = resolve(import.meta.dirname, '..', '..', 'fixtures', 'runs');
 
 /** The committed fixture folder (read only). */
 export function fixtureDir(name: FixtureName): string {

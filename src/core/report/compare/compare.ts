@@ -4,7 +4,7 @@ import { FIGURES } from './types.js';
 import type { CompareLevel, CompareSeries, Conditions, FigureKey, FigureSource, LevelLoad } from './types.js';
 
 /** One row of the conditions table: a value per series, and whether they differ. */
-export interface ConditionRow {
+interface ConditionRow {
   key: string;
   label: string;
   values: string[];

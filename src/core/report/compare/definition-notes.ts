@@ -11,7 +11,7 @@ const MATCH_TEXT: Record<FigureSource['match'], string> = {
 };
 
 /** One series' definitions, one line per metric: "TPOT (p50, p95): another figure …: AIPerf inter_token_latency: …". */
-export function seriesDefinitionLines(s: CompareSeries): string[] {
+function seriesDefinitionLines(s: CompareSeries): string[] {
   const defs = s.definitions;
   if (!defs) return [];
   const byMetric = new Map<Metric, Array<(typeof FIGURES)[number]>>();

@@ -12,7 +12,7 @@ import type { CompareSeries, FigureKey } from './types.js';
  * The most compare reads of one other tool's file: a guidellm benchmarks.json keeping every request of a long sweep
  * is the largest of them (tens of MiB); past V8's string limit a file could not be read at all.
  */
-export const FOREIGN_FILE_MAX_BYTES = 256 * 2 ** 20;
+const FOREIGN_FILE_MAX_BYTES = 256 * 2 ** 20;
 
 /** What a folder's files may hold together: a folder of a million small reports costs no more than one big one. */
 export interface ReadBudget {

@@ -8,9 +8,8 @@ import { compareText } from './text.js';
 
 import type { CompareFormat } from '../../../shared/contract.js';
 
-export type { CompareFormat };
 /** The formats the app's comparison takes (and `servebench compare --format`). */
-export const COMPARE_FORMATS: readonly CompareFormat[] = ['html', 'md'];
+const COMPARE_FORMATS: readonly CompareFormat[] = ['html', 'md'];
 
 /** What `servebench compare --format` takes: the app's formats and the terminal's table. */
 export type CompareCliFormat = CompareFormat | 'table';

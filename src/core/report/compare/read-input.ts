@@ -17,7 +17,7 @@ import type { CompareSeries } from './types.js';
  * A result file is read whole: past this it is not one vLLM or SGLang writes (a --save-detailed file of
  * 100,000 requests is about 100 MiB), and past V8's string limit (512 MiB) it could not be read at all.
  */
-export const COMPARE_INPUT_MAX_BYTES = 256 * 2 ** 20;
+const COMPARE_INPUT_MAX_BYTES = 256 * 2 ** 20;
 
 const REPORT_JSON_WHY =
   'a servebench report --format json file holds the summaries of run.json only (compare the run folder for intervals)';

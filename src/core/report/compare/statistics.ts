@@ -47,7 +47,7 @@ export function figuresFromBlocks(blocks: readonly CompareBlock[], withThroughpu
 }
 
 /** One replicate's draw: for each drawn block (with replacement), the indices of its requests drawn (with replacement). */
-export function drawBlocks(sizes: readonly number[], rng: Rng): Array<{ block: number; picks: Uint32Array }> {
+function drawBlocks(sizes: readonly number[], rng: Rng): Array<{ block: number; picks: Uint32Array }> {
   const out: Array<{ block: number; picks: Uint32Array }> = [];
   for (let i = 0; i < sizes.length; i++) {
     const block = Math.floor(rng() * sizes.length);

@@ -1,6 +1,6 @@
 import { METRICS, statPercentile } from '../../../shared/metrics.js';
 /** Where a compared series came from. */
-export type SourceKind = 'servebench' | 'vllm' | 'sglang' | 'aiperf' | 'guidellm' | 'inference-perf' | 'llmd-report';
+type SourceKind = 'servebench' | 'vllm' | 'sglang' | 'aiperf' | 'guidellm' | 'inference-perf' | 'llmd-report';
 
 /**
  * How a figure another tool wrote stands to servebench's definition of it: 'same' (the tool defines it as servebench

@@ -8,7 +8,7 @@ export interface Scale {
 }
 
 /** Round tick steps (1, 2, 5 × 10^k) covering [lo, hi]. */
-export function niceTicks(lo: number, hi: number, count = 5): number[] {
+function niceTicks(lo: number, hi: number, count = 5): number[] {
   if (!Number.isFinite(lo) || !Number.isFinite(hi)) return [];
   if (hi <= lo) return [lo];
   const raw = (hi - lo) / count;
@@ -20,7 +20,7 @@ export function niceTicks(lo: number, hi: number, count = 5): number[] {
 }
 
 /** Short tick text by the shared rules: 12k, 1,200, 350, 0.25. */
-export function tickText(v: number): string {
+function tickText(v: number): string {
   return fmtTick(v);
 }
 

@@ -5,7 +5,7 @@ import type { LabelRequest } from './point-labels.js';
 import { makeScale } from './scale.js';
 
 /** One point; lo/hi draw a whisker (a confidence interval or a range); label is written beside it. */
-export interface XyPoint {
+interface XyPoint {
   x: number;
   y: number;
   lo?: number | null;

@@ -15,6 +15,7 @@ const COMMAND = {
     help: 'its command line, split like a shell but never run by one; {port}, {host} and {model} are filled in',
     group: 'server',
     syntax: 'command-line',
+    trust: 'command',
     placeholder: 'text-generation-launcher --port {port} --model-id {model}',
     engineBound: true,
   }),

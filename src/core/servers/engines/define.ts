@@ -58,7 +58,7 @@ const isSet = (v: unknown): boolean =>
   v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0);
 
 /** What the engine's own command line is made of, given the mapped arguments of its set settings. */
-export interface CommandParts {
+interface CommandParts {
   command: string;
   /** The program's first arguments, before the settings' own (positional model, host and port). */
   head: readonly string[];

@@ -15,7 +15,7 @@ export function engineFor(kind: EngineKind): EngineModule {
 
 export * from './types.js';
 export { formatCommand } from './common.js';
-export { VLLM_METRICS, VLLM_PROGRESS, vllmDiffusionArgs } from './vllm.js';
-export { SGLANG_METRICS, SGLANG_PROGRESS } from './sglang.js';
-export { LLAMACPP_METRICS, LLAMACPP_PROGRESS, isLocalModel, perSlotContext } from './llamacpp.js';
+export { VLLM_PROGRESS } from './vllm.js';
+export { SGLANG_PROGRESS } from './sglang.js';
+export { LLAMACPP_PROGRESS } from './llamacpp.js';
 export { splitCommandLine } from './command.js';

@@ -37,7 +37,7 @@ export const LLAMACPP_PROGRESS: ProgressPattern[] = [
 ];
 
 /** llama-server's /metrics (needs --metrics); kv_cache_usage_ratio exists in older builds only. */
-export const LLAMACPP_METRICS: EngineMetricNames = {
+const LLAMACPP_METRICS: EngineMetricNames = {
   running: ['llamacpp:requests_processing'],
   waiting: ['llamacpp:requests_deferred'],
   kvUsage: ['llamacpp:kv_cache_usage_ratio'],
@@ -78,7 +78,7 @@ const LLAMACPP_FAILURES: FailurePattern[] = [
 ];
 
 /** llama.cpp's -fa values (common/arg.cpp). */
-export const FLASH_ATTENTION_MODES = ['on', 'off', 'auto'] as const;
+const FLASH_ATTENTION_MODES = ['on', 'off', 'auto'] as const;
 /** common/arg.cpp: kv_cache_types. */
 const KV_CACHE_TYPES = ['f32', 'f16', 'bf16', 'q8_0', 'q4_0', 'q4_1', 'iq4_nl', 'q5_0', 'q5_1'];
 
@@ -89,6 +89,7 @@ const LLAMA = {
     metavar: 'PATH',
     help: 'the llama-server binary: a path, or a name looked up on PATH',
     group: 'server',
+    trust: 'program',
     condition: false,
     engineBound: true,
   }),
@@ -134,11 +135,11 @@ const LLAMA = {
 };
 
 /** A model argument names a local file (-m) rather than a Hugging Face repo (-hf). */
-export const isLocalModel = (model: string): boolean =>
+const isLocalModel = (model: string): boolean =>
   /\.gguf$/i.test(model) || model.startsWith('/') || model.startsWith('.') || model.startsWith('~');
 
 /** Context each parallel slot gets (llama-server splits -c evenly over -np); undefined when -c is left to the model. */
-export function perSlotContext(config: { contextSize?: number; maxSeqs?: number }): number | undefined {
+function perSlotContext(config: { contextSize?: number; maxSeqs?: number }): number | undefined {
   if (config.contextSize === undefined) return undefined;
   return Math.floor(config.contextSize / (config.maxSeqs ?? 1));
 }

@@ -13,7 +13,7 @@ import type { EngineMetricNames, ProgressPattern } from './types.js';
 const PIP = 'pip install lmdeploy';
 
 /** LMDeploy's start-up milestones (its own logger prints at WARNING by default: the server's lines). */
-export const LMDEPLOY_PROGRESS: ProgressPattern[] = [
+const LMDEPLOY_PROGRESS: ProgressPattern[] = [
   { key: 'loading', pattern: /Building Model\./, message: () => 'building the model' },
   {
     // print(f'HINT:    Please open {http}://{server_name}:{server_port} in a browser for detailed api usage!!!')
@@ -25,7 +25,7 @@ export const LMDEPLOY_PROGRESS: ProgressPattern[] = [
 ];
 
 /** LMDeploy's Prometheus names (lmdeploy/metrics/loggers.py). */
-export const LMDEPLOY_METRICS: EngineMetricNames = {
+const LMDEPLOY_METRICS: EngineMetricNames = {
   running: ['lmdeploy:num_requests_running'],
   waiting: ['lmdeploy:num_requests_waiting'],
   kvUsage: ['lmdeploy:gpu_cache_usage_perc'],

@@ -43,7 +43,7 @@ export const SGLANG_PROGRESS: ProgressPattern[] = [
  * SGLang's Prometheus names (python/sglang/srt/metrics/collector.py): the counters, not the gauges of the same
  * facts (num_retracted_reqs and cache_hit_rate are current values, not totals).
  */
-export const SGLANG_METRICS: EngineMetricNames = {
+const SGLANG_METRICS: EngineMetricNames = {
   running: ['sglang:num_running_reqs'],
   waiting: ['sglang:num_queue_reqs'],
   kvUsage: ['sglang:token_usage'],

@@ -35,7 +35,7 @@ const metrics = (e: EngineModule): string => {
 };
 
 /** A table in prettier's layout: a header, its rule and the rows, each column as wide as its widest cell. */
-export function markdownTable(table: string[][]): string {
+function markdownTable(table: string[][]): string {
   // A pipe inside a cell would end it.
   const rows = table.map((r) => r.map((c) => c.replace(/\|/g, '\\|')));
   const widths = rows[0]!.map((_, i) => Math.max(3, ...rows.map((r) => r[i]!.length)));

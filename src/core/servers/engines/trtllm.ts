@@ -15,7 +15,7 @@ const PIP = 'pip install tensorrt_llm';
 const MODULE = 'tensorrt_llm.commands.serve';
 
 /** TensorRT-LLM's start-up milestones. */
-export const TRTLLM_PROGRESS: ProgressPattern[] = [
+const TRTLLM_PROGRESS: ProgressPattern[] = [
   {
     // "[TensorRT-LLM][INFO] [MemUsageChange] Allocated 26.91 GiB for max tokens in paged KV cache (220480)."
     key: 'kv-cache',
@@ -34,7 +34,7 @@ export const TRTLLM_PROGRESS: ProgressPattern[] = [
 ];
 
 /** TensorRT-LLM's Prometheus names (MetricsCollector's prefix trtllm_; iteration gauges need enable_iter_perf_stats). */
-export const TRTLLM_METRICS: EngineMetricNames = {
+const TRTLLM_METRICS: EngineMetricNames = {
   running: ['trtllm_num_requests_running'],
   waiting: ['trtllm_num_requests_waiting'],
   kvUsage: ['trtllm_kv_cache_utilization'],

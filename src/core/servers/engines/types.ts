@@ -64,7 +64,7 @@ export type MetricRef = string | { name: string; labels: Record<string, string> 
 export type EngineMetricNames = Partial<Record<Exclude<keyof EngineSample, 'tMs'>, MetricRef[]>>;
 
 /** How servebench finds an engine and reads its version before launching it. */
-export type EngineProbeSpec =
+type EngineProbeSpec =
   | {
       /** `PYTHON -c "import PKG; print(PKG.__version__)"`; `-m HELP_MODULE --help` lists the quantizations. */
       type: 'python';
@@ -114,7 +114,7 @@ export interface EngineSetting<S extends z.ZodType = z.ZodType> {
 }
 
 /** Any engine setting, whatever its values (its mapping takes only its own). */
-export interface AnyEngineSetting {
+interface AnyEngineSetting {
   readonly schema: z.ZodType;
   readonly native: string;
   readonly args?: (value: never, ctx: ArgContext) => readonly string[];

@@ -81,7 +81,7 @@ export const HF_TYPES = {
  * Diffusion flags as vLLM reads them: DiffusionConfig (vllm/config/diffusion.py, strict) has only canvas_length
  * (the block) and max_denoising_steps; the acceptance threshold is the model's generation-config key.
  */
-export function vllmDiffusionArgs(d: { blockSize: number; threshold: number }): string[] {
+function vllmDiffusionArgs(d: { blockSize: number; threshold: number }): string[] {
   return [
     '--diffusion-config',
     JSON.stringify({ canvas_length: d.blockSize }),
