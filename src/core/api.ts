@@ -32,6 +32,12 @@ import type { RunActionsOptions } from './runs/run-actions.js';
 import { createSettingsStore } from './settings/settings-store.js';
 import type { SettingsStore } from './settings/settings-store.js';
 import { createEngineDetector } from './servers/engine-detect.js';
+import { capacityPlan } from './capacity/plan.js';
+import { maxCapacityProbes } from './capacity/search.js';
+import { planLevels } from './load/level-plan.js';
+import { paceOfRecord, planRun } from './load/run-plan.js';
+import { loadWorkload, ownLengths } from './workloads/workload.js';
+import type { RunPlan } from '../shared/run-estimate.js';
 import type { EngineDetector } from './servers/engine-detect.js';
 import { benchSecretValues, redact, redactBenchConfig, redactEvent } from './servers/redact.js';
 
@@ -136,6 +142,21 @@ function startLockedRun(
     )
     .finally(release);
   return startedP;
+}
+
+/** The estimate of a config's run: its levels as runBenchmark plans them, at a recorded run's pace where given. */
+async function estimateRun(input: unknown, outDir: string, fromRunId: string | undefined): Promise<RunPlan> {
+  const config = parseRunConfig(input, outDir, null);
+  const paces = fromRunId ? paceOfRecord((await openReadFolder(outDir, fromRunId)).record.levels) : [];
+  if (config.findCapacity) {
+    const capacity = capacityPlan(config);
+    const perShape = maxCapacityProbes(capacity.start, capacity.max);
+    return planRun({ config, plans: [], paces, capacityLevels: capacity.shapes.length * perShape });
+  }
+  // A prompt file or trace is read as the run would read it: a trace is one level of its own.
+  const workload = await loadWorkload(config);
+  const plans = workload.kind === 'trace' ? [workload.plan] : planLevels(config);
+  return planRun({ config, plans, paces, outputFromFile: ownLengths(workload).output });
 }
 
 /**
@@ -272,6 +293,7 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
     exportRun: (runId, format) => exportRunText(outDir, runs.lock?.run?.runId, runId, format),
     compareRuns: (runIds, format) => compareRunFolders(outDir, runs.lock?.run?.runId, runIds, format),
     probeEngine: (request) => detector.detect(request),
+    planRun: (input, fromRunId) => estimateRun(input, outDir, fromRunId),
     async liveEvents() {
       return [...replay.all];
     },

@@ -40,6 +40,7 @@ export const BRIDGE_METHODS = Object.keys({
   exportRun: true,
   compareRuns: true,
   probeEngine: true,
+  planRun: true,
   liveEvents: true,
   getSettings: true,
   saveSettings: true,

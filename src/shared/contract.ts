@@ -5,6 +5,7 @@ import type { RunEvent } from './events.js';
 import type { RequestRecord } from './request-record.js';
 import type { RunRecord, RunStatus } from './run-record.js';
 import type { RunHeadline } from './run-headline.js';
+import type { RunPlan } from './run-estimate.js';
 import type { EngineSample, GpuSample } from './telemetry.js';
 import { AppSettingsSchema } from './settings.js';
 import type { AppSettings, SettingsAnswer } from './settings.js';
@@ -231,6 +232,12 @@ export interface ServebenchContract {
    */
   probeEngine(request: EngineProbeRequest): Promise<EngineDetection>;
   /**
+   * What a config's run will send and how long it will take, before Start: its levels, rounds and requests
+   * (warm-up too), at the arrival rate (open loop) or the pace `fromRunId`'s run kept (a re-run). Rejects with
+   * the one line startRun would give for a config it refuses.
+   */
+  planRun(config: z.input<typeof BenchConfigSchema>, fromRunId?: string): Promise<RunPlan>;
+  /**
    * The events of the run in progress so far, from its run-started (empty when none is going): a view
    * that opens or reloads mid-run folds them to rebuild its live run. Events pushed after the answer
    * are newer; events pushed before it are in it too (its run-started resets the view, so they do no harm).
@@ -296,6 +303,9 @@ export const contractArgs: { [K in ContractMethod]: z.ZodType<Parameters<Servebe
   exportRun: z.tuple([z.string().min(1), z.enum(['html', 'md', 'csv', 'json', 'vllm-json'])]),
   compareRuns: z.tuple([z.array(z.string().min(1)).min(2).max(COMPARE_MAX_RUNS), z.enum(['html', 'md'])]),
   probeEngine: z.tuple([EngineProbeRequestSchema]),
+  planRun: z.tuple([BenchConfigSchema.partial().passthrough(), z.string().min(1).optional()]) as unknown as z.ZodType<
+    Parameters<ServebenchContract['planRun']>
+  >,
   liveEvents: z.tuple([]),
   getSettings: z.tuple([]),
   saveSettings: z.tuple([AppSettingsSchema]),
