@@ -26,6 +26,7 @@ import { listRuns, type RunsIndexMemo } from './run-folder/list-runs.js';
 import { readTelemetry } from './run-folder/read-lines.js';
 import { recordSecrets, sanitizeRecord } from './run-folder/redact-folder.js';
 import { requestChart, requestPage } from './run-folder/request-view.js';
+import { latencyDistribution } from './run-folder/latency-distribution.js';
 import { loadRun } from './run-folder/run-json.js';
 import { createRunActions, runFolder } from './runs/run-actions.js';
 import type { RunActionsOptions } from './runs/run-actions.js';
@@ -214,6 +215,29 @@ async function compareRunFolders(
   };
 }
 
+/** The reads of a run folder's files, each cleaned of the run's secrets. */
+function folderReads(
+  openFolder: (runId: string) => ReturnType<typeof openReadFolder>,
+): Pick<ServebenchContract, 'getRequests' | 'getRequestChart' | 'getTelemetry' | 'getLatencyDistribution'> {
+  return {
+    async getRequests(runId, window) {
+      const { dir, secrets } = await openFolder(runId);
+      return requestPage(dir, secrets, window);
+    },
+    async getRequestChart(runId, window, columns) {
+      const { dir, raw, secrets } = await openFolder(runId);
+      return requestChart(dir, raw, secrets, window, columns);
+    },
+    getLatencyDistribution: (runId) =>
+      openFolder(runId).then(({ dir, raw, secrets }) => latencyDistribution(dir, raw, secrets)),
+    async getTelemetry(runId) {
+      const { dir, secrets } = await openFolder(runId);
+      const { gpu, engine } = await readTelemetry(dir, secrets);
+      return { gpu, engine };
+    },
+  };
+}
+
 /**
  * Creates the service over the benchmark engine: one run at a time, progress pushed as events, and
  * nothing secret in any answer or event (configs, records and log lines are redacted here).
@@ -274,19 +298,7 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
       const { record } = await openFolder(runId);
       return record;
     },
-    async getRequests(runId, window) {
-      const { dir, secrets } = await openFolder(runId);
-      return requestPage(dir, secrets, window);
-    },
-    async getRequestChart(runId, window, columns) {
-      const { dir, raw, secrets } = await openFolder(runId);
-      return requestChart(dir, raw, secrets, window, columns);
-    },
-    async getTelemetry(runId) {
-      const { dir, secrets } = await openFolder(runId);
-      const { gpu, engine } = await readTelemetry(dir, secrets);
-      return { gpu, engine };
-    },
+    ...folderReads(openFolder),
     async listPresets() {
       return (options.listPresets?.() ?? []).map((p) => (p.server ? { ...p, server: redact(p.server) } : p));
     },

@@ -41,6 +41,7 @@ export const BRIDGE_METHODS = Object.keys({
   compareRuns: true,
   probeEngine: true,
   planRun: true,
+  getLatencyDistribution: true,
   liveEvents: true,
   getSettings: true,
   saveSettings: true,

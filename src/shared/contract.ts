@@ -6,6 +6,7 @@ import type { RequestRecord } from './request-record.js';
 import type { RunRecord, RunStatus } from './run-record.js';
 import type { RunHeadline } from './run-headline.js';
 import type { RunPlan } from './run-estimate.js';
+import type { LatencyDistribution } from './latency-bins.js';
 import type { EngineSample, GpuSample } from './telemetry.js';
 import { AppSettingsSchema } from './settings.js';
 import type { AppSettings, SettingsAnswer } from './settings.js';
@@ -215,6 +216,8 @@ export interface ServebenchContract {
   /** The latency-over-time chart of a run (or of a window of it), thinned to `columns` pixel columns on the core. */
   getRequestChart(runId: string, window?: TimeWindow, columns?: number): Promise<RequestChart>;
   getTelemetry(runId: string): Promise<RunTelemetry>;
+  /** Each level's TTFT, TPOT and E2E counted into bins on the core (a big run's requests never cross the wire). */
+  getLatencyDistribution(runId: string): Promise<LatencyDistribution>;
   listPresets(): Promise<PresetSummary[]>;
   /**
    * A finished run rendered in one format from its folder (the same exporters as `servebench report`), with
@@ -299,6 +302,7 @@ export const contractArgs: { [K in ContractMethod]: z.ZodType<Parameters<Servebe
     z.number().int().min(1).max(REQUEST_CHART_COLUMNS_MAX).optional(),
   ]),
   getTelemetry: z.tuple([z.string().min(1)]),
+  getLatencyDistribution: z.tuple([z.string().min(1)]),
   listPresets: z.tuple([]),
   exportRun: z.tuple([z.string().min(1), z.enum(['html', 'md', 'csv', 'json', 'vllm-json'])]),
   compareRuns: z.tuple([z.array(z.string().min(1)).min(2).max(COMPARE_MAX_RUNS), z.enum(['html', 'md'])]),

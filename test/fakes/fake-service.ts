@@ -24,6 +24,7 @@ import { BenchConfigSchema } from '../../src/shared/config.js';
 import { planLevels } from '../../src/core/load/level-plan.js';
 import { paceOfRecord, planRun } from '../../src/core/load/run-plan.js';
 import type { RunPlan } from '../../src/shared/run-estimate.js';
+import type { LatencyDistribution } from '../../src/shared/latency-bins.js';
 import { createSettingsStore } from '../../src/core/settings/settings-store.js';
 import type { AppSettings, SettingsAnswer } from '../../src/shared/settings.js';
 
@@ -123,6 +124,10 @@ export class FakeService implements ServebenchService {
     const parsed = BenchConfigSchema.parse({ ...config, out: '/tmp' });
     const paces = fromRunId ? paceOfRecord((await this.getRun(fromRunId)).levels) : [];
     return planRun({ config: parsed, plans: planLevels(parsed), paces });
+  }
+  async getLatencyDistribution(runId: string): Promise<LatencyDistribution> {
+    this.calls.push({ method: 'getLatencyDistribution', args: [runId] });
+    return { levels: [], notes: [] };
   }
   async probeEngine(request: EngineProbeRequest): Promise<EngineDetection> {
     this.calls.push({ method: 'probeEngine', args: [request] });
