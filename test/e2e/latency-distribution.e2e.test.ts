@@ -69,4 +69,18 @@ describe.skipIf(!haveChromium)('the latency distribution per level on the result
     await page.screenshot({ path: join(shots, 'latency-distribution.png') });
     expect(consoleErrors).toEqual([]);
   });
+
+  it("keeps every level's checks inside the results card at 1024 px (a line under the level when the table is wide)", async () => {
+    await page.goto(server.url);
+    await page.getByTestId('runs-list').getByText('closed', { exact: true }).click();
+    const table = page.getByTestId('results-table');
+    await table.waitFor();
+    const card = await table.evaluate((t) => t.closest('.card')!.getBoundingClientRect().right);
+    const cells = table.locator('td.checks');
+    expect(await cells.count()).toBe((await svc.getRun(RUN)).levels.length);
+    for (const cell of await cells.all()) {
+      const box = await cell.locator('> *').first().boundingBox();
+      expect(box!.x + box!.width).toBeLessThanOrEqual(card);
+    }
+  });
 });
