@@ -26,12 +26,19 @@ import { listRuns, type RunsIndexMemo } from './run-folder/list-runs.js';
 import { readTelemetry } from './run-folder/read-lines.js';
 import { recordSecrets, sanitizeRecord } from './run-folder/redact-folder.js';
 import { requestChart, requestPage } from './run-folder/request-view.js';
+import { latencyDistribution } from './run-folder/latency-distribution.js';
 import { loadRun } from './run-folder/run-json.js';
 import { createRunActions, runFolder } from './runs/run-actions.js';
 import type { RunActionsOptions } from './runs/run-actions.js';
 import { createSettingsStore } from './settings/settings-store.js';
 import type { SettingsStore } from './settings/settings-store.js';
 import { createEngineDetector } from './servers/engine-detect.js';
+import { capacityPlan } from './capacity/plan.js';
+import { maxCapacityProbes } from './capacity/search.js';
+import { planLevels } from './load/level-plan.js';
+import { paceOfRecord, planRun } from './load/run-plan.js';
+import { loadWorkload, ownLengths } from './workloads/workload.js';
+import type { RunPlan } from '../shared/run-estimate.js';
 import type { EngineDetector } from './servers/engine-detect.js';
 import { benchSecretValues, redact, redactBenchConfig, redactEvent } from './servers/redact.js';
 
@@ -138,6 +145,21 @@ function startLockedRun(
   return startedP;
 }
 
+/** The estimate of a config's run: its levels as runBenchmark plans them, at a recorded run's pace where given. */
+async function estimateRun(input: unknown, outDir: string, fromRunId: string | undefined): Promise<RunPlan> {
+  const config = parseRunConfig(input, outDir, null);
+  const paces = fromRunId ? paceOfRecord((await openReadFolder(outDir, fromRunId)).record.levels) : [];
+  if (config.findCapacity) {
+    const capacity = capacityPlan(config);
+    const perShape = maxCapacityProbes(capacity.start, capacity.max);
+    return planRun({ config, plans: [], paces, capacityLevels: capacity.shapes.length * perShape });
+  }
+  // A prompt file or trace is read as the run would read it: a trace is one level of its own.
+  const workload = await loadWorkload(config);
+  const plans = workload.kind === 'trace' ? [workload.plan] : planLevels(config);
+  return planRun({ config, plans, paces, outputFromFile: ownLengths(workload).output });
+}
+
 /**
  * A run folder for a read: its record cleaned of secrets, and the secret values every line it hands on is
  * cleaned of (folders written by older versions may hold some). "not found" for a folder that is not there;
@@ -190,6 +212,29 @@ async function compareRunFolders(
     text: result.text,
     series: result.series,
     levels: result.levels,
+  };
+}
+
+/** The reads of a run folder's files, each cleaned of the run's secrets. */
+function folderReads(
+  openFolder: (runId: string) => ReturnType<typeof openReadFolder>,
+): Pick<ServebenchContract, 'getRequests' | 'getRequestChart' | 'getTelemetry' | 'getLatencyDistribution'> {
+  return {
+    async getRequests(runId, window) {
+      const { dir, secrets } = await openFolder(runId);
+      return requestPage(dir, secrets, window);
+    },
+    async getRequestChart(runId, window, columns) {
+      const { dir, raw, secrets } = await openFolder(runId);
+      return requestChart(dir, raw, secrets, window, columns);
+    },
+    getLatencyDistribution: (runId) =>
+      openFolder(runId).then(({ dir, raw, secrets }) => latencyDistribution(dir, raw, secrets)),
+    async getTelemetry(runId) {
+      const { dir, secrets } = await openFolder(runId);
+      const { gpu, engine } = await readTelemetry(dir, secrets);
+      return { gpu, engine };
+    },
   };
 }
 
@@ -253,25 +298,14 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
       const { record } = await openFolder(runId);
       return record;
     },
-    async getRequests(runId, window) {
-      const { dir, secrets } = await openFolder(runId);
-      return requestPage(dir, secrets, window);
-    },
-    async getRequestChart(runId, window, columns) {
-      const { dir, raw, secrets } = await openFolder(runId);
-      return requestChart(dir, raw, secrets, window, columns);
-    },
-    async getTelemetry(runId) {
-      const { dir, secrets } = await openFolder(runId);
-      const { gpu, engine } = await readTelemetry(dir, secrets);
-      return { gpu, engine };
-    },
+    ...folderReads(openFolder),
     async listPresets() {
       return (options.listPresets?.() ?? []).map((p) => (p.server ? { ...p, server: redact(p.server) } : p));
     },
     exportRun: (runId, format) => exportRunText(outDir, runs.lock?.run?.runId, runId, format),
     compareRuns: (runIds, format) => compareRunFolders(outDir, runs.lock?.run?.runId, runIds, format),
     probeEngine: (request) => detector.detect(request),
+    planRun: (input, fromRunId) => estimateRun(input, outDir, fromRunId),
     async liveEvents() {
       return [...replay.all];
     },

@@ -40,6 +40,8 @@ export const BRIDGE_METHODS = Object.keys({
   exportRun: true,
   compareRuns: true,
   probeEngine: true,
+  planRun: true,
+  getLatencyDistribution: true,
   liveEvents: true,
   getSettings: true,
   saveSettings: true,

@@ -5,6 +5,8 @@ import type { RunEvent } from './events.js';
 import type { RequestRecord } from './request-record.js';
 import type { RunRecord, RunStatus } from './run-record.js';
 import type { RunHeadline } from './run-headline.js';
+import type { RunPlan } from './run-estimate.js';
+import type { LatencyDistribution } from './latency-bins.js';
 import type { EngineSample, GpuSample } from './telemetry.js';
 import { AppSettingsSchema } from './settings.js';
 import type { AppSettings, SettingsAnswer } from './settings.js';
@@ -214,6 +216,8 @@ export interface ServebenchContract {
   /** The latency-over-time chart of a run (or of a window of it), thinned to `columns` pixel columns on the core. */
   getRequestChart(runId: string, window?: TimeWindow, columns?: number): Promise<RequestChart>;
   getTelemetry(runId: string): Promise<RunTelemetry>;
+  /** Each level's TTFT, TPOT and E2E counted into bins on the core (a big run's requests never cross the wire). */
+  getLatencyDistribution(runId: string): Promise<LatencyDistribution>;
   listPresets(): Promise<PresetSummary[]>;
   /**
    * A finished run rendered in one format from its folder (the same exporters as `servebench report`), with
@@ -230,6 +234,12 @@ export interface ServebenchContract {
    * with the install hint when missing. Time-limited and cached a short while per (engine, where).
    */
   probeEngine(request: EngineProbeRequest): Promise<EngineDetection>;
+  /**
+   * What a config's run will send and how long it will take, before Start: its levels, rounds and requests
+   * (warm-up too), at the arrival rate (open loop) or the pace `fromRunId`'s run kept (a re-run). Rejects with
+   * the one line startRun would give for a config it refuses.
+   */
+  planRun(config: z.input<typeof BenchConfigSchema>, fromRunId?: string): Promise<RunPlan>;
   /**
    * The events of the run in progress so far, from its run-started (empty when none is going): a view
    * that opens or reloads mid-run folds them to rebuild its live run. Events pushed after the answer
@@ -292,10 +302,14 @@ export const contractArgs: { [K in ContractMethod]: z.ZodType<Parameters<Servebe
     z.number().int().min(1).max(REQUEST_CHART_COLUMNS_MAX).optional(),
   ]),
   getTelemetry: z.tuple([z.string().min(1)]),
+  getLatencyDistribution: z.tuple([z.string().min(1)]),
   listPresets: z.tuple([]),
   exportRun: z.tuple([z.string().min(1), z.enum(['html', 'md', 'csv', 'json', 'vllm-json'])]),
   compareRuns: z.tuple([z.array(z.string().min(1)).min(2).max(COMPARE_MAX_RUNS), z.enum(['html', 'md'])]),
   probeEngine: z.tuple([EngineProbeRequestSchema]),
+  planRun: z.tuple([BenchConfigSchema.partial().passthrough(), z.string().min(1).optional()]) as unknown as z.ZodType<
+    Parameters<ServebenchContract['planRun']>
+  >,
   liveEvents: z.tuple([]),
   getSettings: z.tuple([]),
   saveSettings: z.tuple([AppSettingsSchema]),

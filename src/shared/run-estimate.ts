@@ -85,13 +85,38 @@ export function recordedPaces(
     requests: number;
     startMs?: number;
     endMs?: number;
+    outputLen?: number;
   }>,
 ): Pace[] {
   return levels.flatMap((l) => {
     const spanMs = l.startMs !== undefined && l.endMs !== undefined ? l.endMs - l.startMs : 0;
     if (spanMs <= 0 || l.requests <= 0) return [];
-    return [{ concurrency: l.concurrency, rate: l.rate, requestsPerSec: (l.requests * 1000) / spanMs }];
+    const pace: Pace = { concurrency: l.concurrency, rate: l.rate, requestsPerSec: (l.requests * 1000) / spanMs };
+    return [l.outputLen !== undefined ? { ...pace, outputLen: l.outputLen } : pace];
   });
+}
+
+/** Where a run estimate's pace comes from: arrivals (open loop), a recorded run, both, or none known. */
+export type PlanBasis = 'arrivals' | 'recorded' | 'mixed' | 'none';
+
+/** What a run will send and how long it will take, before Start (the core's planRun answers it). */
+export interface RunPlan {
+  /** Levels in all, every server configuration's (a capacity search's are chosen as it goes: its most). */
+  levels: number;
+  serverConfigs: number;
+  rounds: number;
+  /** Every request the run sends, warm-up included, and of them the warm-up's. */
+  requests: number;
+  warmupRequests: number;
+  /** Seconds the levels take sending, at the pace of `basis`; null when a level has no pace to go by. */
+  seconds: number | null;
+  basis: PlanBasis;
+  /** --precision: rounds may stop early, so the run takes at most this. */
+  atMost: boolean;
+  /** --find-capacity: the levels are chosen as the search goes; requests and seconds are not known before. */
+  capacity: boolean;
+  /** What the figure leaves out: server launches and prompt calibration always, cool-down waits where asked. */
+  excludes: Array<'launch' | 'calibration' | 'cool-down'>;
 }
 
 /** "about 3 min" / "about 40 s" / "about 2 h 5 min": an estimate, never to the second past a minute. */

@@ -27,6 +27,11 @@ export function restName(split: TtftSplit): string {
   return [...unknown, 'network and client'].join(', ');
 }
 
+/** A part's name in a legend: the rest says what it holds in this split. */
+export function partName(split: TtftSplit, part: TtftPart['part']): string {
+  return part === 'rest' ? restName(split) : PART_NAMES[part];
+}
+
 /** One known part as shown: "queue 600 (engine /metrics)". */
 export function partText(split: TtftSplit, part: TtftPart): string {
   const name = part.part === 'rest' ? restName(split) : PART_NAMES[part.part];

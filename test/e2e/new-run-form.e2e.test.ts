@@ -101,6 +101,34 @@ describe.skipIf(!haveChromium)('the new-run form, made from the settings, at 102
     expect(consoleErrors).toEqual([]);
   });
 
+  it('shows the run estimate before Start and follows the fields', async () => {
+    await page.getByTestId('engine-sim').check({ force: true });
+    await openAll(true);
+    await page.getByTestId('rate').fill('2,4');
+    await page.getByTestId('requests-per-round').fill('40');
+    await page.getByTestId('warmup').fill('0');
+    await page.getByTestId('rounds').fill('1');
+    const time = page.getByTestId('run-estimate-time');
+    // 40 requests at 2/s, then 40 at 4/s: the core's plan, at the arrival rate.
+    await page
+      .getByTestId('run-estimate-sends')
+      .getByText('2 levels × 1 round: 80 requests, 0 of them warm-up')
+      .waitFor();
+    await time.getByText('Time: about 30 s at the arrival rate.').waitFor();
+    await page.getByTestId('rate').fill('4');
+    await time.getByText('Time: about 10 s at the arrival rate.').waitFor();
+    await page.getByTestId('run-estimate').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(shots, 'form-estimate.png') });
+    // A closed loop goes at the server's pace: no time is made up before a level is measured.
+    await page.getByTestId('rate').fill('');
+    await time.getByText(/known once the first level is measured/).waitFor();
+    await page.getByTestId('requests-per-round').fill('');
+    await page.getByTestId('warmup').fill('');
+    await page.getByTestId('rounds').fill('');
+    await openAll(false);
+    expect(consoleErrors).toEqual([]);
+  });
+
   it('keeps the API key in a password field', async () => {
     await openAll(true);
     expect(await page.getByTestId('api-key').getAttribute('type')).toBe('password');

@@ -68,6 +68,12 @@ describe.skipIf(!haveChromium)("The app's results show where each level's TTFT g
       'of TTFT mean 812 ms: queue 600 (engine /metrics), prefill 150 (engine /metrics), network and client 62.0',
     );
     expect(await split.locator('.seg.queue').count()).toBe(levels);
+    // The colours' key names each part drawn, once.
+    expect(await split.getByTestId('ttft-split-legend').locator('li').allTextContents()).toEqual([
+      'queue',
+      'prefill',
+      'network and client',
+    ]);
     if (process.env.SB_SCREENSHOT) await split.screenshot({ path: process.env.SB_SCREENSHOT });
     expect(consoleErrors).toEqual([]);
   });

@@ -21,6 +21,10 @@ import type {
 import { PICK_FILE_UNAVAILABLE } from '../../src/shared/contract.js';
 import type { RunRecord } from '../../src/shared/run-record.js';
 import { BenchConfigSchema } from '../../src/shared/config.js';
+import { planLevels } from '../../src/core/load/level-plan.js';
+import { paceOfRecord, planRun } from '../../src/core/load/run-plan.js';
+import type { RunPlan } from '../../src/shared/run-estimate.js';
+import type { LatencyDistribution } from '../../src/shared/latency-bins.js';
 import { createSettingsStore } from '../../src/core/settings/settings-store.js';
 import type { AppSettings, SettingsAnswer } from '../../src/shared/settings.js';
 
@@ -113,6 +117,17 @@ export class FakeService implements ServebenchService {
     this.calls.push({ method: 'compareRuns', args: [runIds, format] });
     const text = `comparison of ${runIds.join(', ')}`;
     return { format, fileName: `compare.${format}`, mediaType: 'text/plain', text, series: runIds.length, levels: 1 };
+  }
+  /** The real plan of the config (no workload file is read), at a recorded run's pace where one is given. */
+  async planRun(config: Parameters<ServebenchService['planRun']>[0], fromRunId?: string): Promise<RunPlan> {
+    this.calls.push({ method: 'planRun', args: fromRunId ? [config, fromRunId] : [config] });
+    const parsed = BenchConfigSchema.parse({ ...config, out: '/tmp' });
+    const paces = fromRunId ? paceOfRecord((await this.getRun(fromRunId)).levels) : [];
+    return planRun({ config: parsed, plans: planLevels(parsed), paces });
+  }
+  async getLatencyDistribution(runId: string): Promise<LatencyDistribution> {
+    this.calls.push({ method: 'getLatencyDistribution', args: [runId] });
+    return { levels: [], notes: [] };
   }
   async probeEngine(request: EngineProbeRequest): Promise<EngineDetection> {
     this.calls.push({ method: 'probeEngine', args: [request] });
