@@ -17,7 +17,7 @@ export interface LatencyBins {
 }
 
 /** A level's distributions (null where the level has no such latency, e.g. TPOT of one-token answers). */
-export interface LevelDistribution {
+interface LevelDistribution {
   /** Index into the record's levels. */
   level: number;
   bins: Record<DistributionMetric, LatencyBins | null>;

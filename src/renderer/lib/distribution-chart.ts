@@ -6,7 +6,7 @@ import type { LevelResult, Summary } from '../../shared/run-record.js';
 export type DistributionMode = 'histogram' | 'cdf';
 
 /** A percentile drawn as a vertical mark on the distribution. */
-export interface PercentileMark {
+interface PercentileMark {
   x: number;
   label: string;
 }
