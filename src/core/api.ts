@@ -263,8 +263,8 @@ export function createServebenchService(options: ServiceOptions): ServebenchServ
     },
     async getTelemetry(runId) {
       const { dir, secrets } = await openFolder(runId);
-      const { gpu, engine } = await readTelemetry(dir, secrets);
-      return { gpu, engine };
+      const { gpu, engine, client } = await readTelemetry(dir, secrets);
+      return { gpu, engine, client };
     },
     async listPresets() {
       return (options.listPresets?.() ?? []).map((p) => (p.server ? { ...p, server: redact(p.server) } : p));

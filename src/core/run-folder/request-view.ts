@@ -2,6 +2,7 @@ import type { RequestChart, RequestPage, TimeWindow } from '../../shared/contrac
 import { REQUEST_CHART_COLUMNS, REQUESTS_PAGE_MAX } from '../../shared/contract.js';
 import type { RequestRecord } from '../../shared/request-record.js';
 import { requestLatencyPoint } from '../../shared/request-latency.js';
+import { OutputRate, rateBinSeconds } from '../../shared/output-rate.js';
 import type { RunRecord } from '../../shared/run-record.js';
 import { jsonlNotes } from './jsonl.js';
 import { streamRequests } from './read-lines.js';
@@ -58,9 +59,11 @@ export async function requestChart(
   const ttft = new Map<number, Column>();
   const e2e = new Map<number, Column>();
   let requests = 0;
+  const rate = new OutputRate(rateBinSeconds(span.toS - span.fromS));
   const report = await streamRequests(dir, secrets, (r) => {
     const p = requestLatencyPoint(r);
     if (!p || (window && (p.tS < window.fromS || p.tS > window.toS))) return;
+    rate.add(r);
     requests++;
     const column = Math.floor((p.tS - span.fromS) / width);
     // The window's right edge belongs to its last column; a request outside the span gets a column of its own.
@@ -68,7 +71,15 @@ export async function requestChart(
     if (p.ttftMs !== null) addTo(ttft, key, p.tS, p.ttftMs);
     addTo(e2e, key, p.tS, p.e2eMs);
   });
-  return { ttft: points(ttft), e2e: points(e2e), requests, columns, window: window ?? null, notes: jsonlNotes(report) };
+  return {
+    ttft: points(ttft),
+    e2e: points(e2e),
+    outputRate: rate.points(),
+    requests,
+    columns,
+    window: window ?? null,
+    notes: jsonlNotes(report),
+  };
 }
 
 /** True when a request's send..end overlaps the window (one still going is taken to end when it was sent). */

@@ -10,6 +10,7 @@ import type { SloVerdict } from '../../shared/capacity.js';
 import { levelSloStatus } from '../../shared/slo-judge.js';
 import { loadAxisLabel, loadKind, loadText, loadValue } from '../../shared/level-load.js';
 import { oneChunkNote, perUserTokPerSec } from '../../shared/per-user-speed.js';
+import { COLORS, GPU_COLORS } from '../../shared/chart-colors.js';
 
 /**
  * Plain chart data, independent of the app: the chart components (and the HTML report) draw these.
@@ -34,17 +35,7 @@ export interface SeriesSpec {
   size?: number;
 }
 
-export const COLORS = {
-  blue: '#2563eb',
-  sky: '#0ea5e9',
-  orange: '#ea580c',
-  amber: '#d97706',
-  red: '#dc2626',
-  green: '#16a34a',
-  violet: '#7c3aed',
-  gray: '#6b7280',
-} as const;
-const GPU_COLORS = ['#2563eb', '#ea580c', '#16a34a', '#7c3aed', '#db2777', '#0891b2', '#65a30d', '#9333ea'];
+export { COLORS } from '../../shared/chart-colors.js';
 
 /** Aligns series given as [x, y] points onto one ascending x axis. */
 export function alignPoints(series: Array<Array<[number, number | null]>>): {
@@ -207,6 +198,9 @@ export interface TimeBand {
   /** 'throttle': a GPU was slowed down (thermal, hardware), shaded red; 'power-cap': held at its power limit,
    * shaded neutral (not throttling); default a level's measured window. */
   tone?: 'throttle' | 'power-cap';
+  /** The spec's own shading and kind (src/shared/timeline-spec.ts), where it set them. */
+  fill?: string;
+  kind?: string;
 }
 
 /** The GPU's slowdown spans as bands: throttling red, a power cap apart in a neutral tone (src/shared/throttle-spans.ts). */
