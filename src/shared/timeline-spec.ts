@@ -158,7 +158,10 @@ function gpuSeries(gpu: readonly GpuSample[], field: GpuField, name: string, uni
   const pts = ids.map((g) =>
     gpu
       .filter((s) => s.gpu === g)
-      .map((s): [number, number | null] => [s.tMs / 1000, s[field] === null ? null : (s[field] as number) * scale]),
+      .map((s): [number, number | null] => {
+        const v = s[field];
+        return [s.tMs / 1000, typeof v === 'number' && Number.isFinite(v) ? v * scale : null];
+      }),
   );
   const series = ids.map((g, i) => ({
     label: ids.length > 1 ? `${name} GPU ${g}` : name,
