@@ -54,7 +54,6 @@
       ctx.strokeStyle = cssVar('--muted', '#5b6470');
       ctx.fillStyle = cssVar('--fg', '#1b1f24');
       ctx.setLineDash([px(6), px(4)]);
-      ctx.textBaseline = 'bottom';
       ctx.textAlign = 'right';
       panel.refLines.forEach(function (line) {
         var y = u.valToPos(line.y, 'y', true);
@@ -62,7 +61,10 @@
         ctx.moveTo(b.left, y);
         ctx.lineTo(b.left + b.width, y);
         ctx.stroke();
-        ctx.fillText(line.label, b.left + b.width - px(4), y - px(2));
+        // Above the line where there is room, else below it (a ceiling near the top).
+        var above = y - px(14) >= b.top;
+        ctx.textBaseline = above ? 'bottom' : 'top';
+        ctx.fillText(line.label, b.left + b.width - px(4), above ? y - px(2) : y + px(2));
       });
       ctx.restore();
     };
