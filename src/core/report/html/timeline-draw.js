@@ -1,6 +1,5 @@
 // The HTML report's timeline: draws the spec of src/shared/timeline-spec.ts (the app's own timeline) with the
 // uPlot inlined beside it. Inlined as text; every string reaches the page through textContent, never as markup.
-/* global uPlot */
 (function () {
   var node = document.getElementById('servebench-timeline');
   var host = document.getElementById('timeline-panels');
