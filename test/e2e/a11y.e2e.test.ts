@@ -241,6 +241,30 @@ describe.skipIf(!haveChromium)('labels, keyboard and large windows in `servebenc
     expect(consoleErrors).toEqual([]);
   });
 
+  it('shows the figures of the stretch chosen on the timeline, and the keys that choose it', async () => {
+    await page.setViewportSize({ width: 1280, height: 720 });
+    await page.getByTestId('runs-list').getByText('sweep').click();
+    const timeline = page.getByTestId('timeline');
+    const keys = timeline.getByTestId('timeline-keys');
+    await keys.waitFor();
+    expect(await keys.locator('kbd').allTextContents()).toEqual(['+', '−', '←', '→', '0', 'Esc']);
+    const over = timeline.locator('[data-panel="ttft"] .u-over');
+    await over.focus();
+    await page.keyboard.press('+');
+    const figures = page.getByTestId('window-figures');
+    const requests = figures.getByTestId('window-requests').locator('dd');
+    await requests.waitFor();
+    expect(Number((await requests.textContent())?.replace(/[^\d]/g, ''))).toBeGreaterThan(0);
+    expect(await figures.getByTestId('window-ttft').locator('dd').textContent()).toMatch(
+      /^\S+ ms \/ \S+ ms \/ \S+ ms$/,
+    );
+    expect(await figures.getByTestId('window-telemetry').count()).toBeGreaterThan(0);
+    await figures.getByRole('button', { name: /Whole run/ }).click();
+    await expect.poll(() => figures.count()).toBe(0);
+    expect(await timeline.locator('.plot').first().getAttribute('data-zoom')).toBe('');
+    expect(consoleErrors).toEqual([]);
+  });
+
   it('zooms and pans a time chart from the keyboard as a drag and a double click do', async () => {
     await page.setViewportSize({ width: 1280, height: 720 });
     await page.getByTestId('runs-list').getByText('sweep').click();
