@@ -251,6 +251,9 @@ describe('html', () => {
     }
     expect(csp).not.toMatch(/unsafe-inline[^;]*script|script-src[^;]*unsafe/);
     expect(html).toContain(UPLOT_CSS);
+    // The export's secret scrub leaves the scripts whole: a changed byte would fail its hash and draw nothing.
+    const exported = (await renderExport(findExporter('html')!, await loadRunFolder(fixtureDir('closed')))) as string;
+    for (const js of TIMELINE_SCRIPTS) expect(exported).toContain(`<script>${js}</script>`);
     // The one address in the page is uPlot's licence comment, never something to fetch.
     expect(new Set(html.match(/https?:\/\/[^\s"')*]+/g))).toEqual(new Set(['https://github.com/leeoniya/uPlot']));
   });
