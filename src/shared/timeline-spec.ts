@@ -98,6 +98,8 @@ export interface TimelineInput {
   levels: readonly LevelResult[];
   /** What the request panels say with no point. */
   requestsEmpty?: string;
+  /** What the output-rate panel says with no point (the live view has no token counts yet). */
+  outputRateEmpty?: string;
   /** Why there is no GPU sample (else a plain line). */
   gpuNote?: string;
 }
@@ -318,7 +320,16 @@ function requestPanels(input: TimelineInput, windows: TimelineBand[]): TimelineP
       scatter(input.e2e, 'E2E', COLORS.orange),
       windows,
     ),
-    panel({ id: 'output-rate', title: 'Output tokens per second, all requests', unit: 'tok/s', empty }, rate, windows),
+    panel(
+      {
+        id: 'output-rate',
+        title: 'Output tokens per second, all requests',
+        unit: 'tok/s',
+        empty: input.outputRateEmpty ?? empty,
+      },
+      rate,
+      windows,
+    ),
   ];
 }
 
