@@ -122,6 +122,11 @@ export default tseslint.config(
     },
   },
   {
+    // The HTML report's inline script (inlined as text, run in the reader's browser with the inlined uPlot).
+    files: ['src/core/report/html/timeline-draw.js'],
+    languageOptions: { sourceType: 'script', globals: { ...globals.browser, uPlot: 'readonly' } },
+  },
+  {
     // Extension-less executables (the fake nvidia-smi) are plain scripts too.
     files: ['resources/fake-nvidia-smi'],
     languageOptions: { sourceType: 'script', globals: { ...globals.node } },

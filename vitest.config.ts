@@ -15,7 +15,13 @@ const quick = [...testFiles('test/core'), ...testFiles('test/shared')].filter((f
 const mocks = (f: string): boolean => /\bvi\.(do)?[mM]ock\(/.test(readFileSync(f, 'utf8'));
 
 /** What every project shares (maxWorkers stays the root's, so that --maxWorkers on the command line applies). */
-const shared = { setupFiles: ['test/setup-env.ts'], testTimeout: 60_000, hookTimeout: 60_000 };
+const shared = {
+  setupFiles: ['test/setup-env.ts'],
+  testTimeout: 60_000,
+  hookTimeout: 60_000,
+  // The HTML report inlines uPlot's stylesheet as text (?raw): vitest would otherwise hand CSS over empty.
+  css: { include: [/uPlot\.min\.css/] },
+};
 
 // Tests that spawn processes or run servers need room on a 2-core machine. test/integration runs after the rest (its
 // own phase in npm test): its files wait on Slurm, clusters of processes and the simulator's clock more than they

@@ -1,7 +1,7 @@
 // npm run bench:charts — whether the app's charts stay interactive with 100,000 points: the app's Timeline (uPlot:
 // per-request latency, GPU clock, temperature, power, engine queue, KV cache) is built into a small page by vite,
 // fed a synthetic run of BENCH_POINTS requests and as many GPU and engine samples, and timed in Debian's chromium:
-// the first draw of all six charts, a zoom to 10 % of the span and back (setScale) per chart, and 100 cursor moves
+// the first draw of every chart of the stack, a zoom to 10 % of the span and back (setScale) per chart, and 100 cursor moves
 // (each also moves the five charts that share the cursor). Prints one line per figure, then a JSON line.
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -73,11 +73,11 @@ try {
       if (errors.length > 0) throw new Error(`the page failed: ${errors.join('; ')}`);
       console.log(`${n.toLocaleString('en')} points per chart`);
       console.log(`  chart data from the requests      ${figures.prepMs} ms`);
-      console.log(`  first draw of the six charts      ${figures.firstDrawMs} ms`);
+      console.log(`  first draw of every chart          ${figures.firstDrawMs} ms`);
       for (const [chart, z] of Object.entries(figures.zoom))
         console.log(`  zoom to 10 % / back: ${chart.padEnd(24)} ${z.zoomInMs} / ${z.wholeMs} ms`);
       console.log(
-        `  cursor move (100 moves, 6 charts) mean ${figures.cursorMeanMs} ms, p95 ${figures.cursorP95Ms} ms, max ${figures.cursorMaxMs} ms`,
+        `  cursor move (100 moves, all charts) mean ${figures.cursorMeanMs} ms, p95 ${figures.cursorP95Ms} ms, max ${figures.cursorMaxMs} ms`,
       );
       console.log(JSON.stringify(figures));
     }

@@ -232,8 +232,8 @@ function folderReads(
       openFolder(runId).then(({ dir, raw, secrets }) => latencyDistribution(dir, raw, secrets)),
     async getTelemetry(runId) {
       const { dir, secrets } = await openFolder(runId);
-      const { gpu, engine } = await readTelemetry(dir, secrets);
-      return { gpu, engine };
+      const { gpu, engine, client } = await readTelemetry(dir, secrets);
+      return { gpu, engine, client };
     },
   };
 }

@@ -7,7 +7,7 @@ import type { RunRecord, RunStatus } from './run-record.js';
 import type { RunHeadline } from './run-headline.js';
 import type { RunPlan } from './run-estimate.js';
 import type { LatencyDistribution } from './latency-bins.js';
-import type { EngineSample, GpuSample } from './telemetry.js';
+import type { ClientSample, EngineSample, GpuSample } from './telemetry.js';
 import { AppSettingsSchema } from './settings.js';
 import type { AppSettings, SettingsAnswer } from './settings.js';
 
@@ -40,6 +40,8 @@ export interface PresetSummary {
 export interface RunTelemetry {
   gpu: GpuSample[];
   engine: EngineSample[];
+  /** The load generator's own health (event-loop lag); absent from an older core. */
+  client?: ClientSample[];
 }
 
 /** A stretch of the run's clock, in seconds: the x range of a zoomed chart. */
@@ -61,6 +63,8 @@ export const REQUESTS_PAGE_MAX = 2000;
 export interface RequestChart {
   ttft: Array<[number, number]>;
   e2e: Array<[number, number]>;
+  /** [bin middle s, output tok/s] of the measured requests (src/shared/output-rate.ts); absent from an older core. */
+  outputRate?: Array<[number, number]>;
   /** Measured requests in the window (every one lies within a drawn column's low..high). */
   requests: number;
   columns: number;

@@ -209,6 +209,62 @@ describe.skipIf(!haveChromium)('labels, keyboard and large windows in `servebenc
     expect(consoleErrors).toEqual([]);
   });
 
+  it("draws the cursor's horizontal line only on the chart under the mouse, its vertical line on all", async () => {
+    await page.setViewportSize({ width: 1280, height: 720 });
+    await page.getByTestId('runs-list').getByText('sweep').click();
+    const timeline = page.getByTestId('timeline');
+    const over = timeline.locator('[data-panel="e2e"] .u-over');
+    await over.waitFor();
+    await over.scrollIntoViewIfNeeded();
+    const box = await over.boundingBox();
+    if (!box) throw new Error('the E2E chart has no plot area');
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    // uPlot parks a hidden cursor line outside its plot area: inside means drawn.
+    const lines = (): Promise<Array<[string, boolean, boolean]>> =>
+      timeline.locator('[data-panel]').evaluateAll((panels) =>
+        panels.map((p) => {
+          const plot = p.querySelector('.u-over')?.getBoundingClientRect();
+          const y = p.querySelector('.u-cursor-y')?.getBoundingClientRect();
+          const x = p.querySelector('.u-cursor-x')?.getBoundingClientRect();
+          const inside = (v: number | undefined, lo = 0, hi = 0): boolean => v !== undefined && v >= lo && v <= hi;
+          return [
+            p.getAttribute('data-panel') ?? '',
+            inside(y?.top, plot?.top, plot?.bottom),
+            inside(x?.left, plot?.left, plot?.right),
+          ];
+        }),
+      );
+    await expect.poll(async () => (await lines()).filter(([, h]) => h).map(([id]) => id)).toEqual(['e2e']);
+    const all = await lines();
+    expect(all.length).toBeGreaterThan(3);
+    expect(all.every(([, , vertical]) => vertical)).toBe(true);
+    expect(consoleErrors).toEqual([]);
+  });
+
+  it('shows the figures of the stretch chosen on the timeline, and the keys that choose it', async () => {
+    await page.setViewportSize({ width: 1280, height: 720 });
+    await page.getByTestId('runs-list').getByText('sweep').click();
+    const timeline = page.getByTestId('timeline');
+    const keys = timeline.getByTestId('timeline-keys');
+    await keys.waitFor();
+    expect(await keys.locator('kbd').allTextContents()).toEqual(['+', '−', '←', '→', '0', 'Esc']);
+    const over = timeline.locator('[data-panel="ttft"] .u-over');
+    await over.focus();
+    await page.keyboard.press('+');
+    const figures = page.getByTestId('window-figures');
+    const requests = figures.getByTestId('window-requests').locator('dd');
+    await requests.waitFor();
+    expect(Number((await requests.textContent())?.replace(/[^\d]/g, ''))).toBeGreaterThan(0);
+    expect(await figures.getByTestId('window-ttft').locator('dd').textContent()).toMatch(
+      /^\S+ ms \/ \S+ ms \/ \S+ ms$/,
+    );
+    expect(await figures.getByTestId('window-telemetry').count()).toBeGreaterThan(0);
+    await figures.getByRole('button', { name: /Whole run/ }).click();
+    await expect.poll(() => figures.count()).toBe(0);
+    expect(await timeline.locator('.plot').first().getAttribute('data-zoom')).toBe('');
+    expect(consoleErrors).toEqual([]);
+  });
+
   it('zooms and pans a time chart from the keyboard as a drag and a double click do', async () => {
     await page.setViewportSize({ width: 1280, height: 720 });
     await page.getByTestId('runs-list').getByText('sweep').click();

@@ -1,21 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   alignPoints,
-  engineQueueChart,
-  gpuChart,
-  kvUsageChart,
-  measuredWindows,
   paretoChart,
   percentileChart,
   pixelPoints,
-  requestLatencyChart,
-  sharedRange,
   sweepXLabel,
   throughputChart,
 } from '../../src/renderer/lib/chart-data.js';
-import type { RequestRecord } from '../../src/shared/request-record.js';
 import type { LevelResult, RunRecord, Summary } from '../../src/shared/run-record.js';
-import type { EngineSample, GpuSample } from '../../src/shared/telemetry.js';
 
 const summary = (p50: number, p95: number): Summary => ({
   n: 10,
@@ -117,64 +109,6 @@ describe('chart data (plain, shared with the HTML report)', () => {
     expect(throughputChart(r).series.map((s) => s.label)).toEqual([
       'output tok/s (in 32/out 16)',
       'output tok/s (in 1024/out 16)',
-    ]);
-  });
-
-  it('places measured requests at their end, skipping warm-up and failures', () => {
-    const req = (id: number, extra: Partial<RequestRecord>): RequestRecord =>
-      ({ id, warmup: false, ok: true, sendMs: 1000, firstTokenMs: 1020, endMs: 1500, ...extra }) as RequestRecord;
-    const chart = requestLatencyChart([
-      req(1, {}),
-      req(2, { warmup: true }),
-      req(3, { ok: false }),
-      req(4, { sendMs: 2000, firstTokenMs: 2050, endMs: 2600 }),
-    ]);
-    expect(chart.x).toEqual([1.5, 2.6]);
-    expect(chart.ys).toEqual([
-      [20, 50],
-      [500, 600],
-    ]);
-  });
-
-  it('gives one telemetry series per GPU and a shared time range', () => {
-    const s = (gpu: number, tMs: number, smClockMhz: number): GpuSample => ({ gpu, tMs, smClockMhz }) as GpuSample;
-    const chart = gpuChart([s(0, 500, 1980), s(1, 500, 1900), s(0, 1000, 1800)], 'smClockMhz', 'SM clock', 'MHz');
-    expect(chart.x).toEqual([0.5, 1]);
-    expect(chart.ys).toEqual([
-      [1980, 1800],
-      [1900, null],
-    ]);
-    expect(chart.series.map((x) => x.label)).toEqual(['SM clock GPU 0', 'SM clock GPU 1']);
-    expect(sharedRange([chart, { x: [2, 7], ys: [], series: [] }])).toEqual([0.5, 7]);
-    expect(sharedRange([{ x: [], ys: [], series: [] }])).toBeNull();
-  });
-
-  it('draws the engine queue and KV usage only when the engine reported them', () => {
-    const e = (tMs: number, running: number | null, waiting: number | null, kvUsage: number | null): EngineSample =>
-      ({ tMs, running, waiting, kvUsage }) as EngineSample;
-    const samples = [e(500, 2, 0, 0.25), e(1000, 4, 3, 0.5)];
-    expect(engineQueueChart(samples)).toMatchObject({
-      x: [0.5, 1],
-      ys: [
-        [2, 4],
-        [0, 3],
-      ],
-    });
-    expect(kvUsageChart(samples)).toMatchObject({ x: [0.5, 1], ys: [[25, 50]], series: [{ unit: '%' }] });
-    expect(engineQueueChart([e(500, null, null, null)])).toBeNull();
-    expect(kvUsageChart([])).toBeNull();
-  });
-
-  it("marks each level's measured window (its rounds) in seconds on the run clock", () => {
-    const round = (startMs: number, endMs: number) => ({ startMs, endMs }) as LevelResult['rounds'][number];
-    const levels = [
-      level(1, 100, { rounds: [round(2000, 4000), round(4500, 6000)] }),
-      level(4, 300, { rate: 8, rounds: [round(7000, 9000)] }),
-      level(8, 300, { rounds: [] }),
-    ];
-    expect(measuredWindows(levels)).toEqual([
-      { from: 2, to: 6, label: 'c=1' },
-      { from: 7, to: 9, label: '8/s' },
     ]);
   });
 });

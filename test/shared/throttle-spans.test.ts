@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { recordedCeiling, throttleSpans } from '../../src/shared/throttle-spans.js';
-import { throttleBands } from '../../src/renderer/lib/chart-data.js';
-import { renderTimeline } from '../../src/core/report/html/timeline.js';
+import { THROTTLING } from '../../src/shared/throttle-spans.js';
+import { slowdownBands } from '../../src/shared/timeline-spec.js';
 import type { GpuSample } from '../../src/shared/telemetry.js';
-import type { RunRecord } from '../../src/shared/run-record.js';
 
 const sample = (tMs: number, cls: GpuSample['class'], gpu = 0, extra: Partial<GpuSample> = {}): GpuSample =>
   ({ tMs, gpu, class: cls, smClockMhz: 1980, tempC: 60, powerW: 500, ...extra }) as GpuSample;
@@ -32,27 +31,16 @@ describe('throttle spans (one reckoning for the app and the HTML report)', () =>
     expect(throttleSpans([sample(0, 'full-speed'), sample(1000, 'thermal')])).toEqual([]);
   });
 
-  it('the app shades throttling red and a power cap apart, never as throttling', () => {
-    const bands = throttleBands(samples);
-    expect(bands.map((b) => [b.from, b.to, b.tone])).toEqual([
-      [1, 3, 'throttle'],
+  it('the timeline spec (the app and the HTML report) shades each kind in its own colour, a power cap apart', () => {
+    const bands = slowdownBands(samples);
+    expect(bands.map((b) => [b.from, b.to, b.kind])).toEqual([
+      [1, 3, 'thermal'],
       [1.5, 2.5, 'power-cap'],
       [4, 6, 'power-cap'],
-      [6, 7, 'throttle'],
+      [6, 7, 'hw-slowdown'],
     ]);
-  });
-
-  it('the HTML report draws the same spans, a power cap in its own class', () => {
-    const record = { levels: [] } as unknown as RunRecord;
-    const requests = [{ sendMs: 0, firstTokenMs: 100, endMs: 7000, ok: true, warmup: false }] as never;
-    const html = renderTimeline(record, requests, samples);
-    const kinds = [...html.matchAll(/<rect class="span ([a-z-]+)" data-kind="([a-z-]+)"/g)].map((m) => [m[1], m[2]]);
-    expect(kinds).toEqual([
-      ['throttled', 'thermal'],
-      ['power-cap', 'power-cap'],
-      ['power-cap', 'power-cap'],
-      ['throttled', 'hw-slowdown'],
-    ]);
+    expect(new Set(bands.map((b) => b.fill)).size).toBe(3);
+    expect(THROTTLING['power-cap']).toBe(false);
   });
 
   it("reads the GPU's max SM clock and power limit where the telemetry records them", () => {

@@ -7,25 +7,10 @@ export const DEFAULT_CONFIDENCE = 0.95;
 // Float noise allowance when comparing a coverage with the requested confidence.
 const EPS = 1e-12;
 
-/**
- * Percentile of ascending data by linear interpolation between order statistics, exactly as
- * NumPy's default (`method='linear'`): rank (n-1)*p/100, and NumPy's two-sided lerp so results match bit for bit.
- */
-export function percentile(sortedAsc: ArrayLike<number>, p: number): number {
-  const n = sortedAsc.length;
-  if (n === 0) throw new RangeError('percentile of an empty sample');
-  if (!(p >= 0 && p <= 100)) throw new RangeError(`percentile p must be in [0, 100], got ${p}`);
-  // NumPy divides by 100 first, then multiplies by (n - 1).
-  const h = (n - 1) * (p / 100);
-  const lo = Math.floor(h);
-  const hi = Math.min(lo + 1, n - 1);
-  const t = h - lo;
-  const a = sortedAsc[lo]!;
-  const b = sortedAsc[hi]!;
-  const diff = b - a;
-  // NumPy's _lerp interpolates from the nearer end, which keeps results monotone in t.
-  return t >= 0.5 ? b - diff * (1 - t) : a + diff * t;
-}
+// The one percentile rule lives in shared, so that the app's figures of a chosen window are reckoned alike.
+import { percentile } from '../../shared/percentile.js';
+
+export { percentile };
 
 /** Smallest sample size for which a distribution-free CI of the p-th percentile exists at this confidence. */
 export function minSamplesForCi(p: number, confidence: number = DEFAULT_CONFIDENCE): number | null {

@@ -2,6 +2,7 @@ import type { RequestChart, RequestPage, TimeWindow } from '../../shared/contrac
 import { REQUEST_CHART_COLUMNS, REQUESTS_PAGE_MAX } from '../../shared/contract.js';
 import type { RequestRecord } from '../../shared/request-record.js';
 import { requestLatencyPoint } from '../../shared/request-latency.js';
+import { OutputRate, rateBinSeconds } from '../../shared/output-rate.js';
 import type { RunRecord } from '../../shared/run-record.js';
 import { jsonlNotes } from './jsonl.js';
 import { streamRequests } from './read-lines.js';
@@ -35,10 +36,46 @@ function points(columns: Map<number, Column>): Array<[number, number]> {
 }
 
 /** The run's measured span in seconds (its levels' windows), the x range of the whole-run chart. */
-function runSpan(record: RunRecord): TimeWindow {
+export function runSpan(record: RunRecord): TimeWindow {
   const from = Math.min(...record.levels.map((l) => l.startMs)) / 1000;
   const to = Math.max(...record.levels.map((l) => l.endMs)) / 1000;
   return Number.isFinite(from) && Number.isFinite(to) && to > from ? { fromS: from, toS: to } : { fromS: 0, toS: 1 };
+}
+
+/** Thins measured requests to pixel columns of a span, each keeping its lowest and highest TTFT and E2E. */
+export class LatencyColumns {
+  private readonly ttft = new Map<number, Column>();
+  private readonly e2e = new Map<number, Column>();
+  private readonly width: number;
+  /** Measured requests added. */
+  requests = 0;
+
+  constructor(
+    private readonly span: TimeWindow,
+    private readonly columns: number,
+    private readonly window?: TimeWindow,
+  ) {
+    this.width = (span.toS - span.fromS) / columns;
+  }
+
+  /** Adds one request; true when it was a measured one inside the window. */
+  add(r: RequestRecord): boolean {
+    const p = requestLatencyPoint(r);
+    const w = this.window;
+    if (!p || (w && (p.tS < w.fromS || p.tS > w.toS))) return false;
+    this.requests++;
+    const column = Math.floor((p.tS - this.span.fromS) / this.width);
+    // The window's right edge belongs to its last column; a request outside the span gets a column of its own.
+    const key = p.tS === this.span.toS ? this.columns - 1 : column;
+    if (p.ttftMs !== null) addTo(this.ttft, key, p.tS, p.ttftMs);
+    addTo(this.e2e, key, p.tS, p.e2eMs);
+    return true;
+  }
+
+  /** [end s, ms] points of TTFT and E2E, in time order. */
+  points(): { ttft: Array<[number, number]>; e2e: Array<[number, number]> } {
+    return { ttft: points(this.ttft), e2e: points(this.e2e) };
+  }
 }
 
 /**
@@ -54,21 +91,19 @@ export async function requestChart(
   columns = REQUEST_CHART_COLUMNS,
 ): Promise<RequestChart> {
   const span = window ?? runSpan(record);
-  const width = (span.toS - span.fromS) / columns;
-  const ttft = new Map<number, Column>();
-  const e2e = new Map<number, Column>();
-  let requests = 0;
+  const thin = new LatencyColumns(span, columns, window);
+  const rate = new OutputRate(rateBinSeconds(span.toS - span.fromS));
   const report = await streamRequests(dir, secrets, (r) => {
-    const p = requestLatencyPoint(r);
-    if (!p || (window && (p.tS < window.fromS || p.tS > window.toS))) return;
-    requests++;
-    const column = Math.floor((p.tS - span.fromS) / width);
-    // The window's right edge belongs to its last column; a request outside the span gets a column of its own.
-    const key = p.tS === span.toS ? columns - 1 : column;
-    if (p.ttftMs !== null) addTo(ttft, key, p.tS, p.ttftMs);
-    addTo(e2e, key, p.tS, p.e2eMs);
+    if (thin.add(r)) rate.add(r);
   });
-  return { ttft: points(ttft), e2e: points(e2e), requests, columns, window: window ?? null, notes: jsonlNotes(report) };
+  return {
+    ...thin.points(),
+    outputRate: rate.points(),
+    requests: thin.requests,
+    columns,
+    window: window ?? null,
+    notes: jsonlNotes(report),
+  };
 }
 
 /** True when a request's send..end overlaps the window (one still going is taken to end when it was sent). */

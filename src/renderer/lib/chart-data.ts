@@ -1,15 +1,13 @@
 import { QUANTITIES } from '../../shared/metrics.js';
 import type { QuantityId } from '../../shared/metrics.js';
-import { requestE2eMs, requestTtftMs } from '../../shared/request-record.js';
-import type { RequestRecord } from '../../shared/request-record.js';
 import type { LevelResult, RunRecord } from '../../shared/run-record.js';
-import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
 import { sloTargetText } from '../../shared/capacity.js';
-import { THROTTLE_KIND_LABELS, THROTTLING, throttleSpans } from '../../shared/throttle-spans.js';
+import { alignSeries } from '../../shared/timeline-spec.js';
 import type { SloVerdict } from '../../shared/capacity.js';
 import { levelSloStatus } from '../../shared/slo-judge.js';
 import { loadAxisLabel, loadKind, loadText, loadValue } from '../../shared/level-load.js';
 import { oneChunkNote, perUserTokPerSec } from '../../shared/per-user-speed.js';
+import { COLORS, GPU_COLORS } from '../../shared/chart-colors.js';
 
 /**
  * Plain chart data, independent of the app: the chart components (and the HTML report) draw these.
@@ -34,32 +32,10 @@ interface SeriesSpec {
   size?: number;
 }
 
-const COLORS = {
-  blue: '#2563eb',
-  sky: '#0ea5e9',
-  orange: '#ea580c',
-  amber: '#d97706',
-  red: '#dc2626',
-  green: '#16a34a',
-  violet: '#7c3aed',
-  gray: '#6b7280',
-} as const;
-const GPU_COLORS = ['#2563eb', '#ea580c', '#16a34a', '#7c3aed', '#db2777', '#0891b2', '#65a30d', '#9333ea'];
+export { COLORS } from '../../shared/chart-colors.js';
 
-/** Aligns series given as [x, y] points onto one ascending x axis. */
-export function alignPoints(series: Array<Array<[number, number | null]>>): {
-  x: number[];
-  ys: Array<Array<number | null>>;
-} {
-  const xs = [...new Set(series.flatMap((s) => s.map(([x]) => x)))].sort((a, b) => a - b);
-  const index = new Map(xs.map((x, i) => [x, i]));
-  const ys = series.map((s) => {
-    const y: Array<number | null> = new Array<number | null>(xs.length).fill(null);
-    for (const [x, v] of s) y[index.get(x) ?? 0] = v;
-    return y;
-  });
-  return { x: xs, ys };
-}
+/** Aligns series given as [x, y] points onto one ascending x axis (the timeline spec's own). */
+export const alignPoints = alignSeries;
 
 /** The x of a level in sweep charts: its burst size, request rate (open loop) or concurrency. */
 function levelX(level: LevelResult): number {
@@ -131,74 +107,6 @@ export function percentileChart(record: RunRecord, quantity: QuantityId): ChartD
   return { ...alignPoints(pts), series };
 }
 
-/** TTFT and E2E of every measured request at the moment it ended (seconds on the run's clock). */
-export function requestLatencyChart(requests: RequestRecord[]): ChartData {
-  const measured = requests.filter((r) => !r.warmup && r.ok && r.endMs !== null);
-  const ttft: Array<[number, number | null]> = [];
-  const e2e: Array<[number, number | null]> = [];
-  for (const r of measured) {
-    const t = (r.endMs as number) / 1000;
-    ttft.push([t, requestTtftMs(r)]);
-    e2e.push([t, requestE2eMs(r)]);
-  }
-  return latencyData(ttft, e2e);
-}
-
-/** The same chart from live points: [time s, ttft ms, e2e ms]. */
-export function latencyData(ttft: Array<[number, number | null]>, e2e: Array<[number, number | null]>): ChartData {
-  return {
-    ...alignPoints([ttft, e2e]),
-    series: [
-      { label: 'TTFT', color: COLORS.blue, points: true, unit: 'ms' },
-      { label: 'E2E', color: COLORS.orange, points: true, unit: 'ms' },
-    ],
-  };
-}
-
-export type GpuField = 'smClockMhz' | 'tempC' | 'powerW';
-
-/** One telemetry field over the run's time (seconds), one series per GPU. */
-export function gpuChart(samples: GpuSample[], field: GpuField, name: string, unit: string): ChartData {
-  const gpus = [...new Set(samples.map((s) => s.gpu))].sort((a, b) => a - b);
-  const pts = gpus.map((g) =>
-    samples.filter((s) => s.gpu === g).map((s): [number, number | null] => [s.tMs / 1000, s[field]]),
-  );
-  return {
-    ...alignPoints(pts),
-    series: gpus.map((g, i) => ({
-      label: gpus.length > 1 ? `${name} GPU ${g}` : name,
-      color: GPU_COLORS[i % GPU_COLORS.length] ?? COLORS.blue,
-      unit,
-    })),
-  };
-}
-
-/** Engine queue over the run's time (seconds): requests running and waiting; null when the engine gave neither. */
-export function engineQueueChart(samples: EngineSample[]): ChartData | null {
-  if (!samples.some((s) => s.running !== null || s.waiting !== null)) return null;
-  return {
-    ...alignPoints([
-      samples.map((s): [number, number | null] => [s.tMs / 1000, s.running]),
-      samples.map((s): [number, number | null] => [s.tMs / 1000, s.waiting]),
-    ]),
-    series: [
-      { label: 'running', color: COLORS.green, unit: 'req' },
-      { label: 'waiting', color: COLORS.red, unit: 'req' },
-    ],
-  };
-}
-
-/** KV-cache usage (%) over the run's time (seconds); null when the engine did not report it. */
-export function kvUsageChart(samples: EngineSample[]): ChartData | null {
-  if (!samples.some((s) => s.kvUsage !== null)) return null;
-  return {
-    ...alignPoints([
-      samples.map((s): [number, number | null] => [s.tMs / 1000, s.kvUsage === null ? null : s.kvUsage * 100]),
-    ]),
-    series: [{ label: 'KV cache', color: COLORS.violet, unit: '%' }],
-  };
-}
-
 /** A stretch of the time axis to shade, in seconds on the run's clock. */
 export interface TimeBand {
   from: number;
@@ -207,42 +115,9 @@ export interface TimeBand {
   /** 'throttle': a GPU was slowed down (thermal, hardware), shaded red; 'power-cap': held at its power limit,
    * shaded neutral (not throttling); default a level's measured window. */
   tone?: 'throttle' | 'power-cap';
-}
-
-/** The GPU's slowdown spans as bands: throttling red, a power cap apart in a neutral tone (src/shared/throttle-spans.ts). */
-export function throttleBands(samples: readonly GpuSample[]): TimeBand[] {
-  return throttleSpans(samples).map((s) => ({
-    from: s.startMs / 1000,
-    to: s.endMs / 1000,
-    label: THROTTLE_KIND_LABELS[s.kind],
-    tone: THROTTLING[s.kind] ? 'throttle' : 'power-cap',
-  }));
-}
-
-/** Each level's measured window (its rounds, warm-up and cool-down left out), in seconds on the run's clock. */
-export function measuredWindows(levels: LevelResult[]): TimeBand[] {
-  const out: TimeBand[] = [];
-  for (const level of levels) {
-    if (level.rounds.length === 0) continue;
-    const from = Math.min(...level.rounds.map((r) => r.startMs)) / 1000;
-    const to = Math.max(...level.rounds.map((r) => r.endMs)) / 1000;
-    if (!Number.isFinite(from) || !Number.isFinite(to) || to <= from) continue;
-    out.push({ from, to, label: loadText(level, true) });
-  }
-  return out;
-}
-
-/** The span [min, max] of several charts' x, so stacked charts share one time axis. */
-export function sharedRange(charts: ChartData[]): [number, number] | null {
-  let lo = Infinity;
-  let hi = -Infinity;
-  for (const c of charts) {
-    if (c.x.length === 0) continue;
-    lo = Math.min(lo, c.x[0] as number);
-    hi = Math.max(hi, c.x[c.x.length - 1] as number);
-  }
-  if (!Number.isFinite(lo) || !Number.isFinite(hi)) return null;
-  return [lo, hi > lo ? hi : lo + 1];
+  /** The spec's own shading and kind (src/shared/timeline-spec.ts), where it set them. */
+  fill?: string;
+  kind?: string;
 }
 
 /** The Pareto view of a run: the chart, the per-user floor a TPOT SLO sets, the capacity to label, a note. */

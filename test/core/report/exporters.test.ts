@@ -1,8 +1,12 @@
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { htmlReport } from '../../../src/core/report/html.js';
 import { loadRunFolder } from '../../../src/core/report/load-run-folder.js';
+import { reportTimelineSpec } from '../../../src/core/report/html/timeline.js';
+import { TIMELINE_SCRIPTS, UPLOT_CSS } from '../../../src/core/report/html/uplot-inline.js';
+import type { TimelineSpec } from '../../../src/shared/timeline-spec.js';
 import { NO_CHROMIUM, findChromium, pdfExporter } from '../../../src/core/report/pdf.js';
 import { EXPORTERS, REPORT_FORMATS, findExporter, renderExport } from '../../../src/core/report/registry.js';
 import { summaryCsv } from '../../../src/core/report/summary-csv.js';
@@ -187,8 +191,15 @@ describe('vllm-json', () => {
   });
 });
 
+/** The timeline spec a report embeds (inert JSON beside the inlined uPlot that draws it). */
+function timelineOf(html: string): TimelineSpec {
+  const json = /<script type="application\/json" id="servebench-timeline">(.*?)<\/script>/s.exec(html)?.[1];
+  if (!json) throw new Error('no timeline spec in the report');
+  return JSON.parse(json) as TimelineSpec;
+}
+
 describe('html', () => {
-  it.each(FIXTURES)('is one file with every section, charts as inline SVG and nothing to fetch (%s)', async (name) => {
+  it.each(FIXTURES)('is one file with every section, charts inline and nothing to fetch (%s)', async (name) => {
     const folder = await loadRunFolder(fixtureDir(name));
     const html = htmlReport(folder);
     for (const id of ['results', 'charts', 'checks', 'cost', 'command', 'environment', 'telemetry']) {
@@ -211,17 +222,54 @@ describe('html', () => {
     expect(html).toContain('output tok/s threshold=0.9');
   });
 
-  it('draws a request cancelled by the user apart from failed ones', async () => {
+  it('says a cancelled run ended so, and still draws the timeline of what it measured', async () => {
     const html = htmlReport(await loadRunFolder(fixtureDir('cancelled')));
-    expect(html).toMatch(/<path class="req cancelled" d="M[\d.]+ [\d.]+H[\d.]+"\/>/);
-    expect(html).not.toContain('class="req failed"');
     expect(html).toContain('This run ended cancelled: cancelled by the user');
+    expect(timelineOf(html).panels.map((p) => p.id)).toContain('ttft');
   });
 
-  it('shades thermal throttling in the timeline of a throttled run', async () => {
+  it("embeds the app's timeline spec, with thermal throttling shaded on the GPU panels and the max-clock line", async () => {
+    const folder = await loadRunFolder(fixtureDir('closed'));
+    const spec = timelineOf(htmlReport(folder));
+    expect(spec).toEqual(JSON.parse(JSON.stringify(reportTimelineSpec(folder))));
+    const clock = spec.panels.find((p) => p.id === 'sm-clock');
+    expect(clock?.bands.map((b) => b.kind)).toContain('thermal');
+    expect(clock?.refLines[0]?.label).toMatch(/^max SM clock/);
+    expect(spec.panels.map((p) => p.id).slice(0, 3)).toEqual(['ttft', 'e2e', 'output-rate']);
+  });
+
+  it('inlines uPlot and runs only its own scripts, each allowed by its hash; nothing is fetched', async () => {
     const html = htmlReport(await loadRunFolder(fixtureDir('closed')));
-    expect(html).toMatch(/<rect class="span throttled"/);
-    expect(html).toContain('SM clock (MHz)');
+    const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]*)">/.exec(html)?.[1] ?? '';
+    expect(csp).toMatch(/^default-src 'none';/);
+    const scripts = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1] as string);
+    expect(scripts).toEqual([...TIMELINE_SCRIPTS]);
+    expect(scripts[0]).toContain('uPlot');
+    for (const js of scripts) {
+      const hash = createHash('sha256').update(js, 'utf8').digest('base64');
+      expect(csp).toContain(`'sha256-${hash}'`);
+    }
+    expect(csp).not.toMatch(/unsafe-inline[^;]*script|script-src[^;]*unsafe/);
+    expect(html).toContain(UPLOT_CSS);
+    // The export's secret scrub leaves the scripts whole: a changed byte would fail its hash and draw nothing.
+    const exported = (await renderExport(findExporter('html')!, await loadRunFolder(fixtureDir('closed')))) as string;
+    for (const js of TIMELINE_SCRIPTS) expect(exported).toContain(`<script>${js}</script>`);
+    // The one address in the page is uPlot's licence comment, never something to fetch.
+    expect(new Set(html.match(/https?:\/\/[^\s"')*]+/g))).toEqual(new Set(['https://github.com/leeoniya/uPlot']));
+  });
+
+  it('keeps every foreign string of the timeline escaped: in its notes, and inert in its JSON', async () => {
+    const folder = await loadRunFolder(fixtureDir('closed'));
+    const evil = '<img src=x onerror=alert(1)></script><script>alert(2)</script>';
+    folder.gpu = [];
+    folder.record.levels[0]!.telemetry = { ...folder.record.levels[0]!.telemetry, reason: evil } as never;
+    const html = htmlReport(folder);
+    expect(html).not.toContain('<img src=x');
+    expect(html).not.toContain('<script>alert(2)');
+    expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    // The spec's JSON holds the text exactly, yet nothing in it can close its script element.
+    const json = /<script type="application\/json" id="servebench-timeline">(.*?)<\/script>/s.exec(html)?.[1] ?? '';
+    expect(json).not.toContain('<');
   });
 });
 

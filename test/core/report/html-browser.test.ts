@@ -67,13 +67,33 @@ describe.skipIf(!haveChromium)('the HTML report in headless Chromium', () => {
         'chart-tpot',
         'chart-e2e',
         ...(blocks ? [] : ['chart-pareto']),
-        'chart-timeline',
       ]);
       if (blocks) expect(await page.locator('#chart-pareto').innerText()).toContain('Not shown: 4 levels');
       for (const c of charts) {
         expect(c.width, c.id).toBeGreaterThan(200);
         expect(c.height, c.id).toBeGreaterThan(100);
         expect(c.marks, c.id).toBeGreaterThan(0);
+      }
+      // The timeline: the embedded spec drawn by the inlined uPlot, one canvas per panel with points, painted.
+      const panels = await page.$$eval('#timeline-panels [data-panel]', (divs) =>
+        divs.map((d) => {
+          const canvas = d.querySelector('canvas');
+          const box = canvas?.getBoundingClientRect();
+          const ctx = canvas?.getContext('2d');
+          const pixels =
+            canvas && ctx ? ctx.getImageData(0, 0, canvas.width, canvas.height).data : new Uint8ClampedArray();
+          let painted = 0;
+          for (let i = 3; i < pixels.length; i += 4) if ((pixels[i] as number) > 0) painted++;
+          return { id: d.getAttribute('data-panel'), width: box?.width ?? 0, height: box?.height ?? 0, painted };
+        }),
+      );
+      const declared = (await page.getAttribute('#chart-timeline', 'data-panels'))?.split(' ') ?? [];
+      expect(panels.map((p) => p.id)).toEqual(declared);
+      expect(declared.slice(0, 3)).toEqual(['ttft', 'e2e', 'output-rate']);
+      for (const p of panels) {
+        expect(p.width, p.id ?? '').toBeGreaterThan(600);
+        expect(p.height, p.id ?? '').toBeGreaterThan(60);
+        expect(p.painted, p.id ?? '').toBeGreaterThan(500);
       }
       const background = await page.evaluate<string>('getComputedStyle(document.body).backgroundColor');
       expect(background).toBe(scheme === 'dark' ? 'rgb(13, 17, 23)' : 'rgb(255, 255, 255)');

@@ -48,6 +48,17 @@ describe('the request chart the app opens a run with', () => {
     expect([...xs].sort((a, b) => a - b)).toEqual(xs);
   });
 
+  it("carries output tok/s over time from the measured requests' chunks, memory by the bin, not the request", async () => {
+    await writeRequests(20_000);
+    const chart = await requestChart(dir, record(1000, 202_000), [], undefined, 100);
+    const rate = chart.outputRate ?? [];
+    // 201 s of run: 2 s bins (about 150 of them); 2 tokens per measured request, warm-up and failures left out.
+    const bin = rate.length > 1 ? rate[1]![0] - rate[0]![0] : 0;
+    expect(bin).toBe(2);
+    expect(rate.length).toBeLessThanOrEqual(110);
+    expect(rate.reduce((sum, [, tokPerS]) => sum + tokPerS * bin, 0)).toBeCloseTo(40_000, 6);
+  });
+
   it('a zoomed window gets only its own requests, at full resolution when they are few', async () => {
     await writeRequests(1000);
     const chart = await requestChart(dir, record(1000, 11_000), [], { fromS: 2, toS: 2.5 }, 1000);

@@ -50,6 +50,9 @@ svg .req.failed{stroke:var(--fail)}svg .req.cancelled{stroke:var(--warn);stroke-
 .key i{display:inline-block;width:14px;height:3px;vertical-align:middle;margin-right:5px;background:var(--muted)}
 .key.wait i{background:var(--wait)}.key.decode i{background:var(--decode)}.key.warm i{background:var(--warmreq)}
 .key.failed i{background:var(--fail)}.key.cancelled i{background:var(--warn)}.key.throttled i{background:var(--thr);height:10px}.key.power-cap i{background:var(--cap);height:10px}
+#timeline-panels{display:flex;flex-direction:column;gap:6px}#timeline-panels .panel-title{font-size:12px;font-weight:600;margin:2px 0}
+#timeline-panels .panel{position:relative}#timeline-panels .u-legend{position:absolute;top:0;right:0;font-size:11px;text-align:right;margin:0;width:auto}#timeline-panels .u-legend .u-series:first-child{display:none}
+#timeline-panels .u-legend .u-series{padding:0 6px}.key.band i{height:10px;outline:1px solid var(--line)}
 .note,.empty{color:var(--muted);font-size:12px;margin:4px 0 0}
 pre{background:var(--card);border:1px solid var(--line);border-radius:6px;padding:8px 10px;white-space:pre-wrap;
 overflow-wrap:anywhere;font-size:12px}

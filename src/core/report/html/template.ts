@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Check, RunRecord } from '../../../shared/run-record.js';
 import {
   ARTICLE_COLUMNS,
@@ -149,11 +150,23 @@ export interface ReportPage {
   timeline: string;
   notes: string[];
   generatedAt: string;
+  /** Inline scripts run at the end of the body (the timeline's uPlot), each allowed by its hash in the CSP. */
+  scripts?: readonly string[];
+  /** Inline stylesheets beside the report's own (uPlot's). */
+  styles?: readonly string[];
+}
+
+/** The page's Content-Security-Policy: nothing fetched; only its own inline scripts, named by their hash. */
+function csp(scripts: readonly string[]): string {
+  const hashes = scripts.map((s) => `'sha256-${createHash('sha256').update(s, 'utf8').digest('base64')}'`);
+  const script = hashes.length > 0 ? ` script-src ${hashes.join(' ')};` : '';
+  return `default-src 'none';${script} style-src 'unsafe-inline'; img-src data:`;
 }
 
 /** The whole report as one self-contained HTML document. */
 export function renderPage(page: ReportPage): string {
   const { record } = page;
+  const scripts = page.scripts ?? [];
   const rows = levelRows(record);
   const v = verdict(record);
   const sim = record.simulated;
@@ -166,8 +179,10 @@ export function renderPage(page: ReportPage): string {
   const parts = [
     '<!doctype html><html lang="en"><head><meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width,initial-scale=1">',
-    `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">`,
-    `<meta name="color-scheme" content="light dark"><title>${esc(title)}</title><style>${REPORT_CSS}</style></head><body>`,
+    `<meta http-equiv="Content-Security-Policy" content="${csp(scripts)}">`,
+    `<meta name="color-scheme" content="light dark"><title>${esc(title)}</title><style>${REPORT_CSS}</style>`,
+    ...(page.styles ?? []).map((css) => `<style>${css}</style>`),
+    '</head><body>',
     sim ? '<div class="sim-stamp" aria-hidden="true">SIMULATED</div>' : '',
     `<header><h1>${esc(record.label)}</h1><p class="sub">servebench report · run ${esc(record.id)} · started ${esc(record.startedAt)}</p>`,
     sim
@@ -211,6 +226,7 @@ export function renderPage(page: ReportPage): string {
       : '',
     `<footer>servebench ${esc(record.environment.servebenchVersion)} · report made ${esc(page.generatedAt)} from the run folder alone${sim ? ' · SIMULATED' : ''}</footer>`,
     `<script type="application/json" id="servebench-run">${scriptJson(record)}</script>`,
+    ...scripts.map((js) => `<script>${js}</script>`),
     '</body></html>',
   ];
   return parts.join('\n');
