@@ -1,0 +1,48 @@
+import { fmtCounts } from '../../shared/format.js';
+import type { RequestRecord } from '../../shared/request-record.js';
+import { impossibleUsage } from '../metrics/tmp-old-usage-checks.js';
+import { countBy, distinct, extent, okMeasured } from './helpers.js';
+import { defineCheck } from './define.js';
+import { judged, verdict, type Facts, type Judged } from './verdict.js';
+
+/** output-length: every ok request produced exactly the requested tokens, by the server's count. */
+export function outputLengthCheck(records: readonly RequestRecord[]): Judged {
+  const ok = okMeasured(records);
+  const counted = ok.filter((r) => r.nOutSource === 'server');
+  const wrong = counted.filter((r) => r.nOut !== r.expectedOut);
+  const facts: Facts = {
+    requests: ok.length,
+    serverCounted: counted.length,
+    wrongRequests: wrong.length,
+    expectedTokens: distinct((wrong.length > 0 ? wrong : ok).map((r) => r.expectedOut)).join('/'),
+  };
+  if (ok.length === 0) return judged('output-length', 'warn', 'no-completed-requests', facts);
+  const impossible = impossibleUsage(ok, 'completion_tokens', 'output length not verified for them');
+  if (impossible && wrong.length === 0) {
+    return verdict('output-length', 'warn', impossible.code, impossible.facts, impossible.detail);
+  }
+  if (wrong.length > 0) {
+    const got = extent(wrong.map((r) => r.nOut));
+    return judged('output-length', 'fail', 'length-off', {
+      ...facts,
+      minTokens: got.min,
+      maxTokens: got.max,
+      finishReasons: fmtCounts(countBy(wrong, (r) => r.finishReason ?? 'none')),
+    });
+  }
+  const estimated = ok.length - counted.length;
+  if (estimated > 0) {
+    const off = ok.filter((r) => r.nOutSource === 'estimated' && r.nOut !== r.expectedOut).length;
+    return judged('output-length', 'warn', 'no-server-count', {
+      ...facts,
+      estimatedRequests: estimated,
+      estimateDiffers: off,
+    });
+  }
+  return judged('output-length', 'pass', 'exact', facts);
+}
+
+export const outputLength = defineCheck('output-length', {
+  limits: {},
+  evaluate: (e) => outputLengthCheck(e.measured),
+});
