@@ -161,7 +161,7 @@ export function levelEvidence(input: LevelEvidenceInput): LevelEvidence {
     prompts: input.prompts,
     prefixCacheHitsDelta: input.prefixCacheHitsDelta ?? null,
     responseCache: input.responseCache,
-    impossibleCached: impossibleUsage(ok, 'cached_tokens', 'left out of the cache figures and the hit rate'),
+    impossibleCached: impossibleUsage(ok, 'cached_tokens'),
     cutShort: input.cutShort ?? null,
     ttftSplit: input.ttftSplit ?? null,
     telemetry: input.telemetry ?? null,

@@ -2,7 +2,7 @@ import type { RequestRecord } from '../../shared/request-record.js';
 import { impossibleUsage } from '../metrics/usage-checks.js';
 import { distinct, extent, fmtLengths, okMeasured } from './helpers.js';
 import { defineCheck } from './define.js';
-import { judged, verdict, type Judged } from './verdict.js';
+import { judged, type Judged } from './verdict.js';
 
 /**
  * input-length: every ok request's prompt had the requested tokens, by the server's usage.prompt_tokens.
@@ -13,12 +13,8 @@ export function inputLengthCheck(records: readonly RequestRecord[], calibration?
   if (ok.length === 0) return judged('input-length', 'warn', 'no-completed-requests', { requests: 0 });
   const known = ok.filter((r) => r.nIn !== null && r.expectedInSource === undefined);
   const wrong = known.filter((r) => r.nIn !== r.expectedIn);
-  const impossible = impossibleUsage(
-    ok,
-    'prompt_tokens',
-    'input length not verified, and total tok/s is left out (it would rest on them)',
-  );
-  if (impossible) return verdict('input-length', 'fail', impossible.code, impossible.facts, impossible.detail);
+  const impossible = impossibleUsage(ok, 'prompt_tokens');
+  if (impossible) return judged('input-length', 'fail', impossible.code, impossible.facts);
   if (wrong.length > 0) {
     const got = extent(wrong.map((r) => r.nIn ?? 0));
     return judged('input-length', 'fail', calibration ? 'calibration-inexact' : 'prompt-length-off', {

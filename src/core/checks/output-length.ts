@@ -3,7 +3,7 @@ import type { RequestRecord } from '../../shared/request-record.js';
 import { impossibleUsage } from '../metrics/usage-checks.js';
 import { countBy, distinct, extent, okMeasured } from './helpers.js';
 import { defineCheck } from './define.js';
-import { judged, verdict, type Facts, type Judged } from './verdict.js';
+import { judged, type Facts, type Judged } from './verdict.js';
 
 /** output-length: every ok request produced exactly the requested tokens, by the server's count. */
 export function outputLengthCheck(records: readonly RequestRecord[]): Judged {
@@ -17,10 +17,8 @@ export function outputLengthCheck(records: readonly RequestRecord[]): Judged {
     expectedTokens: distinct((wrong.length > 0 ? wrong : ok).map((r) => r.expectedOut)).join('/'),
   };
   if (ok.length === 0) return judged('output-length', 'warn', 'no-completed-requests', facts);
-  const impossible = impossibleUsage(ok, 'completion_tokens', 'output length not verified for them');
-  if (impossible && wrong.length === 0) {
-    return verdict('output-length', 'warn', impossible.code, impossible.facts, impossible.detail);
-  }
+  const impossible = impossibleUsage(ok, 'completion_tokens');
+  if (impossible && wrong.length === 0) return judged('output-length', 'warn', impossible.code, impossible.facts);
   if (wrong.length > 0) {
     const got = extent(wrong.map((r) => r.nOut));
     return judged('output-length', 'fail', 'length-off', {

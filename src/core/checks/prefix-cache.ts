@@ -1,7 +1,7 @@
 import type { ResponseCache } from '../../shared/run-record.js';
 import type { ImpossibleUsage } from '../metrics/usage-checks.js';
 import { defineCheck } from './define.js';
-import { judged, verdict, type Facts, type Judged } from './verdict.js';
+import { judged, type Facts, type Judged } from './verdict.js';
 
 /** Inputs of the prefix-cache check. */
 export interface PrefixCacheInput {
@@ -35,7 +35,7 @@ export function prefixCacheCheck(input: PrefixCacheInput): Judged {
   const bad = input.impossibleCached;
   if (!bad) return found;
   const status = found.status === 'fail' ? 'fail' : 'warn';
-  return verdict('prefix-cache', status, bad.code, { ...found.facts, ...bad.facts }, `${bad.detail}; ${found.detail}`);
+  return judged('prefix-cache', status, bad.code, { ...found.facts, ...bad.facts, verdictCode: found.code });
 }
 
 /** The verdicts of a workload whose prompts share on purpose (groups, a file, the cached case, multi-turn). */

@@ -6,6 +6,8 @@ import { hostPressureText } from '../telemetry/host-pressure.js';
 import { CLIENT_LIMITS } from './client-limits.js';
 import { plural } from './helpers.js';
 import { STREAMING } from './streaming-prose.js';
+import { TELEMETRY_DROP_CODES, telemetryIssuesText } from './telemetry-issues-prose.js';
+import { impossibleUsageText } from './usage-prose.js';
 import type { Facts } from './verdict.js';
 
 /** One sentence per code of a check, made from its facts only. */
@@ -14,6 +16,20 @@ export type Sentences = Record<string, (f: Facts) => string>;
 const num = (f: Facts, key: string): number => f[key] as number;
 const str = (f: Facts, key: string): string => String(f[key] ?? '');
 const pct = (x: CheckFact | undefined): string => `${Math.round((x as number) * 100)} %`;
+/** The head, then the sentence of the verdict it names first (its code is the fact verdictCode), where there is one. */
+const thenVerdict =
+  (id: CheckId, head: (f: Facts) => string) =>
+  (f: Facts): string =>
+    typeof f.verdictCode === 'string' ? `${head(f)}; ${renderCheck(id, f.verdictCode, f)}` : head(f);
+
+/** A telemetry source's issues (dropped, impossible values), each code of them named before the check's verdict. */
+function issueSentences(id: CheckId, what: 'gpu' | 'engine'): Sentences {
+  const say = thenVerdict(id, telemetryIssuesText(what));
+  return Object.fromEntries(
+    [`impossible-${what}-values`, ...TELEMETRY_DROP_CODES.map((c) => `${what}-source-${c}`)].map((c) => [c, say]),
+  );
+}
+
 /** "; NOTE" when the fact is a non-empty note, else nothing. */
 const note = (x: CheckFact | undefined): string => (typeof x === 'string' && x !== '' ? `; ${x}` : '');
 
@@ -96,6 +112,7 @@ const PREEMPTIONS: Sentences = {
     `the engine preempted ${plural(num(f, 'preemptions'), 'request')} during the measured window${kvText(f)}: ` +
     'preempted requests are recomputed, so their latency includes that work',
   'count-unknown': () => 'unknown: no engine preemption count to go by',
+  ...issueSentences('preemptions', 'engine'),
 };
 
 /** The slowdown reasons that covered some of the window, joined with "and". */
@@ -132,6 +149,7 @@ const THROTTLING: Sentences = {
     `power-capped ${pct(f.powerCapFraction)} of the measured window (normal at full load: the card runs at its ` +
     `power limit${note(clockText(f, false))}); no thermal or hardware slowdown`,
   'no-slowdown': (f) => `no thermal or hardware slowdown${note(clockText(f, false))}`,
+  ...issueSentences('throttling', 'gpu'),
 };
 
 /** The spread's figures: the CV over the complete rounds, their throughput, the partial rounds left out. */
@@ -188,6 +206,7 @@ const OUTPUT_LENGTH: Sentences = {
     `${num(f, 'estimateDiffers') > 0 ? `, which differs from the request for ${num(f, 'estimateDiffers')}` : ''})`,
   exact: (f) =>
     `${num(f, 'requests')}/${num(f, 'requests')} requests produced exactly ${str(f, 'expectedTokens')} tokens (server count)`,
+  'impossible-completion-tokens': impossibleUsageText('output length not verified for them'),
 };
 
 const promptsOff = (f: Facts): string =>
@@ -207,6 +226,9 @@ const INPUT_LENGTH: Sentences = {
     `input length not verified, and total tok/s counts the requested ${str(f, 'expectedTokens')} for them`,
   exact: (f) =>
     `${num(f, 'requests')}/${num(f, 'requests')} prompts had exactly ${str(f, 'expectedTokens')} tokens (server count)`,
+  'impossible-prompt-tokens': impossibleUsageText(
+    'input length not verified, and total tok/s is left out (it would rest on them)',
+  ),
 };
 
 /** What the level's evidence on the prefix cache says: the engine's counter first, then the responses' own count. */
@@ -257,6 +279,10 @@ const PREFIX_CACHE: Sentences = {
         : '';
     return `every prompt starts with a unique prefix; ${cacheSeen(f)}${shared}`;
   },
+  'impossible-cached-tokens': thenVerdict(
+    'prefix-cache',
+    impossibleUsageText('left out of the cache figures and the hit rate'),
+  ),
 };
 
 /** How well the workers' clock offsets are known, and a round window's error from them. */
@@ -345,6 +371,10 @@ const TOKEN_AGREEMENT: Sentences = {
     `${fmtNumber(num(f, 'exampleClientCount'))} vs server ${fmtNumber(num(f, 'exampleServerCount'))} tokens (median ratio ` +
     `${f.medianRatio === null ? 'n/a' : fmtNumber(num(f, 'medianRatio'))}); chunks are not tokens, so token figures use ` +
     `the server's count${f.estimatedPerChunk ? ' and ITL per token assumes one token per chunk' : ''}${streamTail(f)}`,
+  'impossible-completion-tokens': impossibleUsageText(
+    'TPOT, ITL per token, tok/s, cost and goodput on TPOT are left out',
+  ),
+  'impossible-reasoning-tokens': impossibleUsageText('the reasoning/answer split counts chunks instead'),
 };
 
 /** The host's CPU pressure from the client check's facts, in words. */

@@ -4,7 +4,7 @@ import { clientDecodeMs } from '../metrics/stream-timing.js';
 import { impossibleUsage } from '../metrics/usage-checks.js';
 import { median, okMeasured } from './helpers.js';
 import { defineCheck } from './define.js';
-import { judged, verdict, type Facts, type Judged } from './verdict.js';
+import { judged, type Facts, type Judged } from './verdict.js';
 
 /**
  * The most common token count among a request's chunks that carry tokens (ties go to the larger size, so a short
@@ -108,12 +108,10 @@ function streamProblems(f: Facts): boolean {
 export function tokenAgreementCheck(records: readonly RequestRecord[]): Judged {
   const measured = records.filter(isMeasured);
   const ok = okMeasured(records);
-  const impossible =
-    impossibleUsage(ok, 'completion_tokens', 'TPOT, ITL per token, tok/s, cost and goodput on TPOT are left out') ??
-    impossibleUsage(ok, 'reasoning_tokens', 'the reasoning/answer split counts chunks instead');
+  const impossible = impossibleUsage(ok, 'completion_tokens') ?? impossibleUsage(ok, 'reasoning_tokens');
   if (impossible) {
     const fail = impossible.facts.field === 'completion_tokens';
-    return verdict('token-agreement', fail ? 'fail' : 'warn', impossible.code, impossible.facts, impossible.detail);
+    return judged('token-agreement', fail ? 'fail' : 'warn', impossible.code, impossible.facts);
   }
   const comparable = ok.filter((r) => r.nOutSource === 'server');
   const facts: Facts = {
