@@ -4,7 +4,13 @@ import type { Facts } from './verdict.js';
 // The sentence naming a telemetry source's issues (withIssues in telemetry-issues.ts), from its facts.
 
 /** Why a source was dropped (TelemetryIssue codes besides 'impossible-value'): each a code of the check naming it. */
-export const TELEMETRY_DROP_CODES = ['oversized', 'line-too-long', 'timed-out', 'flooding'] as const;
+export const TELEMETRY_DROP_CODES = ['oversized', 'line-too-long', 'timed-out', 'flooding', 'dropped'] as const;
+
+/** The check code for a drop: its own where it has a sentence, 'dropped' for one an older or newer record names. */
+export const dropCode = (code: string): (typeof TELEMETRY_DROP_CODES)[number] =>
+  (TELEMETRY_DROP_CODES as readonly string[]).includes(code)
+    ? (code as (typeof TELEMETRY_DROP_CODES)[number])
+    : 'dropped';
 
 /** The fact keys of one impossible field: its first value and how many samples had one. */
 export const impossibleFieldKeys = (field: string): { example: string; samples: string } => ({

@@ -1,5 +1,5 @@
 import type { LevelTelemetry, TelemetryIssue } from '../../shared/run-record.js';
-import { impossibleFieldKeys } from './telemetry-issues-prose.js';
+import { dropCode, impossibleFieldKeys } from './telemetry-issues-prose.js';
 import { judged, type Facts, type Judged } from './verdict.js';
 
 /** The issues of one telemetry source over the level. */
@@ -28,7 +28,7 @@ export function withIssues(found: Judged, issues: readonly TelemetryIssue[], wha
   return judged(
     found.id,
     found.status === 'fail' ? 'fail' : 'warn',
-    impossible ? `impossible-${what}-values` : `${what}-source-${issues[0]!.code}`,
+    impossible ? `impossible-${what}-values` : `${what}-source-${dropCode(issues[0]!.code)}`,
     {
       ...found.facts,
       ...issueFacts(issues),
