@@ -96,20 +96,21 @@ export function closedLoopInFlight(
   };
 }
 
-/** The count in flight over [lo, hi] as a step function: its integral and the time spent at each count. */
+/**
+ * The count in flight over [lo, hi] as a step function: its integral and the time spent at each count. The sends and
+ * ends are walked as two sorted columns (no pair per event), an end before a send at one instant: a slot freed and
+ * refilled in the same millisecond was never two requests.
+ */
 function sweep(spans: readonly FlightSpan[], lo: number, hi: number): { area: number; timeAt: Map<number, number> } {
-  const events: Array<[number, number]> = [];
-  for (const s of spans) {
-    events.push([s.sendMs, 1]);
-    events.push([Math.max(s.sendMs, s.endMs), -1]);
-  }
-  // At one instant ends go first: a slot freed and refilled in the same millisecond was never two requests.
-  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const sends = Float64Array.from(spans, (s) => s.sendMs).sort();
+  const ends = Float64Array.from(spans, (s) => Math.max(s.sendMs, s.endMs)).sort();
   const timeAt = new Map<number, number>();
   let count = 0;
   let at = lo;
   let area = 0;
-  for (const [t, d] of events) {
+  for (let i = 0, j = 0; i < sends.length || j < ends.length;) {
+    const isEnd = j < ends.length && (i === sends.length || ends[j]! <= sends[i]!);
+    const t = isEnd ? ends[j++]! : sends[i++]!;
     const from = Math.max(at, lo);
     const to = Math.min(t, hi);
     if (to > from) {
@@ -117,7 +118,7 @@ function sweep(spans: readonly FlightSpan[], lo: number, hi: number): { area: nu
       timeAt.set(count, (timeAt.get(count) ?? 0) + (to - from));
     }
     at = Math.max(at, t);
-    count += d;
+    count += isEnd ? -1 : 1;
   }
   if (hi > at) {
     area += count * (hi - at);

@@ -3,6 +3,7 @@ import type { Summary } from '../../shared/run-record.js';
 import { createRng, type Rng } from '../rng.js';
 import { isCoalescedGap, serverItlMs, type CoalescedItl } from './coalesced-itl.js';
 import { isMeasured, outputCounted, requestMetrics } from './request-metrics.js';
+import { RecordStore } from './record-store.js';
 import { CountColumn, EXACT_VALUES_MAX, SampleColumn, type Column } from './sample-column.js';
 
 /** Chunks of whole records a level keeps for the checks that read stream shapes (about 12 MB of [time, tokens] pairs). */
@@ -71,6 +72,8 @@ export class LevelAccumulator {
   private keptChunks = 0;
   private seen = 0;
   private sample: RequestRecord[] | null = null;
+  // Condensed records as columns once the whole ones outgrew the bound (the lists hold views of its rows).
+  private readonly store = new RecordStore();
   private readonly rng: Rng;
   private readonly limits: AccumulatorLimits;
 
@@ -141,7 +144,7 @@ export class LevelAccumulator {
       if (tooMany) this.overflow();
       return;
     }
-    list.push(condensed(record));
+    list.push(this.store.push(condensed(record)));
     // Algorithm R: each record seen so far is in the sample with the same chance.
     const j = Math.floor(this.rng() * this.seen);
     if (j < this.sample.length) this.sample[j] = record;
@@ -150,7 +153,7 @@ export class LevelAccumulator {
   /** The whole records outgrew the bound: they become the sample, and every kept record is condensed. */
   private overflow(): void {
     this.sample = [...this.warmup, ...this.measured];
-    for (const list of [this.warmup, this.measured]) list.forEach((r, i) => (list[i] = condensed(r)));
+    for (const list of [this.warmup, this.measured]) list.forEach((r, i) => (list[i] = this.store.push(condensed(r))));
   }
 
   /** Whole records, warm-up included, in id order: every record, or the uniform sample once the bound was passed. */

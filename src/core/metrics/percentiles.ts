@@ -115,16 +115,36 @@ export function summarize(values: readonly number[]): Summary {
   return summarizeSorted(Float64Array.from(values).sort());
 }
 
+/**
+ * The two passes of a summary over a sorted sample, each adding in rank order (so any reader of the sample gives the
+ * same bits): its sum, then its squared deviations from the mean (no cancellation as in E[x^2] - E[x]^2).
+ */
+export interface SortedPasses {
+  sum(): number;
+  squaredDeviations(mean: number): number;
+}
+
+function arrayPasses(sorted: ArrayLike<number>): SortedPasses {
+  return {
+    sum: () => {
+      let sum = 0;
+      for (let i = 0; i < sorted.length; i++) sum += sorted[i]!;
+      return sum;
+    },
+    squaredDeviations: (mean) => {
+      let ss = 0;
+      for (let i = 0; i < sorted.length; i++) ss += (sorted[i]! - mean) * (sorted[i]! - mean);
+      return ss;
+    },
+  };
+}
+
 /** `summarize` of values already sorted ascending (a column's typed array, sorted in place). */
-export function summarizeSorted(sorted: ArrayLike<number>): Summary {
+export function summarizeSorted(sorted: ArrayLike<number>, passes: SortedPasses = arrayPasses(sorted)): Summary {
   const n = sorted.length;
   if (n === 0) return emptySummary();
-  let sum = 0;
-  for (let i = 0; i < n; i++) sum += sorted[i]!;
-  const mean = sum / n;
-  // Two passes: the sum of squared deviations does not cancel catastrophically like E[x^2] - E[x]^2.
-  let ss = 0;
-  for (let i = 0; i < n; i++) ss += (sorted[i]! - mean) * (sorted[i]! - mean);
+  const mean = passes.sum() / n;
+  const ss = passes.squaredDeviations(mean);
   const p95Ci: Ci = quantileCi(sorted, 95);
   const p99Ci: Ci = quantileCi(sorted, 99);
   return {

@@ -1,5 +1,5 @@
 import type { Ci, Summary } from '../../shared/run-record.js';
-import { emptySummary, quantileCiRanks, summarizeSorted } from './percentiles.js';
+import { emptySummary, quantileCiRanks, summarizeSorted, type SortedPasses } from './percentiles.js';
 
 /** Values one column stores in a block of its exact list (grown a block at a time, never copied as it grows). */
 const BLOCK = 65_536;
@@ -145,7 +145,22 @@ export class CountColumn implements Column {
     const sorted = new Proxy({ length: this.count } as ArrayLike<number>, {
       get: (target, key) => (typeof key === 'string' && /^\d+$/.test(key) ? at(Number(key)) : Reflect.get(target, key)),
     });
-    return summarizeSorted(sorted);
+    // The passes walk the runs: reading every rank through the proxy would build a key string per value.
+    const passes: SortedPasses = {
+      sum: () => this.pass((v) => v),
+      squaredDeviations: (mean) => this.pass((v) => (v - mean) * (v - mean)),
+    };
+    return summarizeSorted(sorted, passes);
+  }
+
+  // Adds term(v) once per copy of each value, in ascending order: the sum a sorted array's loop would give.
+  private pass(term: (v: number) => number): number {
+    let acc = 0;
+    for (const v of [...this.counts.keys()].sort((a, b) => a - b)) {
+      const t = term(v);
+      for (let c = this.counts.get(v)!; c > 0; c--) acc += t;
+    }
+    return acc;
   }
 }
 
