@@ -143,9 +143,10 @@ function metricColumn(m: MetricDef, shownWhen?: Column['when']): Column {
     key: m.key,
     header: m.label,
     ...(m.group ? { group: m.group } : {}),
-    ...(m.unit !== 'ms' && m.unit !== '' && !m.label.includes(m.unit) ? { unit: m.unit } : {}),
+    ...(m.unit !== 'ms' && m.unit !== '' && m.unit !== '%' && !m.label.includes(m.unit) ? { unit: m.unit } : {}),
     value: ({ level }) => m.level(level),
-    text: ({ level }) => (m.unit === 'ms' ? fmtDurationMs(m.level(level)) : fmtNumber(m.level(level))),
+    text: ({ level }) =>
+      m.unit === 'ms' ? fmtDurationMs(m.level(level)) : m.unit === '%' ? share(m.level(level)) : fmtNumber(m.level(level)),
     ...(m.digits !== undefined ? { digits: m.digits } : {}),
     ...(when ? { when } : {}),
   };
