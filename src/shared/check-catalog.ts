@@ -31,7 +31,7 @@ export const CHECK_CATALOG = [
     scope: 'level',
     title: 'Structured output',
     guards:
-      'with --response-format or --tools: every answer parsed and matched what was asked (JSON Schema, full regex match, one of the choices, tool-call arguments against the tool\'s parameters)',
+      "with --response-format or --tools: every answer parsed and matched what was asked (JSON Schema, full regex match, one of the choices, tool-call arguments against the tool's parameters)",
     generationOnly: true,
   },
   {

@@ -146,7 +146,11 @@ function metricColumn(m: MetricDef, shownWhen?: Column['when']): Column {
     ...(m.unit !== 'ms' && m.unit !== '' && m.unit !== '%' && !m.label.includes(m.unit) ? { unit: m.unit } : {}),
     value: ({ level }) => m.level(level),
     text: ({ level }) =>
-      m.unit === 'ms' ? fmtDurationMs(m.level(level)) : m.unit === '%' ? share(m.level(level)) : fmtNumber(m.level(level)),
+      m.unit === 'ms'
+        ? fmtDurationMs(m.level(level))
+        : m.unit === '%'
+          ? share(m.level(level))
+          : fmtNumber(m.level(level)),
     ...(m.digits !== undefined ? { digits: m.digits } : {}),
     ...(when ? { when } : {}),
   };

@@ -4,9 +4,7 @@
  * or `choice=A,B,C` (the output is exactly one of them).
  */
 export type ResponseFormatSpec =
-  | { kind: 'json-schema'; file: string }
-  | { kind: 'regex'; pattern: string }
-  | { kind: 'choice'; choices: string[] };
+  { kind: 'json-schema'; file: string } | { kind: 'regex'; pattern: string } | { kind: 'choice'; choices: string[] };
 
 /** The kinds `--response-format` takes, in the order its help names them. */
 export const RESPONSE_FORMAT_KINDS = ['json-schema', 'regex', 'choice'] as const;
@@ -15,7 +13,9 @@ export const RESPONSE_FORMAT_KINDS = ['json-schema', 'regex', 'choice'] as const
 export const TOOL_CHOICE_MODES = ['auto', 'required', 'none'] as const;
 
 /** Parses `--response-format KIND=VALUE`; an error line names what is wrong. */
-export function parseResponseFormat(text: string): { ok: true; spec: ResponseFormatSpec } | { ok: false; error: string } {
+export function parseResponseFormat(
+  text: string,
+): { ok: true; spec: ResponseFormatSpec } | { ok: false; error: string } {
   const eq = text.indexOf('=');
   const kind = eq < 0 ? text : text.slice(0, eq);
   const value = eq < 0 ? '' : text.slice(eq + 1);
@@ -46,5 +46,7 @@ export function structuredAskText(c: { responseFormat?: string; tools?: string; 
 
 /** `--tool-choice` as the request carries it: a mode, or the one function the model must call. */
 export function toolChoiceBody(choice: string): string | { type: 'function'; function: { name: string } } {
-  return (TOOL_CHOICE_MODES as readonly string[]).includes(choice) ? choice : { type: 'function', function: { name: choice } };
+  return (TOOL_CHOICE_MODES as readonly string[]).includes(choice)
+    ? choice
+    : { type: 'function', function: { name: choice } };
 }

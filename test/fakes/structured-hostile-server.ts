@@ -9,13 +9,7 @@ import type { AddressInfo } from 'node:net';
  * schema. `half-valid` alternates a valid person with a wrong one. Streams chat chunks with continuous usage.
  */
 export type StructuredFault =
-  | 'plain-text'
-  | 'broken-json'
-  | 'wrong-type'
-  | 'half-valid'
-  | 'text-not-tool'
-  | 'bad-tool-args'
-  | 'valid-tool';
+  'plain-text' | 'broken-json' | 'wrong-type' | 'half-valid' | 'text-not-tool' | 'bad-tool-args' | 'valid-tool';
 
 export interface StructuredHostileServer {
   url: string;

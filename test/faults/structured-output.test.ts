@@ -131,7 +131,9 @@ describe('structured output against a server that does not honour it', () => {
   ] as const)('tools on %s: %s (%s)', async (fault, status, problems) => {
     const server = await hostile(fault);
     const res = await run(['--url', server.url, '--tools', join(dir, 'tools.json'), '--tool-choice', 'get_weather']);
-    expect(server.requests.at(-1)).toMatchObject({ tool_choice: { type: 'function', function: { name: 'get_weather' } } });
+    expect(server.requests.at(-1)).toMatchObject({
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+    });
     expect(check(res.record)).toMatchObject({ status, facts: { problems } });
   });
 

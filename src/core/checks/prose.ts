@@ -454,8 +454,7 @@ const CLIENT: Sentences = {
   'loop-lag-unknown': clientText,
 };
 
-const structuredAside = (f: Facts): string =>
-  `${str(f, 'problems')}; for example ${str(f, 'example')}`;
+const structuredAside = (f: Facts): string => `${str(f, 'problems')}; for example ${str(f, 'example')}`;
 
 const STRUCTURED_OUTPUT: Sentences = {
   'all-valid': (f) =>

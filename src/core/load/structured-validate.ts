@@ -12,7 +12,9 @@ const draft7 = new Ajv({ strict: false, allErrors: false });
 const draft2020 = new Ajv2020({ strict: false, allErrors: false });
 
 /** Compiles a JSON Schema (draft-07, or 2020-12 where its $schema says so); an error line when it is none. */
-export function compileSchema(schema: JsonSchema): { ok: true; validate: ValidateFunction } | { ok: false; error: string } {
+export function compileSchema(
+  schema: JsonSchema,
+): { ok: true; validate: ValidateFunction } | { ok: false; error: string } {
   const ajv = typeof schema.$schema === 'string' && schema.$schema.includes('2020-12') ? draft2020 : draft7;
   try {
     return { ok: true, validate: ajv.compile(schema) };

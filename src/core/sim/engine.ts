@@ -372,7 +372,11 @@ function structuredPlan(parsed: ParsedRequest, n: number) {
   return {
     target: Math.min(pieces.length, parsed.maxTokens),
     finishReason: !whole ? ('length' as const) : tool ? ('tool_calls' as const) : ('stop' as const),
-    answer: { kind: tool ? ('tool' as const) : ('text' as const), pieces, ...(tool && { name: (a as { name: string }).name }) },
+    answer: {
+      kind: tool ? ('tool' as const) : ('text' as const),
+      pieces,
+      ...(tool && { name: (a as { name: string }).name }),
+    },
   };
 }
 

@@ -294,7 +294,8 @@ export class Responder {
       const before = this.generated - n;
       const thinking = Math.max(0, Math.min(n, o.reasoningTokens - before));
       if (thinking === 0) {
-        const delta = answer?.kind === 'tool' ? toolDelta(first, answer.name ?? '', o.id, piece) : `"content":"${piece}"`;
+        const delta =
+          answer?.kind === 'tool' ? toolDelta(first, answer.name ?? '', o.id, piece) : `"content":"${piece}"`;
         return `${role}${this.head}{"index":0,"delta":{${delta}},"logprobs":null,${fr}}]${usage}}\n\n${end}`;
       }
       // Reasoning tokens go out as reasoning_content; a chunk that crosses into the answer is sent as two events.

@@ -24,8 +24,14 @@ function sampleString(s: Schema, seed: number): string {
 }
 
 function sampleNumber(s: Schema, integer: boolean, seed: number): number {
-  const lo = typeof s.minimum === 'number' ? s.minimum : typeof s.exclusiveMinimum === 'number' ? s.exclusiveMinimum + 1 : 0;
-  const hi = typeof s.maximum === 'number' ? s.maximum : typeof s.exclusiveMaximum === 'number' ? s.exclusiveMaximum - 1 : lo + 100;
+  const lo =
+    typeof s.minimum === 'number' ? s.minimum : typeof s.exclusiveMinimum === 'number' ? s.exclusiveMinimum + 1 : 0;
+  const hi =
+    typeof s.maximum === 'number'
+      ? s.maximum
+      : typeof s.exclusiveMaximum === 'number'
+        ? s.exclusiveMaximum - 1
+        : lo + 100;
   const span = Math.max(0, hi - lo);
   const v = lo + (span === 0 ? 0 : seed % (span + 1));
   return integer ? Math.ceil(v) : v + (v < hi ? 0.5 : 0);

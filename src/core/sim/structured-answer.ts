@@ -30,7 +30,8 @@ function toolConstraint(body: Body): SimConstraint | null {
 function extraConstraint(body: Body): SimConstraint | null {
   const so = isObject(body.structured_outputs) ? body.structured_outputs : {};
   const json = so.json ?? body.guided_json ?? body.json_schema;
-  if (json !== undefined) return { kind: 'json', schema: typeof json === 'string' ? (JSON.parse(json) as unknown) : json };
+  if (json !== undefined)
+    return { kind: 'json', schema: typeof json === 'string' ? (JSON.parse(json) as unknown) : json };
   const choices = strings(so.choice) ?? strings(body.guided_choice);
   if (choices) return { kind: 'choice', choices };
   const regex = so.regex ?? body.guided_regex ?? body.regex;
@@ -49,7 +50,8 @@ export function constraintOf(body: Body): SimConstraint | null {
   const tool = toolConstraint(body);
   if (tool) return tool;
   const rf = isObject(body.response_format) ? body.response_format : null;
-  if (rf?.type === 'json_schema' && isObject(rf.json_schema)) return { kind: 'json', schema: rf.json_schema.schema ?? {} };
+  if (rf?.type === 'json_schema' && isObject(rf.json_schema))
+    return { kind: 'json', schema: rf.json_schema.schema ?? {} };
   if (rf?.type === 'json_object') return { kind: 'json', schema: { type: 'object' } };
   return extraConstraint(body);
 }

@@ -41,7 +41,9 @@ async function readJson(flag: string, file: string): Promise<unknown> {
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
-    throw new UserError(`${flag} ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    throw new UserError(
+      `${flag} ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+    );
   }
   try {
     return JSON.parse(text) as unknown;
@@ -62,7 +64,11 @@ async function readFormat(text: string): Promise<OutputFormat> {
   if (!parsed.ok) throw new UserError(`--response-format ${parsed.error}`);
   const spec = parsed.spec;
   if (spec.kind !== 'json-schema') return spec;
-  const schema = checkSchema('--response-format json-schema=', spec.file, await readJson('--response-format', spec.file));
+  const schema = checkSchema(
+    '--response-format json-schema=',
+    spec.file,
+    await readJson('--response-format', spec.file),
+  );
   return { kind: 'json-schema', schema, file: spec.file };
 }
 
@@ -90,7 +96,8 @@ async function readTools(file: string, choice: string): Promise<ToolSpec> {
 /** One line when the structured-output settings do not fit the rest of the run; null when they do. */
 export function structuredProblem(config: BenchConfig): string | null {
   const { responseFormat, tools, toolChoice, api } = config;
-  if (toolChoice !== undefined && tools === undefined) return '--tool-choice applies to --tools FILE: add --tools or drop it';
+  if (toolChoice !== undefined && tools === undefined)
+    return '--tool-choice applies to --tools FILE: add --tools or drop it';
   if (responseFormat !== undefined && tools !== undefined)
     return '--response-format and --tools each say what the answer is: pass one of them';
   if (responseFormat !== undefined && api !== 'chat' && api !== 'completions')
