@@ -136,6 +136,7 @@ export function announceLevel(input: LevelMeasureInput, plan: LevelPlan = input.
     outputLen: plan.outputLen,
     ...(ownLengths(input.workload).input ? { inputFromFile: true } : {}),
     ...(ownLengths(input.workload).output ? { outputFromFile: true } : {}),
+    ...(isPooling(input.config.api) && { endpoint: input.config.api, batchSize: input.config.batchSize }),
     warmupRequests: plan.warmup,
     measuredRequests: plan.rounds * plan.requestsPerRound,
     serverConfigIndex: input.serverConfigIndex,

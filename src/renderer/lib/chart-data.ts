@@ -8,7 +8,8 @@ import { sloTargetText } from '../../shared/capacity.js';
 import { THROTTLE_KIND_LABELS, THROTTLING, throttleSpans } from '../../shared/throttle-spans.js';
 import type { SloVerdict } from '../../shared/capacity.js';
 import { levelSloStatus } from '../../shared/slo-judge.js';
-import { loadAxisLabel, loadKind, loadText, loadValue } from '../../shared/level-load.js';
+import { lengthsText, loadAxisLabel, loadKind, loadText, loadValue } from '../../shared/level-load.js';
+import { isPooling } from '../../shared/endpoint-kinds.js';
 import { oneChunkNote, perUserTokPerSec } from '../../shared/per-user-speed.js';
 
 /**
@@ -89,7 +90,13 @@ export function levelGroups(record: RunRecord): Array<{ label: string; levels: L
           .join(' ')
       : '';
     const label = many
-      ? [variant, `in ${l.inputLen}/out ${l.outputLen}`, mixed ? loadKind(l) : ''].filter(Boolean).join(' ')
+      ? [
+          variant,
+          isPooling(l.endpoint) ? lengthsText(l, true) : `in ${l.inputLen}/out ${l.outputLen}`,
+          mixed ? loadKind(l) : '',
+        ]
+          .filter(Boolean)
+          .join(' ')
       : '';
     return { label, levels };
   });
