@@ -124,7 +124,7 @@ const positiveList = (key: keyof typeof LIMITS) =>
 const LOAD = {
   api: setting(z.enum(ENDPOINT_KINDS).default('chat'), {
     label: 'Endpoint',
-    help: 'endpoint to load: chat and completions stream tokens; embeddings and rerank answer a batch of --batch-size inputs whole',
+    help: 'endpoint to load: chat and completions stream tokens; embeddings, rerank and score (vLLM /score) answer a batch of --batch-size inputs whole',
     group: 'load',
     condition: true,
     advanced: true,
@@ -140,7 +140,7 @@ const LOAD = {
     {
       label: 'Inputs per request',
       metavar: 'N',
-      help: 'embeddings and rerank only: inputs (documents) per request, each of --input-len tokens exactly',
+      help: 'embeddings, rerank and score only: inputs (documents) per request, each of --input-len tokens exactly',
       group: 'load',
       condition: true,
       advanced: true,
