@@ -45,7 +45,7 @@ export const CHECK_CATALOG = [
     scope: 'level',
     title: 'Round spread',
     guards:
-      'the output tok/s (input tok/s for embeddings and rerank) of the complete rounds agree (coefficient of variation within the limit)',
+      'the output tok/s (input tok/s for embeddings, rerank and score) of the complete rounds agree (coefficient of variation within the limit)',
   },
   {
     id: 'sample-size',
