@@ -8,7 +8,7 @@ import type { Check, LevelResult, RunRecord } from '../shared/run-record.js';
 import { TURN_TABLE_HEAD, turnTableRows } from '../shared/turn-table.js';
 import { GROUP_TABLE_HEAD, groupTableRows, type GroupKind } from '../shared/group-table.js';
 import { WORKER_TABLE_HEAD, workerTableRows } from '../shared/worker-table.js';
-import { loadText } from '../shared/level-load.js';
+import { lengthsText, loadText } from '../shared/level-load.js';
 
 function pad(cells: string[][]): string {
   const widths = cells[0]!.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
@@ -49,9 +49,7 @@ export function formatWorkerTable(record: RunRecord): string | null {
 function levelName(record: RunRecord, l: LevelResult): string {
   const load = loadText(l);
   const many = new Set(record.levels.map((x) => `${x.serverConfigIndex}|${x.inputLen}|${x.outputLen}`)).size > 1;
-  return many
-    ? `${load} ${l.inputLen}/${l.outputLen}${l.serverConfigIndex > 0 ? ` #${l.serverConfigIndex}` : ''}`
-    : load;
+  return many ? `${load} ${lengthsText(l)}${l.serverConfigIndex > 0 ? ` #${l.serverConfigIndex}` : ''}` : load;
 }
 
 /** Where each level's TTFT went, one line a level ("c=16: of TTFT mean 216 ms: queue 120 (engine /metrics), ..."). */

@@ -1,7 +1,7 @@
 import { isPooling } from '../shared/endpoint-kinds.js';
 import cliProgress from 'cli-progress';
 import type { RunEvent } from '../shared/events.js';
-import { loadText } from '../shared/level-load.js';
+import { lengthsText, loadText } from '../shared/level-load.js';
 import { fmtDurationMs, fmtNumber, fmtShare, fmtValue } from '../shared/format.js';
 import { metric } from '../shared/metrics.js';
 import { offeredText, prefixCacheHitRate } from '../shared/report-columns.js';
@@ -64,6 +64,7 @@ const count = (n: number): string => n.toLocaleString('en-US');
 /** A level as the progress names it: its load, then its input and output lengths (or "file"). */
 function levelLabel(event: Extract<RunEvent, { type: 'level-started' }>): string {
   const load = event.rate !== undefined ? `rate ${event.rate}/s` : loadText(event);
+  if (isPooling(event.endpoint)) return `${load} ${lengthsText(event, true)}`;
   return `${load} in=${event.inputFromFile ? 'file' : event.inputLen} out=${event.outputFromFile ? 'file' : event.outputLen}`;
 }
 

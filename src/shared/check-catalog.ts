@@ -27,6 +27,14 @@ export const CHECK_CATALOG = [
     generationOnly: true,
   },
   {
+    id: 'structured-output',
+    scope: 'level',
+    title: 'Structured output',
+    guards:
+      "with --response-format or --tools: every answer parsed and matched what was asked (JSON Schema, full regex match, one of the choices, tool-call arguments against the tool's parameters)",
+    generationOnly: true,
+  },
+  {
     id: 'warmup',
     scope: 'level',
     title: 'Warm-up',
@@ -37,7 +45,7 @@ export const CHECK_CATALOG = [
     scope: 'level',
     title: 'Round spread',
     guards:
-      'the output tok/s (input tok/s for embeddings and rerank) of the complete rounds agree (coefficient of variation within the limit)',
+      'the output tok/s (input tok/s for embeddings, rerank and score) of the complete rounds agree (coefficient of variation within the limit)',
   },
   {
     id: 'sample-size',

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { SLO_NAMES, parseSloTargets } from './capacity.js';
 import { ENDPOINT_KINDS } from './endpoint-kinds.js';
 import { atMost, setting } from './setting.js';
+import { TOOL_CHOICE_MODES, parseResponseFormat } from './structured-output.js';
 import { dcgmUrls } from './telemetry.js';
 import {
   DEFAULT_ENGINE,
@@ -122,7 +123,7 @@ const positiveList = (key: keyof typeof LIMITS) =>
 const LOAD = {
   api: setting(z.enum(ENDPOINT_KINDS).default('chat'), {
     label: 'Endpoint',
-    help: 'endpoint to load: chat and completions stream tokens; embeddings and rerank answer a batch of --batch-size inputs whole',
+    help: 'endpoint to load: chat and completions stream tokens; embeddings, rerank and score (vLLM /score) answer a batch of --batch-size inputs whole',
     group: 'load',
     condition: true,
     advanced: true,
@@ -138,7 +139,7 @@ const LOAD = {
     {
       label: 'Inputs per request',
       metavar: 'N',
-      help: 'embeddings and rerank only: inputs (documents) per request, each of --input-len tokens exactly',
+      help: 'embeddings, rerank and score only: inputs (documents) per request, each of --input-len tokens exactly',
       group: 'load',
       condition: true,
       advanced: true,
@@ -441,6 +442,45 @@ const LOAD = {
     group: 'load',
     condition: true,
     advanced: true,
+  }),
+  /** Structured output: every answer must be JSON of a schema, match a regex, or be one of a few choices. */
+  responseFormat: setting(
+    z
+      .string()
+      .optional()
+      .superRefine((text, ctx) => {
+        const parsed = text === undefined ? null : parseResponseFormat(text);
+        if (parsed && !parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.error });
+      }),
+    {
+      label: 'Response format',
+      metavar: 'json-schema=FILE | regex=RE | choice=A,B',
+      help: 'structured output (chat and completions): JSON of a JSON Schema file, a regex the whole answer matches, or one of the choices; the output is checked and its validity rate reported; the model may stop early (no ignore_eos)',
+      group: 'load',
+      condition: true,
+      advanced: true,
+      placeholder: 'free text',
+    },
+  ),
+  /** Tool calls: a JSON file of OpenAI-style tools (a list of {type: function, function: {name, parameters}}). */
+  tools: setting(z.string().min(1).optional(), {
+    label: 'Tools file',
+    metavar: 'FILE',
+    help: "tool calls (chat only): a JSON list of OpenAI tools ({type: 'function', function: {name, parameters}}); each call's arguments are checked against its parameters schema",
+    group: 'load',
+    condition: true,
+    advanced: true,
+    placeholder: 'no tools',
+  }),
+  /** --tools: auto, required, none, or the name of the one function the model must call. */
+  toolChoice: setting(z.string().min(1).optional(), {
+    label: 'Tool choice',
+    metavar: 'auto|required|none|NAME',
+    help: `with --tools: ${TOOL_CHOICE_MODES.join(', ')}, or the name of the function every answer must call (default required: each answer is a call)`,
+    group: 'load',
+    condition: true,
+    advanced: true,
+    placeholder: 'required',
   }),
   /** --lora: how each request (a conversation: each conversation) picks its adapter. */
   loraPick: setting(z.enum(['round-robin', 'random']).default('round-robin'), {

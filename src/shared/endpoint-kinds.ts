@@ -3,7 +3,15 @@
  * generation) or comes whole (a pooling model's embeddings or rerank scores), and a line for people. The `--api`
  * choices, the request body, the metrics and checks that apply, and the simulator's routes all read this.
  */
-export const ENDPOINT_KINDS = ['chat', 'completions', 'messages', 'responses', 'embeddings', 'rerank'] as const;
+export const ENDPOINT_KINDS = [
+  'chat',
+  'completions',
+  'messages',
+  'responses',
+  'embeddings',
+  'rerank',
+  'score',
+] as const;
 
 export type EndpointKind = (typeof ENDPOINT_KINDS)[number];
 
@@ -59,7 +67,18 @@ export const ENDPOINTS: { readonly [K in EndpointKind]: EndpointFacts } = {
     answer: 'whole',
     describe: 'rerank scores of --batch-size documents against one query per request',
   },
+  score: {
+    kind: 'score',
+    path: '/v1/score',
+    answer: 'whole',
+    describe: "vLLM's score API: one query against --batch-size documents per request (text_1, text_2)",
+  },
 };
+
+/** The pooling kinds that score query-document pairs (rerank, vLLM's score): each pair adds the query and a template. */
+export function scoresPairs(kind: EndpointKind | undefined): boolean {
+  return kind === 'rerank' || kind === 'score';
+}
 
 /** True for a kind whose answer is one JSON body (embeddings, rerank): nothing streams, no tokens are generated. */
 export function isPooling(kind: EndpointKind | undefined): kind is PoolingKind {

@@ -1,3 +1,4 @@
+import type { EndpointKind } from './endpoint-kinds.js';
 import type { LevelResult, RunRecord, RunStatus } from './run-record.js';
 import type { EngineSample, GpuSample } from './telemetry.js';
 import type { PlannedLevel } from './run-estimate.js';
@@ -37,6 +38,9 @@ export type RunEvent =
       /** A prompt file read with its own lengths: inputLen/outputLen are the flags', which these requests do not use. */
       inputFromFile?: boolean;
       outputFromFile?: boolean;
+      /** Pooling levels (embeddings, rerank): the kind and inputs per request; they have no output length. */
+      endpoint?: EndpointKind;
+      batchSize?: number;
       warmupRequests: number;
       measuredRequests: number;
       serverConfigIndex: number;

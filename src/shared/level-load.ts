@@ -1,3 +1,5 @@
+import { isPooling, type EndpointKind } from './endpoint-kinds.js';
+
 /** A level's load as the run states it: closed loop, an arrival rate, or a trace whose arrivals all share one time. */
 export interface LevelLoad {
   concurrency: number;
@@ -43,4 +45,25 @@ export function loadAxisLabel(kinds: Iterable<LoadKind>): string {
   const order: LoadKind[] = ['burst', 'rate', 'concurrency'];
   const labels = order.filter((k) => present.has(k)).map((k) => AXIS[k]);
   return labels.length > 0 ? labels.join(' / ') : AXIS.concurrency;
+}
+
+/** A level's lengths and, for a pooling kind, how many inputs a request carries. */
+export interface LevelLengths {
+  inputLen: number;
+  outputLen: number;
+  /** Pooling levels only (embeddings, rerank): absent for a generation. */
+  endpoint?: EndpointKind;
+  batchSize?: number;
+}
+
+/**
+ * A level's lengths in a label: "512/24" (`flags`: "in=512 out=24") for a generation; for embeddings and rerank,
+ * which generate nothing, the inputs per request and their length, "16×256" (`flags`: "batch=16 in=256").
+ */
+export function lengthsText(l: LevelLengths, flags = false): string {
+  if (isPooling(l.endpoint)) {
+    const batch = l.batchSize ?? 1;
+    return flags ? `batch=${batch} in=${l.inputLen}` : `${batch}×${l.inputLen}`;
+  }
+  return flags ? `in=${l.inputLen} out=${l.outputLen}` : `${l.inputLen}/${l.outputLen}`;
 }

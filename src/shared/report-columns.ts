@@ -1,6 +1,6 @@
 import type { LevelResult, OfferedLoad, RunRecord } from './run-record.js';
 import { DASH, fmtDurationMs, fmtNumber, fmtShare, fmtValue } from './format.js';
-import { loadText, loadValue } from './level-load.js';
+import { lengthsText, loadText, loadValue } from './level-load.js';
 import { METRICS, metricApplies } from './metrics.js';
 import type { MetricDef, QuantityId } from './metrics.js';
 
@@ -73,7 +73,7 @@ export function variantLabel(level: LevelResult, short = false): string {
 /** A level in one phrase: its load and lengths, and its server settings in a server sweep (levels differ by them). */
 export function levelTitle(l: LevelResult): string {
   const load = loadText(l);
-  return `${load} ${l.inputLen}/${l.outputLen}${l.serverVariant ? ` ${variantLabel(l, true)}` : ''}`;
+  return `${load} ${lengthsText(l)}${l.serverVariant ? ` ${variantLabel(l, true)}` : ''}`;
 }
 
 /** Checks of a level in one cell: "ok", or the failed and warned ids. */
@@ -143,9 +143,14 @@ function metricColumn(m: MetricDef, shownWhen?: Column['when']): Column {
     key: m.key,
     header: m.label,
     ...(m.group ? { group: m.group } : {}),
-    ...(m.unit !== 'ms' && m.unit !== '' && !m.label.includes(m.unit) ? { unit: m.unit } : {}),
+    ...(m.unit !== 'ms' && m.unit !== '' && m.unit !== '%' && !m.label.includes(m.unit) ? { unit: m.unit } : {}),
     value: ({ level }) => m.level(level),
-    text: ({ level }) => (m.unit === 'ms' ? fmtDurationMs(m.level(level)) : fmtNumber(m.level(level))),
+    text: ({ level }) =>
+      m.unit === 'ms'
+        ? fmtDurationMs(m.level(level))
+        : m.unit === '%'
+          ? share(m.level(level))
+          : fmtNumber(m.level(level)),
     ...(m.digits !== undefined ? { digits: m.digits } : {}),
     ...(when ? { when } : {}),
   };
@@ -179,7 +184,7 @@ export const ARTICLE_COLUMNS: readonly Column[] = [
   {
     key: 'lengths',
     header: 'in/out',
-    value: ({ level }) => `${level.inputLen}/${level.outputLen}`,
+    value: ({ level }) => lengthsText(level),
     when: manyLengths,
   },
   {

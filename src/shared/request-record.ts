@@ -1,4 +1,29 @@
 /** One measured request; a line of requests.jsonl. Times are ms after the run's clock origin. */
+/** Why an answer failed its --response-format or --tools ask (the structured-output check counts them by code). */
+export const STRUCTURED_PROBLEMS = [
+  'not-json',
+  'schema',
+  'regex',
+  'choice',
+  'no-tool-call',
+  'unexpected-tool-call',
+  'unknown-tool',
+  'tool-args-not-json',
+  'tool-args-schema',
+] as const;
+
+export type StructuredProblem = (typeof STRUCTURED_PROBLEMS)[number];
+
+/** An ok answer held to its structured-output ask: valid, or the first problem found and where. */
+export interface StructuredVerdict {
+  valid: boolean;
+  problem?: StructuredProblem;
+  /** Where it went wrong, e.g. "/age: must be integer" or the answer's first characters (at most 200). */
+  detail?: string;
+  /** Tool calls the answer made. */
+  toolCalls?: number;
+}
+
 export interface RequestRecord {
   id: number;
   /** Sent as x-request-id: matches the request in the server's own log (or the simulator's truth log). */
@@ -58,6 +83,8 @@ export interface RequestRecord {
   serverPromptMs?: number;
   /** llama.cpp only: the server's own generation time, first token to last (timings.predicted_ms), ms. */
   serverDecodeMs?: number;
+  /** --response-format or --tools: whether the answer was what was asked (ok requests only). */
+  structured?: StructuredVerdict;
   /** --lora: the adapter the request named (its model field, or llama.cpp's lora id). */
   adapter?: string;
   /** Several --url replicas: the index (0-based, in --url order) of the replica it was sent to. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RequestRecord, UsageProblem } from './request-record.js';
+import { STRUCTURED_PROBLEMS, type RequestRecord, type UsageProblem } from './request-record.js';
 import type { ClientSample, EngineSample, GpuSample } from './telemetry.js';
 import type { ThrottleClass } from './run-record.js';
 
@@ -70,6 +70,14 @@ export const RequestLineSchema = z.looseObject({
   serverDecodeMs: num.optional(),
   worker: num.optional(),
   adapter: z.string().max(200).optional(),
+  structured: z
+    .looseObject({
+      valid: z.boolean(),
+      problem: z.enum(STRUCTURED_PROBLEMS).optional(),
+      detail: z.string().max(400).optional(),
+      toolCalls: num.optional(),
+    })
+    .optional(),
   replica: num.optional(),
   cachedPromptTokens: num.optional(),
   usageProblems: z.array(UsageProblemSchema).optional(),

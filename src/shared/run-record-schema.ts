@@ -214,6 +214,8 @@ const LevelSchema = z.looseObject({
   endpoint: z.enum(ENDPOINT_KINDS).optional(),
   batchSize: count.optional(),
   inputsPerSec: nonnegOrNull.optional(),
+  structuredValidRate: share.optional(),
+  structuredAnswers: count.optional(),
   inputTokPerSec: nonnegOrNull.optional(),
   costPerMInputTokUsd: nonneg.optional(),
   costPerMInputTokAtUtilizationUsd: nonneg.optional(),

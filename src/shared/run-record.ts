@@ -354,6 +354,9 @@ export interface LevelResult {
   inputsPerSec?: number | null;
   inputTokPerSec?: number | null;
   costPerMInputTokUsd?: number;
+  /** --response-format or --tools: the share of ok measured answers that were what was asked, and of how many. */
+  structuredValidRate?: number;
+  structuredAnswers?: number;
   costPerMInputTokAtUtilizationUsd?: number;
   goodput?: number;
   completed: number;

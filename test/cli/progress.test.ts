@@ -42,6 +42,15 @@ describe('CLI progress lines', () => {
     expect(text()).toContain('c=4 in=512 out=24');
   });
 
+  it('names an embeddings or rerank level by inputs per request and their length: it has no output length', () => {
+    const { stream, text } = plainStream();
+    const render = createProgressRenderer(stream, false);
+    render(started({ endpoint: 'rerank', batchSize: 32, inputLen: 128 }));
+    render(progress(2));
+    expect(text()).toContain('c=4 batch=32 in=128');
+    expect(text()).not.toContain('out=');
+  });
+
   it('says a prompt file brings each request’s lengths instead of showing the flags it does not use', () => {
     const { stream, text } = plainStream();
     const render = createProgressRenderer(stream, false);

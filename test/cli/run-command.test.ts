@@ -80,7 +80,7 @@ describe('servebench run flags and config', { timeout: TEST_MS }, () => {
     [['--concurrency', '1,x'], /--concurrency must be a comma-separated list/],
     [['--bogus'], /Unknown option '--bogus'/],
     [['--utilization', '60'], /--utilization must be a number in \(0, 1\]/],
-    [['--api', 'images'], /--api must be chat, completions, messages, responses, embeddings or rerank/],
+    [['--api', 'images'], /--api must be chat, completions, messages, responses, embeddings, rerank or score/],
     [['--vary', 'colour=red'], /--vary must be KEY=V1,V2/],
     [['--rate', '2', '--concurrency', '4'], /use --max-concurrency/],
     [['--config', '/nonexistent/x.yaml'], /cannot read --config/],

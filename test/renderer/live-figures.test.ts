@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyEvent, createLiveRun } from '../../src/renderer/lib/live-run.js';
 import { fmtTimeLeft, formingFigures } from '../../src/renderer/lib/live-figures.js';
+import { lengthsText } from '../../src/shared/level-load.js';
 
 function run(totalLevels: number) {
   return createLiveRun({ type: 'run-started', runId: 'r', dir: '/r', simulated: true, totalLevels }, 0);
@@ -34,6 +35,27 @@ function finish(r: ReturnType<typeof run>, levelIndex: number, n: number, fromMs
 }
 
 describe('live figures', () => {
+  it('an embeddings level forms E2E only (it has no TTFT), and is named by inputs per request and length', () => {
+    const r = run(1);
+    applyEvent(r, {
+      type: 'level-started',
+      levelIndex: 0,
+      concurrency: 4,
+      inputLen: 128,
+      outputLen: 24,
+      endpoint: 'embeddings',
+      batchSize: 16,
+      warmupRequests: 0,
+      measuredRequests: 100,
+      serverConfigIndex: 0,
+    });
+    finish(r, 0, 10, 0, 50);
+    expect(formingFigures(r, 0).figures.map((x) => x.metric.key)).toEqual(['e2e_p50_ms']);
+    expect(lengthsText(r.levels[0]!, true)).toBe('batch=16 in=128');
+    expect(lengthsText(r.levels[0]!)).toBe('16×128');
+    expect(lengthsText({ inputLen: 128, outputLen: 24 }, true)).toBe('in=128 out=24');
+  });
+
   it('reads a time left as "about", and "estimating…" before there is one', () => {
     expect(fmtTimeLeft(null)).toBe('estimating…');
     expect(fmtTimeLeft(28)).toBe('about 28 s');

@@ -56,6 +56,7 @@ function sample(f: FieldDescriptor): unknown {
       if (f.flag === 'dcgm-url') return 'http://127.0.0.1:9400/metrics,http://127.0.0.2:9400/metrics';
       if (f.flag === 'url') return 'http://h:1,http://h:2';
       if (f.flag === 'precision') return '5%';
+      if (f.flag === 'response-format') return 'choice=yes,no';
       return f.path === 'server.healthPath' ? '/health' : f.flag === 'slo' ? 'ttft_p95=500' : 'x';
     case 'url':
       return 'http://127.0.0.1:8000';

@@ -103,6 +103,8 @@ export interface LevelEvidence {
   telemetry: { summary?: LevelTelemetry } | null;
   /** Distributed: each worker's part of the level; null for one process. */
   workers: readonly WorkerLevelView[] | null;
+  /** --response-format or --tools in the flags' words; null when the run asked for no structured output. */
+  structuredAsk: string | null;
 }
 
 /** What levelEvidence is given: the level's records and the figures its summary computed from them. */
@@ -132,6 +134,7 @@ export interface LevelEvidenceInput {
   cutShort?: CutShort;
   telemetry?: { summary?: LevelTelemetry } | null;
   workers?: readonly WorkerLevelView[] | null;
+  structuredAsk?: string | null;
 }
 
 /** The one place a level's evidence is built, from its records and the figures summarizeLevel computed. */
@@ -166,6 +169,7 @@ export function levelEvidence(input: LevelEvidenceInput): LevelEvidence {
     ttftSplit: input.ttftSplit ?? null,
     telemetry: input.telemetry ?? null,
     workers: input.workers ?? null,
+    structuredAsk: input.structuredAsk ?? null,
   };
 }
 

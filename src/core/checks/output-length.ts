@@ -42,5 +42,6 @@ export function outputLengthCheck(records: readonly RequestRecord[]): Judged {
 
 export const outputLength = defineCheck('output-length', {
   limits: {},
-  evaluate: (e) => outputLengthCheck(e.measured),
+  // A constrained answer (--response-format, --tools) ends where its grammar does: its length is not asked.
+  evaluate: (e) => (e.measured.some((r) => r.structured !== undefined) ? null : outputLengthCheck(e.measured)),
 });

@@ -486,6 +486,21 @@ const CLIENT: Sentences = {
   'loop-lag-unknown': clientText,
 };
 
+const structuredAside = (f: Facts): string => `${str(f, 'problems')}; for example ${str(f, 'example')}`;
+
+const STRUCTURED_OUTPUT: Sentences = {
+  'all-valid': (f) =>
+    `all ${num(f, 'answers')} answers were what ${str(f, 'asked')} asked` +
+    (num(f, 'toolCalls') > 0 ? ` (${plural(num(f, 'toolCalls'), 'tool call')})` : ''),
+  ignored: (f) =>
+    `none of the ${num(f, 'answers')} answers was what ${str(f, 'asked')} asked: the server seems to ignore the ` +
+    `constraint (no structured-output support, or it fell back to free text), so these figures are of unconstrained ` +
+    `generation: ${structuredAside(f)}`,
+  invalid: (f) =>
+    `${num(f, 'invalid')}/${num(f, 'answers')} answers (${pct(f.share)}) were not what ${str(f, 'asked')} asked: ` +
+    structuredAside(f),
+};
+
 /** The checks whose sentences are made here, from their code and facts. */
 const SENTENCES: Partial<Record<CheckId, Sentences>> = {
   streaming: STREAMING,
@@ -503,6 +518,7 @@ const SENTENCES: Partial<Record<CheckId, Sentences>> = {
   server: SERVER,
   preemptions: PREEMPTIONS,
   throttling: THROTTLING,
+  'structured-output': STRUCTURED_OUTPUT,
 };
 
 /** The sentence for a check's code and facts; throws for a code it has no sentence for (a bug, caught by tests). */

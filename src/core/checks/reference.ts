@@ -14,7 +14,8 @@ export function renderChecksReference(): string {
     const limits = Object.entries(c.limits).map(([k, v]) => limitText(k, v));
     // A check that judges generated tokens is not shown for the endpoint kinds that generate none.
     const skipped = POOLING_KINDS.filter((k) => !checkApplies(c.id, k));
-    const where = skipped.length > 0 ? ` (not shown for ${skipped.join(' and ')})` : '';
+    const names = skipped.length > 1 ? `${skipped.slice(0, -1).join(', ')} and ${skipped.at(-1)}` : skipped.join('');
+    const where = skipped.length > 0 ? ` (not shown for ${names})` : '';
     return `| \`${c.id}\` | ${c.title} | ${c.scope} | ${c.guards}${where} | ${limits.join(', ') || '—'} |`;
   });
   return ['| id | check | judges | passes when | limits |', '| --- | --- | --- | --- | --- |', ...rows].join('\n');

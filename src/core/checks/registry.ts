@@ -13,6 +13,7 @@ import { roundSpread } from './round-spread.js';
 import { sampleSize } from './sample-size.js';
 import { server } from './server.js';
 import { streaming } from './streaming.js';
+import { structuredOutput } from './structured-output.js';
 import { throttling } from './throttling.js';
 import { tokenAgreement } from './token-agreement.js';
 import type { Judged } from './verdict.js';
@@ -23,6 +24,7 @@ const DEFINITIONS: { readonly [K in CheckId]: LevelCheck | RunCheck } = {
   'output-length': outputLength,
   'input-length': inputLength,
   streaming,
+  'structured-output': structuredOutput,
   warmup,
   'round-spread': roundSpread,
   'sample-size': sampleSize,

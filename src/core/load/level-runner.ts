@@ -18,6 +18,8 @@ import type { ScheduledOutcome, SpecList, WaitUntil } from './scheduler.js';
 import type { RequestSpec } from './stream-client.js';
 import { recordLatencies } from '../../shared/request-record.js';
 import { pickAdapter, type LoraAdapter, type LoraPick } from '../../shared/lora.js';
+import type { StructuredSpec } from '../workloads/structured-spec.js';
+import { createStructuredValidator } from './structured-validate.js';
 
 /** --lora: the adapters requests spread over, how each picks one, and how the engine is told which. */
 export interface LoraLoad {
@@ -59,6 +61,8 @@ export interface LevelRunInput {
   wait?: WaitUntil;
   /** --lora: adapters to spread the requests over (absent: every request asks the base model). */
   lora?: LoraLoad;
+  /** --response-format or --tools: sent with every request, and every ok answer held to it. */
+  structured?: StructuredSpec;
   /** Distributed runs: awaited before the warm-up (-1) and each round, so every worker starts a batch at one instant. */
   beforeBatch?: (round: number) => Promise<void>;
   /** --precision: asked after each complete round with the rounds done and the measured records; true stops the level. */
@@ -89,6 +93,8 @@ interface RequestBook {
   bodyBytesOf: Map<number, number>;
   // Each request's LoRA adapter, for its record.
   adapterOf: Map<number, string>;
+  /** The structured-output check of one answer, when the run asks for one. */
+  validate: ReturnType<typeof createStructuredValidator> | null;
 }
 
 /** The model field and llama.cpp lora list of one request, its adapter picked by conversation (or request) id. */
@@ -123,11 +129,13 @@ function makeSpec(input: LevelRunInput, book: RequestBook, prompt: Prompt, keepT
       temperature: input.temperature,
       stream: true,
       compat: input.compat,
+      ...(input.structured && { structured: input.structured }),
     }),
     timeoutMs: input.timeoutMs,
     requestTag: `${input.tagPrefix}-${id}`,
   };
-  if (keepText) spec.keepText = true;
+  // A structured answer is checked when its record is made: its text is kept until then.
+  if (keepText || input.structured) spec.keepText = true;
   const dialect = eventDialect(input.api);
   if (dialect) spec.events = dialect;
   if (isPooling(input.api)) spec.whole = { kind: input.api, inputs: prompt.inputs?.length ?? 1 };
@@ -148,6 +156,7 @@ function toRecord(input: LevelRunInput, book: RequestBook, o: ScheduledOutcome, 
   });
   const adapter = book.adapterOf.get(o.id);
   if (adapter !== undefined) record.adapter = adapter;
+  if (book.validate && record.ok) record.structured = book.validate(o.result.text ?? '', o.result.toolCalls ?? []);
   book.promptOf.delete(o.id);
   book.bodyBytesOf.delete(o.id);
   book.adapterOf.delete(o.id);
@@ -295,6 +304,7 @@ export async function runLevel(input: LevelRunInput): Promise<LevelRunOutput> {
     promptOf: new Map(),
     bodyBytesOf: new Map(),
     adapterOf: new Map(),
+    validate: input.structured ? createStructuredValidator(input.structured) : null,
   };
   const wait: WaitUntil = input.wait ?? ((tMs, s) => waitUntil(clock, tMs, s));
   const acc = input.accumulator ?? levelAccumulator(input.seed, levelIndex);

@@ -5,7 +5,7 @@ export type PoolingAnswer =
   | { ok: true; promptTokens: unknown; items: number }
   | { ok: false; error: string; kind: 'bad-answer' | 'answer-count' };
 
-const LIST_OF: Record<PoolingKind, 'data' | 'results'> = { embeddings: 'data', rerank: 'results' };
+const LIST_OF: Record<PoolingKind, 'data' | 'results'> = { embeddings: 'data', rerank: 'results', score: 'data' };
 
 function bad(error: string): PoolingAnswer {
   return { ok: false, error, kind: 'bad-answer' };
@@ -14,7 +14,7 @@ function bad(error: string): PoolingAnswer {
 /**
  * Reads a whole embeddings or rerank answer (llama.cpp tools/server format_embeddings_response_oaicompat and
  * format_response_rerank; vLLM's EmbeddingResponse and RerankResponse): `data` (embeddings) or `results` (rerank),
- * one item per input, and `usage.prompt_tokens` (vLLM's rerank usage carries only total_tokens, the same count there).
+ * one item per input (vLLM's ScoreResponse: `data` of {index, object: 'score', score}), and `usage.prompt_tokens` (vLLM's rerank usage carries only total_tokens, the same count there).
  */
 export function readPoolingAnswer(kind: PoolingKind, text: string, inputs: number): PoolingAnswer {
   let json: unknown;

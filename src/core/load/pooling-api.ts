@@ -1,4 +1,4 @@
-import { ENDPOINTS, type PoolingKind } from '../../shared/endpoint-kinds.js';
+import { ENDPOINTS, scoresPairs, type PoolingKind } from '../../shared/endpoint-kinds.js';
 import { UserError } from '../errors.js';
 import { readPoolingAnswer } from './pooling-answer.js';
 import { buildPoolingBody } from './pooling-body.js';
@@ -8,6 +8,7 @@ import { boundedCount, type PromptCounting, type ServerApi } from './server-api.
 const SERVE_HINT: Record<PoolingKind, string> = {
   embeddings: 'serve an embedding model (vLLM --task embed, llama.cpp --embeddings) or pick --api chat',
   rerank: 'serve a reranker (vLLM --task score, llama.cpp --reranking) or pick --api chat',
+  score: "serve a cross-encoder or reranker on vLLM (--task score; /score is vLLM's own), or pick --api rerank",
 };
 
 /**
@@ -42,20 +43,16 @@ export async function probePooling(
  */
 async function rerankPairOverhead(
   api: ServerApi,
+  kind: PoolingKind,
   model: string,
   counting: PromptCounting,
   signal?: AbortSignal,
 ): Promise<number | null> {
   const doc = 'The passage measures a served model.';
   const docTokens = await counting.counter(doc, signal);
-  const res = await api.call(
-    'POST',
-    ENDPOINTS.rerank.path,
-    JSON.parse(buildPoolingBody('rerank', model, [doc])),
-    signal,
-  );
+  const res = await api.call('POST', ENDPOINTS[kind].path, JSON.parse(buildPoolingBody(kind, model, [doc])), signal);
   if (docTokens === null || res.status !== 200) return null;
-  const answer = readPoolingAnswer('rerank', res.text, 1);
+  const answer = readPoolingAnswer(kind, res.text, 1);
   const pair = answer.ok ? boundedCount(answer.promptTokens, doc) : null;
   return pair !== null && pair >= docTokens ? pair - docTokens : null;
 }
@@ -72,14 +69,14 @@ export async function poolingCounter(
   signal?: AbortSignal,
 ): Promise<PromptCounting> {
   const counting = await api.tokenCounter('completions', model, FULL_COMPAT, signal);
-  if (counting.viaTokenize && kind === 'rerank') {
-    const pairOverhead = await rerankPairOverhead(api, model, counting, signal);
+  if (counting.viaTokenize && scoresPairs(kind)) {
+    const pairOverhead = await rerankPairOverhead(api, kind, model, counting, signal);
     return { ...counting, countMessages: undefined, ...(pairOverhead !== null && { pairOverhead }) };
   }
   if (counting.viaTokenize) return { ...counting, countMessages: undefined };
-  if (kind === 'rerank') {
+  if (scoresPairs(kind)) {
     throw new UserError(
-      "--api rerank needs the server's /tokenize to make documents of exact length, and this server has none: serve the reranker with vLLM, SGLang or llama.cpp",
+      `--api ${kind} needs the server's /tokenize to make documents of exact length, and this server has none: serve the reranker with vLLM, SGLang or llama.cpp`,
     );
   }
   return {

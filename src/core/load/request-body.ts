@@ -1,6 +1,8 @@
 import { ENDPOINTS, eventDialect, isPooling, type EndpointKind } from '../../shared/endpoint-kinds.js';
 import { buildDialectBody } from './dialect-body.js';
 import { buildPoolingBody } from './pooling-body.js';
+import { structuredFields } from './structured-body.js';
+import type { StructuredSpec } from '../workloads/structured-spec.js';
 
 /** Which optional sampling fields the server accepts (strict OpenAI clones reject vLLM's extras). */
 export interface BodyCompat {
@@ -27,6 +29,8 @@ export interface BodyOptions {
   compat: BodyCompat;
   /** llama.cpp's per-request adapters: `lora: [{id, scale}]` by their place in its --lora list. */
   lora?: ReadonlyArray<{ id: number; scale: number }>;
+  /** --response-format or --tools (chat, completions): the constraint's fields, and the model may stop. */
+  structured?: StructuredSpec;
 }
 
 /** The request path for an endpoint kind. */
@@ -43,13 +47,15 @@ export function buildRequestBody(o: BodyOptions): string {
   if (o.api === 'chat') body.messages = o.messages ?? [{ role: 'user', content: o.prompt }];
   else body.prompt = o.prompt;
   body.max_tokens = o.outputLen;
-  if (o.compat.fixedLength) {
+  // A constrained answer ends where its grammar does: forcing more tokens would break it.
+  if (o.compat.fixedLength && !o.structured) {
     // min_tokens would forbid the early stop that --allow-eos asks for.
     if (o.ignoreEos) body.min_tokens = o.outputLen;
     body.ignore_eos = o.ignoreEos;
   }
   body.temperature = o.temperature;
   if (o.lora) body.lora = o.lora;
+  if (o.structured) Object.assign(body, structuredFields(o.structured));
   body.stream = o.stream;
   if (o.stream) {
     body.stream_options = o.compat.continuousUsage

@@ -38,8 +38,16 @@ export interface StreamResult {
    * per-chunk counts (SGLang splits the step that crosses from one to the other over two chunks), else 0.
    */
   chunkSlack?: number;
-  /** Only when asked for (multi-turn): the answer text (content, not reasoning), at most MAX_KEPT_TEXT_CHARS. */
+  /** Only when asked for (multi-turn, structured output): the answer text (content, not reasoning), at most MAX_KEPT_TEXT_CHARS. */
   text?: string;
+  /** Only when the text is kept: the tool calls streamed as delta.tool_calls, by index. */
+  toolCalls?: StreamToolCall[];
+}
+
+/** One tool call put together from its streamed deltas (OpenAI's delta.tool_calls[i].function). */
+export interface StreamToolCall {
+  name: string;
+  arguments: string;
 }
 
 /** Most answer text kept per request (a multi-turn history carries it): about a million tokens. */
@@ -81,8 +89,13 @@ function usageReasoningTokens(usage: UsageLike): unknown {
   return usage.reasoning_tokens;
 }
 
+interface ToolCallDelta {
+  index?: unknown;
+  function?: { name?: unknown; arguments?: unknown } | null;
+}
+
 interface ChoiceLike {
-  delta?: { content?: unknown; reasoning_content?: unknown; reasoning?: unknown } | null;
+  delta?: { content?: unknown; reasoning_content?: unknown; reasoning?: unknown; tool_calls?: unknown } | null;
   text?: unknown;
   finish_reason?: unknown;
 }
@@ -160,6 +173,7 @@ export class StreamAccumulator {
   private cachedPromptTokens: number | null = null;
   private readonly textParts: string[] | null;
   private textChars = 0;
+  private readonly toolCalls: StreamToolCall[] = [];
 
   constructor(options: AccumulatorOptions = {}) {
     this.textParts = options.keepText ? [] : null;
@@ -215,6 +229,8 @@ export class StreamAccumulator {
       const delta = choice.delta ?? undefined;
       hasContent = delta ? nonEmpty(delta.content) : nonEmpty(choice.text);
       if (hasContent && this.textParts) this.keep((delta ? delta.content : choice.text) as string);
+      // A tool call's streamed name and arguments are generated output: the first is the first token.
+      if (delta && this.takeToolCalls(delta.tool_calls)) hasContent = true;
       const hasReasoning = delta ? nonEmpty(delta.reasoning_content) || nonEmpty(delta.reasoning) : false;
       if (hasReasoning) this.sawReasoning = true;
       hasText = hasContent || hasReasoning;
@@ -276,6 +292,29 @@ export class StreamAccumulator {
     return null;
   }
 
+  /** Adds one chunk's delta.tool_calls to the calls so far; true when it carried a name or arguments. */
+  private takeToolCalls(deltas: unknown): boolean {
+    if (!Array.isArray(deltas)) return false;
+    let carried = false;
+    for (const d of deltas as ToolCallDelta[]) {
+      if (!d || typeof d !== 'object') continue;
+      const fn = d.function && typeof d.function === 'object' ? d.function : {};
+      const name = typeof fn.name === 'string' ? fn.name : '';
+      const args = typeof fn.arguments === 'string' ? fn.arguments : '';
+      if (name === '' && args === '') continue;
+      carried = true;
+      if (!this.textParts) continue;
+      const index = typeof d.index === 'number' && Number.isInteger(d.index) && d.index >= 0 ? d.index : 0;
+      // A hostile index must not grow the list without bound: calls past the kept text's room are dropped.
+      if (index > this.toolCalls.length || this.textChars + args.length > MAX_KEPT_TEXT_CHARS) continue;
+      const call = (this.toolCalls[index] ??= { name: '', arguments: '' });
+      if (name !== '' && call.name !== name) call.name += name;
+      call.arguments += args;
+      this.textChars += name.length + args.length;
+    }
+    return carried;
+  }
+
   private keep(piece: string): void {
     const room = MAX_KEPT_TEXT_CHARS - this.textChars;
     if (room <= 0 || !this.textParts) return;
@@ -334,7 +373,10 @@ export class StreamAccumulator {
       usageProblems: [...this.problems.values()],
       chunkSlack: this.sawReasoning && this.contentChunkTokens > 0 && !this.allChunksCounted ? 1 : 0,
     };
-    if (this.textParts) result.text = this.textParts.join('');
+    if (this.textParts) {
+      result.text = this.textParts.join('');
+      if (this.toolCalls.length > 0) result.toolCalls = this.toolCalls;
+    }
     return result;
   }
 }

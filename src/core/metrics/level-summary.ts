@@ -51,6 +51,8 @@ export interface LevelSummaryInput {
   utilization?: number;
   slo?: Slo;
   uniquePrefix: boolean;
+  /** --response-format or --tools, in the flags' words: the structured-output check judges the answers by it. */
+  structuredAsk?: string | null;
   /** The workload shares prompt prefixes on purpose (shared-prefix groups, a trace's hash ids). */
   sharedPrefixes?: boolean;
   /** Prompts came from a file as written (see PrefixCacheInput). */
@@ -233,6 +235,7 @@ function judgeLevel(input: LevelSummaryInput, facts: LevelFacts): LevelResult['c
       engineDecode: input.engineDecode,
       prefixCacheHitsDelta: input.prefixCacheHitsDelta,
       cutShort: input.cutShort,
+      structuredAsk: input.structuredAsk ?? null,
       telemetry: input.telemetry ?? null,
     }),
   );
@@ -372,6 +375,11 @@ function addOptionalFields(result: LevelResult, input: LevelSummaryInput, f: Opt
   );
   if (byReplica !== null) result.byReplica = byReplica;
   if (f.responseCache !== null) result.responseCache = f.responseCache;
+  const judged = f.measured.filter((r) => r.ok && r.structured !== undefined);
+  if (judged.length > 0) {
+    result.structuredAnswers = judged.length;
+    result.structuredValidRate = judged.filter((r) => r.structured?.valid).length / judged.length;
+  }
   if (input.serverVariant !== undefined) result.serverVariant = input.serverVariant;
   if (input.rate !== undefined) result.rate = input.rate;
   if (input.burst !== undefined) result.burst = input.burst;

@@ -1,5 +1,5 @@
 import { STATUS_SEVERITY } from '../../shared/check-status.js';
-import { isPooling } from '../../shared/endpoint-kinds.js';
+import { isPooling, scoresPairs } from '../../shared/endpoint-kinds.js';
 import type { Check, RunRecord } from '../../shared/run-record.js';
 import { fmtNumber, fmtValue } from '../../shared/format.js';
 import { loadText } from '../../shared/level-load.js';
@@ -61,7 +61,7 @@ export function diffusionText(record: RunRecord): string | undefined {
 function poolingLengths(record: RunRecord): string | null {
   const api = record.config.api;
   if (!isPooling(api)) return null;
-  const unit = api === 'rerank' ? 'documents' : 'inputs';
+  const unit = scoresPairs(api) ? 'documents' : 'inputs';
   return `${api}: ${record.config.batchSize ?? 1} ${unit} of ${record.config.inputLen.join(',')} tokens per request`;
 }
 

@@ -1,3 +1,4 @@
+import { structuredAskText } from '../../shared/structured-output.js';
 import { spendIntervals } from '../metrics/precision.js';
 import { precisionWatch } from './precision-watch.js';
 import type { BenchConfig } from '../../shared/config.js';
@@ -135,6 +136,7 @@ export function announceLevel(input: LevelMeasureInput, plan: LevelPlan = input.
     outputLen: plan.outputLen,
     ...(ownLengths(input.workload).input ? { inputFromFile: true } : {}),
     ...(ownLengths(input.workload).output ? { outputFromFile: true } : {}),
+    ...(isPooling(input.config.api) && { endpoint: input.config.api, batchSize: input.config.batchSize }),
     warmupRequests: plan.warmup,
     measuredRequests: plan.rounds * plan.requestsPerRound,
     serverConfigIndex: input.serverConfigIndex,
@@ -271,6 +273,7 @@ export async function runLevelRequests(
     tagPrefix: input.tagPrefix,
     countMessages: input.counting.countMessages,
     ...(input.lora ? { lora: input.lora } : {}),
+    ...(input.workload.structured && { structured: input.workload.structured }),
     signal,
     onEvent: input.emit,
     beforeBatch: hooks.beforeBatch,
@@ -369,6 +372,7 @@ export function summarizeLevelRun(input: LevelMeasureInput, levelRun: LevelRun):
     utilization: config.utilization,
     slo: goodputSlo(config),
     uniquePrefix: config.uniquePrefix,
+    structuredAsk: structuredAskText(config),
     sharedPrefixes: sharesPrefixes(input.workload),
     promptsFromFile: promptsFromFile(input.workload),
     repeatedRecords: repeatedRecords(input.workload, input.firstRecord ?? input.firstPromptIndex, plan),

@@ -1,3 +1,4 @@
+import { answerPieces, simAnswer } from './structured-answer.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRng } from '../rng.js';
 import { FakeGpu, writeGpuState } from './fake-gpu.js';
@@ -296,8 +297,9 @@ export class SimEngine {
       }
       return;
     }
-    const target = this.outputTarget(parsed);
-    const finishReason = target < parsed.maxTokens ? 'stop' : 'length';
+    const answer = structuredPlan(parsed, n);
+    const target = answer ? answer.target : this.outputTarget(parsed);
+    const finishReason = answer ? answer.finishReason : target < parsed.maxTokens ? 'stop' : 'length';
     const half = Math.floor(target / 2);
     const midstream = parsed.stream && faults.midstreamErrorRate > 0 && this.faultRng() < faults.midstreamErrorRate;
     const malformed = parsed.stream && faults.malformedRate > 0 && this.faultRng() < faults.malformedRate;
@@ -318,7 +320,8 @@ export class SimEngine {
       includeUsage: parsed.includeUsage,
       continuousUsage: parsed.continuousUsage,
       wire: this.o.wire,
-      reasoningTokens: parsed.api === 'chat' ? profile.reasoningTokens : 0,
+      reasoningTokens: parsed.api === 'chat' && !answer ? profile.reasoningTokens : 0,
+      ...(answer && { answer: answer.answer }),
       wordOffset: (n * 7) % OUTPUT_WORDS.length,
       midstreamErrorAt: midstream ? half : -1,
       malformedAt: malformed ? half : -1,
@@ -353,6 +356,28 @@ export class SimEngine {
     };
     this.scheduler.submit(seq);
   }
+}
+
+/**
+ * A constrained request's answer: its tokens (cut at max_tokens, so a short limit breaks the JSON as it would on an
+ * engine) and why it ends; null for free text, or a constraint the simulator cannot meet (it then answers words).
+ */
+function structuredPlan(parsed: ParsedRequest, n: number) {
+  if (!parsed.constraint || parsed.api === 'generate') return null;
+  const a = simAnswer(parsed.constraint, n);
+  if (!a) return null;
+  const pieces = answerPieces(a.kind === 'tool' ? a.arguments : a.text);
+  const whole = pieces.length <= parsed.maxTokens;
+  const tool = a.kind === 'tool' && parsed.api === 'chat';
+  return {
+    target: Math.min(pieces.length, parsed.maxTokens),
+    finishReason: !whole ? ('length' as const) : tool ? ('tool_calls' as const) : ('stop' as const),
+    answer: {
+      kind: tool ? ('tool' as const) : ('text' as const),
+      pieces,
+      ...(tool && { name: (a as { name: string }).name }),
+    },
+  };
 }
 
 /** The answer's id in each API's own style. */

@@ -3,7 +3,7 @@ import type { SimEngine } from './engine.js';
 import { HttpError, sendJson, errorBody, sendText, type Router } from './http.js';
 import { sglangMetrics, vllmMetrics } from './prometheus.js';
 import { checkModel, parseGenerate, parseOpenAi, type ParseContext } from './request-parse.js';
-import { serveEmbeddings, serveRerank } from './pooling.js';
+import { serveEmbeddings, serveRerank, serveScore } from './pooling.js';
 import { chatBodyOf, speakDialect } from './dialects.js';
 import { MIMIC_VERSION, type StartupContext } from './startup-log.js';
 import { tokenizeChat, tokenizeCompletion, type ChatMessage } from './tokenizer.js';
@@ -98,6 +98,9 @@ function openAiRoutes(router: Router, ctx: RouteContext): void {
   // llama.cpp serves rerank under /rerank, /reranking and their /v1 forms; vLLM under /rerank, /v1/rerank and /v2/rerank.
   for (const path of ['/v1/rerank', '/rerank'])
     router.post(path, (body, _req, res) => serveRerank(engine, parse, body, res));
+  // vLLM serves its score API under /score and /v1/score.
+  for (const path of ['/v1/score', '/score'])
+    router.post(path, (body, _req, res) => serveScore(engine, parse, body, res));
   router.get('/v1/models', (res) =>
     sendJson(res, 200, {
       object: 'list',

@@ -70,3 +70,33 @@ export function serveRerank(
       .slice(0, topN),
   }));
 }
+
+/**
+ * POST /v1/score (and /score) as vLLM answers one query against many documents (ScoreTextRequest text_1/text_2, or
+ * queries/documents in later versions): `data` with one {index, object: 'score', score} per document, counted as
+ * rerank's pairs.
+ */
+export function serveScore(
+  engine: SimEngine,
+  parse: ParseContext,
+  body: Record<string, unknown>,
+  res: ServerResponse,
+): void {
+  checkModel(parse, body);
+  const query = body.text_1 ?? body.queries ?? body.data_1;
+  if (typeof query !== 'string') throw new HttpError(400, "'text_1' must be one query string");
+  const documents = stringList(body.text_2 ?? body.documents ?? body.data_2, 'text_2');
+  const q = tokenize(query).length;
+  const tokens = documents.reduce((a, d) => a + 3 + q + tokenize(d).length, 0);
+  engine.pool(res, tokens, () => ({
+    id: `score-sim${engine.model.length}`,
+    object: 'list',
+    model: engine.model,
+    usage: { prompt_tokens: tokens, total_tokens: tokens, completion_tokens: 0 },
+    data: documents.map((d, index) => ({
+      index,
+      object: 'score',
+      score: Math.round(Math.cos(d.length + index) * 1e6) / 1e6,
+    })),
+  }));
+}

@@ -1,6 +1,7 @@
 import { HttpError, optInt } from './http.js';
 import type { ApiKind } from './responder.js';
 import type { Mimic } from './startup-log.js';
+import { constraintOf, type SimConstraint } from './structured-answer.js';
 import { countChatTokens, countTokens, tokenizeChat, tokenizeCompletion, type ChatMessage } from './tokenizer.js';
 
 /** A generation request as the engine needs it: its API, prompt size (and ids for the prefix cache), limits. */
@@ -17,6 +18,8 @@ export interface ParsedRequest {
   continuousUsage: boolean;
   /** The LoRA adapter the request's model named, when it named one the server serves. */
   adapter?: string;
+  /** Structured output or a tool call the body asked for (response_format, structured_outputs, regex, tools). */
+  constraint?: SimConstraint;
 }
 
 /** What parsing needs to know of the server: its mimic, served model, context and whether ids are kept. */
@@ -80,13 +83,24 @@ export function parseOpenAi(
     }
   }
   const maxTokensReq = optInt(body, 'max_completion_tokens', 1) ?? optInt(body, 'max_tokens', 1);
-  return finishParse(ctx, api, body, {
+  const constraint = readConstraint(body);
+  const parsed = finishParse(ctx, api, body, {
     promptTokens,
     ids,
     maxTokensReq,
     minTokens: optInt(body, 'min_tokens', 0) ?? 0,
     ignoreEos: body.ignore_eos === true,
   });
+  return constraint ? { ...parsed, constraint } : parsed;
+}
+
+/** The body's constraint; a schema given as a string that is no JSON is the engine's 400. */
+function readConstraint(body: Record<string, unknown>): SimConstraint | null {
+  try {
+    return constraintOf(body);
+  } catch (e) {
+    throw new HttpError(400, `invalid structured-output constraint: ${(e as Error).message}`);
+  }
 }
 
 /** Parses SGLang's native /generate (text or input_ids, sampling_params). */

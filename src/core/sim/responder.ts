@@ -17,7 +17,9 @@ export interface ResponderOptions {
   promptTokens: number;
   cachedTokens: number;
   target: number;
-  finishReason: 'length' | 'stop';
+  finishReason: 'length' | 'stop' | 'tool_calls';
+  /** A structured answer (chat, completions): its tokens in order, sent instead of words; a tool call's arguments. */
+  answer?: { kind: 'text' | 'tool'; pieces: string[]; name?: string };
   includeUsage: boolean;
   continuousUsage: boolean;
   /** The engine's usage and finish-field shapes (vLLM's or SGLang's). */
@@ -165,7 +167,7 @@ export class Responder {
 
   private wholeBodyCacheable(): boolean {
     const o = this.o;
-    return !o.buffered && o.midstreamErrorAt < 0 && o.malformedAt < 0;
+    return !o.buffered && o.midstreamErrorAt < 0 && o.malformedAt < 0 && !o.answer;
   }
 
   /** The whole stream in one write, from the body cache when an identical one was built before. */
@@ -264,8 +266,10 @@ export class Responder {
 
   /** One SSE event carrying n tokens; updates the generated count. */
   private chunk(n: number, last: boolean): string {
+    const answer = this.o.answer;
     let piece = '';
-    for (let i = 0; i < n; i++) piece += WORDS[(this.o.wordOffset + this.generated + i) % NWORDS];
+    if (answer) piece = JSON.stringify(answer.pieces.slice(this.generated, this.generated + n).join('')).slice(1, -1);
+    else for (let i = 0; i < n; i++) piece += WORDS[(this.o.wordOffset + this.generated + i) % NWORDS];
     const first = this.generated === 0;
     this.generated += n;
     const o = this.o;
@@ -290,7 +294,9 @@ export class Responder {
       const before = this.generated - n;
       const thinking = Math.max(0, Math.min(n, o.reasoningTokens - before));
       if (thinking === 0) {
-        return `${role}${this.head}{"index":0,"delta":{"content":"${piece}"},"logprobs":null,${fr}}]${usage}}\n\n${end}`;
+        const delta =
+          answer?.kind === 'tool' ? toolDelta(first, answer.name ?? '', o.id, piece) : `"content":"${piece}"`;
+        return `${role}${this.head}{"index":0,"delta":{${delta}},"logprobs":null,${fr}}]${usage}}\n\n${end}`;
       }
       // Reasoning tokens go out as reasoning_content; a chunk that crosses into the answer is sent as two events.
       const cut = this.pieceLength(n, thinking);
@@ -367,8 +373,12 @@ export class Responder {
     const thinking = o.api === 'chat' ? this.reasoningSoFar() : 0;
     for (let i = 0; i < this.generated; i++) {
       if (i < thinking) reasoning += WORDS[(o.wordOffset + i) % NWORDS];
-      else text += WORDS[(o.wordOffset + i) % NWORDS];
+      else text += o.answer ? (o.answer.pieces[i] ?? '') : WORDS[(o.wordOffset + i) % NWORDS];
     }
+    const toolCall = o.answer?.kind === 'tool';
+    const toolCalls = toolCall
+      ? [{ id: `call_${o.id}`, type: 'function', function: { name: o.answer?.name, arguments: text } }]
+      : [];
     const usage = JSON.parse(o.wire.usage(this.counts(this.generated))) as unknown;
     const finish = JSON.parse(`{${o.wire.finish(o.finishReason)}}`) as Record<string, unknown>;
     let body: unknown;
@@ -383,9 +393,9 @@ export class Responder {
             index: 0,
             message: {
               role: 'assistant',
-              content: text,
+              content: toolCall ? null : text,
               reasoning_content: thinking > 0 ? reasoning : null,
-              tool_calls: [],
+              tool_calls: toolCalls,
             },
             logprobs: null,
             ...finish,
@@ -443,4 +453,11 @@ export class Responder {
     }
     this.o.onEnd?.(truth);
   }
+}
+
+/** A streamed tool call's delta: the first carries its id, type and name (vLLM's and OpenAI's shape), later ones the arguments. */
+function toolDelta(first: boolean, name: string, id: string, args: string): string {
+  const head = first ? `"id":"call_${id}","type":"function",` : '';
+  const fn = first ? `{"name":${JSON.stringify(name)},"arguments":"${args}"}` : `{"arguments":"${args}"}`;
+  return `"tool_calls":[{"index":0,${head}"function":${fn}}]`;
 }

@@ -26,7 +26,7 @@ export interface WireFormat {
   /** Usage carried by every chunk (stream_options.continuous_usage_stats). */
   chunkUsage(counts: UsageCounts): string;
   /** `"finish_reason":...` and its sibling field, in a choice; `reason` null while the stream goes on. */
-  finish(reason: 'length' | 'stop' | null): string;
+  finish(reason: 'length' | 'stop' | 'tool_calls' | null): string;
   /** Usage of a completions stream's final usage chunk (SGLang dumps that one without its null fields). */
   completionsStreamUsage(counts: UsageCounts): string;
   /** Chat streams: the finish_reason comes in a chunk of its own, with an empty delta, after the last content. */

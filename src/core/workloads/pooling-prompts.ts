@@ -1,4 +1,4 @@
-import type { PoolingKind } from '../../shared/endpoint-kinds.js';
+import { scoresPairs, type PoolingKind } from '../../shared/endpoint-kinds.js';
 import type { Prompt } from '../load/prompts.js';
 
 /** The input prompts of request places `positions` (a worker's share): each place holds `batch` consecutive inputs. */
@@ -18,7 +18,7 @@ export function groupPoolingPrompts(
   batch: number,
   pairOverhead?: number,
 ): Prompt[] {
-  const perInput = kind === 'rerank' ? pairOverhead : 0;
+  const perInput = scoresPairs(kind) ? pairOverhead : 0;
   const out: Prompt[] = [];
   for (let i = 0; i + batch <= inputs.length; i += batch) {
     const group = inputs.slice(i, i + batch);

@@ -5,10 +5,16 @@ import type { LevelPlan } from '../load/level-plan.js';
 import { planLevels } from '../load/level-plan.js';
 import { levelRequests } from '../load/plan-limits.js';
 import { readPromptFile, type FileEntry } from './prompt-file.js';
+import { loadStructured, type StructuredSpec } from './structured-spec.js';
 import { readTrace, tracePlan, type TraceEntry } from './trace.js';
 
-/** What a run's prompts are made from: fixed-length synthetic prompts (the default) or one of the workloads. */
-export type Workload =
+/**
+ * What a run's prompts are made from: fixed-length synthetic prompts (the default) or one of the workloads; and what
+ * every answer must be (--response-format, --tools), whatever the prompts.
+ */
+export type Workload = PromptSource & { structured?: StructuredSpec };
+
+type PromptSource =
   | { kind: 'synthetic' }
   | {
       kind: 'file';
@@ -90,6 +96,12 @@ function requestsNeeded(config: BenchConfig): number {
 export async function loadWorkload(config: BenchConfig): Promise<Workload> {
   const problem = workloadProblem(config);
   if (problem) throw new UserError(problem);
+  const source = await loadPromptSource(config);
+  const structured = await loadStructured(config);
+  return structured ? { ...source, structured } : source;
+}
+
+async function loadPromptSource(config: BenchConfig): Promise<PromptSource> {
   if (config.prompts !== undefined) {
     const entries = await readPromptFile(config.prompts, requestsNeeded(config));
     if (config.api === 'completions') {

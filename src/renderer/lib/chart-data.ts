@@ -5,7 +5,8 @@ import { sloTargetText } from '../../shared/capacity.js';
 import { alignSeries } from '../../shared/timeline-spec.js';
 import type { SloVerdict } from '../../shared/capacity.js';
 import { levelSloStatus } from '../../shared/slo-judge.js';
-import { loadAxisLabel, loadKind, loadText, loadValue } from '../../shared/level-load.js';
+import { lengthsText, loadAxisLabel, loadKind, loadText, loadValue } from '../../shared/level-load.js';
+import { isPooling } from '../../shared/endpoint-kinds.js';
 import { oneChunkNote, perUserTokPerSec } from '../../shared/per-user-speed.js';
 import { COLORS, GPU_COLORS } from '../../shared/chart-colors.js';
 
@@ -65,7 +66,13 @@ function levelGroups(record: RunRecord): Array<{ label: string; levels: LevelRes
           .join(' ')
       : '';
     const label = many
-      ? [variant, `in ${l.inputLen}/out ${l.outputLen}`, mixed ? loadKind(l) : ''].filter(Boolean).join(' ')
+      ? [
+          variant,
+          isPooling(l.endpoint) ? lengthsText(l, true) : `in ${l.inputLen}/out ${l.outputLen}`,
+          mixed ? loadKind(l) : '',
+        ]
+          .filter(Boolean)
+          .join(' ')
       : '';
     return { label, levels };
   });

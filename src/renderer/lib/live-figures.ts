@@ -1,4 +1,4 @@
-import { METRICS, statPercentile } from '../../shared/metrics.js';
+import { METRICS, metricApplies, statPercentile } from '../../shared/metrics.js';
 import type { MetricDef } from '../../shared/metrics.js';
 import { measureOffered } from '../../shared/offered-load.js';
 import type { OfferedLoad } from '../../shared/run-record.js';
@@ -82,7 +82,8 @@ export function formingFigures(run: LiveRun, levelIndex: number): FormingFigures
     measured: points.length,
     failed: points.length - ok.length,
     rate: levelRate(run, levelIndex),
-    figures: LIVE.map((metric) => ({
+    // An embeddings or rerank level has no TTFT: its latency is E2E.
+    figures: LIVE.filter((m) => metricApplies(m, run.levels[levelIndex]?.endpoint ?? 'chat')).map((metric) => ({
       metric,
       value: pct(samples[metric.quantity as 'ttft' | 'e2e'], statPercentile(metric.stat) as number),
     })),

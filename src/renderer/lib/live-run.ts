@@ -1,6 +1,7 @@
 import { inAppWords } from '../../shared/fields.js';
 import type { RunEvent, ServerState } from '../../shared/events.js';
 import type { LevelResult, RunRecord, RunStatus } from '../../shared/run-record.js';
+import type { EndpointKind } from '../../shared/endpoint-kinds.js';
 import type { EngineSample, GpuSample } from '../../shared/telemetry.js';
 import {
   createPaceState,
@@ -23,6 +24,9 @@ export interface LiveLevel {
   /** Each request's own length from a prompt file (inputLen/outputLen are then not what was sent). */
   inputFromFile?: boolean;
   outputFromFile?: boolean;
+  /** Pooling levels (embeddings, rerank): the kind and inputs per request (no output length, no TTFT). */
+  endpoint?: EndpointKind;
+  batchSize?: number;
   phase: 'waiting' | 'prompts' | 'cooldown' | 'warmup' | 'measure' | 'done';
   round?: number;
   rounds?: number;
@@ -145,6 +149,7 @@ export function applyEvent(run: LiveRun, event: RunEvent): void {
         outputLen: event.outputLen,
         inputFromFile: event.inputFromFile,
         outputFromFile: event.outputFromFile,
+        ...(event.endpoint !== undefined && { endpoint: event.endpoint, batchSize: event.batchSize }),
         phase: 'waiting',
         done: 0,
         total: event.warmupRequests + event.measuredRequests,

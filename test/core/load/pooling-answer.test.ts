@@ -4,7 +4,7 @@ import { buildRequestBody } from '../../../src/core/load/request-body.js';
 import { FULL_COMPAT } from '../../../src/core/load/request-body.js';
 import { groupPoolingPrompts, inputPositions } from '../../../src/core/workloads/pooling-prompts.js';
 
-const body = (api: 'embeddings' | 'rerank', inputs: string[]) =>
+const body = (api: 'embeddings' | 'rerank' | 'score', inputs: string[]) =>
   JSON.parse(
     buildRequestBody({
       api,
@@ -27,6 +27,13 @@ describe('pooling request bodies', () => {
     expect(rerank.top_n).toBe(3);
     expect(typeof rerank.query).toBe('string');
   });
+
+  it("score sends vLLM's text_1 (the query) and text_2 (the documents), which every version takes", () => {
+    const score = body('score', ['a', 'b']);
+    expect(Object.keys(score).sort()).toEqual(['model', 'text_1', 'text_2']);
+    expect(score.text_2).toEqual(['a', 'b']);
+    expect(typeof score.text_1).toBe('string');
+  });
 });
 
 describe('readPoolingAnswer', () => {
@@ -48,6 +55,21 @@ describe('readPoolingAnswer', () => {
       ],
     };
     expect(readPoolingAnswer('rerank', JSON.stringify(rr), 2)).toEqual({ ok: true, promptTokens: 20, items: 2 });
+  });
+
+  it("reads vLLM's score answer: data of {index, object: score, score}", () => {
+    const sc = {
+      id: 'score-1',
+      object: 'list',
+      model: 'm',
+      usage: { prompt_tokens: 30, total_tokens: 30, completion_tokens: 0 },
+      data: [
+        { index: 0, object: 'score', score: 0.9 },
+        { index: 1, object: 'score', score: 0.2 },
+      ],
+    };
+    expect(readPoolingAnswer('score', JSON.stringify(sc), 2)).toEqual({ ok: true, promptTokens: 30, items: 2 });
+    expect(readPoolingAnswer('score', JSON.stringify(sc), 3)).toMatchObject({ ok: false, kind: 'answer-count' });
   });
 
   it("takes vLLM's rerank usage, which carries only total_tokens", () => {

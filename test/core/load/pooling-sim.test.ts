@@ -15,7 +15,7 @@ afterAll(closeAll);
 
 const attach = (url: string) => attachTo(url, { model: DEFAULT_SIM_MODEL, simulated: false });
 
-async function runPooling(api: 'embeddings' | 'rerank', batchSize: number) {
+async function runPooling(api: 'embeddings' | 'rerank' | 'score', batchSize: number) {
   const sim = await startSim({ profile: testProfile({ 'step-base-ms': 1, 'step-per-seq-ms': 0.1 }) });
   const out = await mkdtemp(join(tmpdir(), `sb-${api}-`));
   const config = BenchConfigSchema.parse({
@@ -75,5 +75,17 @@ describe('pooling endpoints against the simulator', () => {
     expect(requests.every((r) => r.ok && r.nIn === r.expectedIn && r.expectedInSource === undefined)).toBe(true);
     expect(requests[0]!.nIn).toBeGreaterThan(3 * 32);
     expect(level!.checks.map((c) => [c.id, c.code])).toContainEqual(['input-length', 'exact']);
+  });
+
+  it("score (vLLM's /score): text_1 against text_2 documents, each pair counted ahead, one score per document", async () => {
+    const { result, requests } = await runPooling('score', 3);
+    expect(result.failure).toBeUndefined();
+    const [level] = result.record.levels;
+    expect(level!.endpoint).toBe('score');
+    expect(requests.every((r) => r.ok && r.nIn === r.expectedIn && r.nIn > 3 * 32)).toBe(true);
+    expect(level!.checks.map((c) => [c.id, c.code])).toContainEqual(['input-length', 'exact']);
+    expect(headlineFacts(result.record).find((f) => f.label === 'Lengths')?.value).toBe(
+      'score: 3 documents of 32 tokens per request',
+    );
   });
 });
