@@ -7,7 +7,7 @@ export type ResponseFormatSpec =
   { kind: 'json-schema'; file: string } | { kind: 'regex'; pattern: string } | { kind: 'choice'; choices: string[] };
 
 /** The kinds `--response-format` takes, in the order its help names them. */
-export const RESPONSE_FORMAT_KINDS = ['json-schema', 'regex', 'choice'] as const;
+const RESPONSE_FORMAT_KINDS = ['json-schema', 'regex', 'choice'] as const;
 
 /** `--tool-choice`'s fixed values; anything else names one function of `--tools`. */
 export const TOOL_CHOICE_MODES = ['auto', 'required', 'none'] as const;

@@ -1,5 +1,5 @@
 import type { RequestRecord } from '../../shared/request-record.js';
-import { fmtCounts } from '../metrics/format.js';
+import { fmtCounts } from '../../shared/format.js';
 import { defineCheck } from './define.js';
 import { countBy, okMeasured } from './helpers.js';
 import { judged, type Judged } from './verdict.js';

@@ -7,7 +7,7 @@ export function choiceRegex(choices: readonly string[]): string {
 }
 
 /** A GBNF grammar of exactly one of the choices (llama.cpp's `grammar`). */
-export function choiceGrammar(choices: readonly string[]): string {
+function choiceGrammar(choices: readonly string[]): string {
   return `root ::= ${choices.map((c) => JSON.stringify(c)).join(' | ')}`;
 }
 

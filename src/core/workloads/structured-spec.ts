@@ -14,7 +14,7 @@ export type OutputFormat =
   | { kind: 'choice'; choices: string[] };
 
 /** One function of --tools: its name and its parameters schema (absent: any arguments object). */
-export interface ToolFunction {
+interface ToolFunction {
   name: string;
   parameters?: JsonSchema;
 }
@@ -94,7 +94,7 @@ async function readTools(file: string, choice: string): Promise<ToolSpec> {
 }
 
 /** One line when the structured-output settings do not fit the rest of the run; null when they do. */
-export function structuredProblem(config: BenchConfig): string | null {
+function structuredProblem(config: BenchConfig): string | null {
   const { responseFormat, tools, toolChoice, api } = config;
   if (toolChoice !== undefined && tools === undefined)
     return '--tool-choice applies to --tools FILE: add --tools or drop it';
