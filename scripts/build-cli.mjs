@@ -1,8 +1,7 @@
 // Bundles the Node entry points (CLI, load worker, benches) so `npx servebench` works right after `npm ci`.
 import { build } from 'esbuild';
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, resolve } from 'node:path';
+import { rawText } from './raw-text-plugin.mjs';
+import { existsSync } from 'node:fs';
 
 const entries = {
   cli: 'src/cli/main.ts',
@@ -16,22 +15,6 @@ const entries = {
   'bench-merge': 'bench/bench-merge.ts',
   'bench-memory': 'bench/bench-memory.ts',
   'bench-precision': 'bench/bench-precision.ts',
-};
-// `file?raw` imports a file's text at build time, as vite does (the HTML report inlines uPlot this way).
-const require = createRequire(import.meta.url);
-const rawText = {
-  name: 'raw-text',
-  setup(b) {
-    b.onResolve({ filter: /\?raw$/ }, (args) => {
-      const spec = args.path.slice(0, -'?raw'.length);
-      const path = spec.startsWith('.') ? resolve(dirname(args.importer), spec) : require.resolve(spec);
-      return { path, namespace: 'raw-text' };
-    });
-    b.onLoad({ filter: /.*/, namespace: 'raw-text' }, (args) => ({
-      contents: readFileSync(args.path, 'utf8'),
-      loader: 'text',
-    }));
-  },
 };
 const entryPoints = Object.fromEntries(Object.entries(entries).filter(([, file]) => existsSync(file)));
 

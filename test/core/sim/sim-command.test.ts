@@ -3,6 +3,8 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+// @ts-expect-error: the build's own plugin is plain JavaScript
+import { rawText } from '../../../scripts/raw-text-plugin.mjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { simCommand } from '../../../src/cli/sim-command.js';
 import { UserError } from '../../../src/core/errors.js';
@@ -24,6 +26,7 @@ beforeAll(async () => {
     format: 'esm',
     packages: 'external',
     logLevel: 'silent',
+    plugins: [rawText],
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   });
 });
