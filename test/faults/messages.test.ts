@@ -68,6 +68,17 @@ describe('messages that name the real problem', () => {
     await rm(join(dir, '..'), { recursive: true, force: true });
   });
 
+  it('--out inside a run folder (a subfolder, made or not yet): refused, naming the run folder; nothing nested', async () => {
+    const dir = await fixtureCopy('closed');
+    const before = await readdir(dir);
+    refusedInOneLine(
+      cli(['run', '--out', join(dir, 'sub', 'deeper')]),
+      /--out .*deeper is inside the run folder .*closed \(it holds run\.json\): give the folder that holds run folders/,
+    );
+    expect(await readdir(dir)).toEqual(before);
+    await rm(join(dir, '..'), { recursive: true, force: true });
+  });
+
   it('ui --out /etc/passwd: refused before it listens', () => {
     const r = cli(['ui', '--port', '0', '--out', '/etc/passwd']);
     refusedInOneLine(r, /--out \/etc\/passwd: \/etc\/passwd is inside the system folder \/etc/);
