@@ -33,6 +33,10 @@ export type LyingMode =
   | 'content-number'
   /** delta.content is an object. */
   | 'content-object'
+  /** Token chunks whose delta is null: no text at all, while usage counts every token. */
+  | 'delta-null'
+  /** Token chunks whose delta is empty ({}): no text at all, while usage counts every token. */
+  | 'delta-empty'
   /** /tokenize answers count -1,000,000,000 (the streams are honest). */
   | 'tokenize-negative'
   /** /tokenize answers count 10^15. */
@@ -97,6 +101,8 @@ function usageJson(mode: LyingMode, promptTokens: number, completionTokens: numb
 function deltaJson(mode: LyingMode, text: string): string {
   if (mode === 'content-number') return '{"content":42}';
   if (mode === 'content-object') return `{"content":{"text":${JSON.stringify(text)}}}`;
+  if (mode === 'delta-null') return 'null';
+  if (mode === 'delta-empty') return '{}';
   return `{"content":${JSON.stringify(text)}}`;
 }
 

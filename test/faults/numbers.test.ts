@@ -204,6 +204,18 @@ describe('usage a server cannot have meant', () => {
     },
   );
 
+  it.each(['delta-null', 'delta-empty'] as const)(
+    'chunks whose %s (no text at all) while usage counts 8: failed as no-text, not explained as one chunk, no tok/s',
+    async (mode) => {
+      const run = await runAgainst(mode);
+      expect(run.level.completed).toBe(0);
+      expect(run.level.errorsByReason).toEqual({ 'no-text': 8 });
+      expect(run.level.topError?.message).toMatch(/carried no text, yet the server counts 8 output tokens/);
+      expect(run.level.checks.map((c) => c.code)).not.toContain('single-chunk');
+      expect(run.level.outputTokPerSec ?? 0).toBe(0);
+    },
+  );
+
   it('legitimate shapes stay figures: 4 tokens a chunk (speculative decoding, blocks) and no usage at all', async () => {
     const blocks = await runAgainst('honest', { tokensPerChunk: 4 });
     expect(blocks.requests.every((r) => r.usageProblems === undefined && r.nOutSource === 'server')).toBe(true);

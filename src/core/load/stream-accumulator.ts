@@ -312,6 +312,11 @@ export class StreamAccumulator {
       error = 'stream ended before [DONE] or a finish_reason';
       errorKind = 'truncated';
     }
+    // Tokens the server counts but never sent as text cannot be timed: no TTFT, no chunk, and no "one whole chunk" either.
+    if (error === null && this.chunks.length === 0 && (this.completionTokens ?? 0) > 0) {
+      error = `the stream carried no text, yet the server counts ${this.completionTokens} output tokens: none of them can be timed`;
+      errorKind = 'no-text';
+    }
     const result: StreamResult = {
       firstTokenMs: this.firstTokenMs,
       chunks: this.chunks,
