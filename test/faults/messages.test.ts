@@ -129,6 +129,14 @@ describe('messages that name the real problem', () => {
     expect(r.stderr).not.toMatch(/YAMLWarning|--trace-warnings/);
   });
 
+  it("a --config nested 5,000 deep: one line saying it nests too deep, not the parser's stack overflow", async () => {
+    const file = join(tmp, 'deep.yaml');
+    await writeFile(file, `server: ${'{a: '.repeat(5000)}1${'}'.repeat(5000)}\n`);
+    const r = cli(['run', '--config', file, '--out', tmp]);
+    refusedInOneLine(r, /--config .*deep\.yaml is not valid YAML: nested deeper than any servebench file/);
+    expect(r.stderr).not.toMatch(/call stack/i);
+  });
+
   it('compare of a run with itself (the folder, or its run.json): refused, as the app refuses it', async () => {
     const dir = await fixtureCopy('closed');
     refusedInOneLine(
