@@ -21,6 +21,8 @@ export type LyingMode =
   | 'completion-infinite'
   /** completion_tokens -5. */
   | 'completion-negative'
+  /** Every count sent as a string ("8"), cached_tokens "NaN": no numbers at all. */
+  | 'counts-as-strings'
   /** Continuous usage whose completion_tokens stays at 2 on every chunk. */
   | 'usage-stuck'
   /** prompt_tokens 10^12. */
@@ -86,6 +88,8 @@ function usageJson(mode: LyingMode, promptTokens: number, completionTokens: numb
       return usage('1e400');
     case 'completion-negative':
       return usage('-5');
+    case 'counts-as-strings':
+      return `{"prompt_tokens":"${promptTokens}","completion_tokens":"${completionTokens}","prompt_tokens_details":{"cached_tokens":"NaN"}}`;
     case 'usage-stuck':
       return usage('2');
     case 'prompt-huge':

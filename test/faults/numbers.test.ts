@@ -155,6 +155,19 @@ describe('usage a server cannot have meant', () => {
     expectOutputFiguresLeftOut(run);
   });
 
+  it('counts sent as strings ("8", "NaN"): named as no number, not taken for absent usage; figures left out', async () => {
+    const run = await runAgainst('counts-as-strings');
+    expect(run.record.status).toBe('completed');
+    expect(run.check('token-agreement')).toMatchObject({
+      status: 'fail',
+      facts: { problem: 'not-a-number', value: null },
+    });
+    expect(run.check('token-agreement')?.detail).toMatch(/e\.g\. a string, where a token count belongs/);
+    expect(run.check('input-length')?.facts).toMatchObject({ problem: 'not-a-number' });
+    expect(run.requests.every((r) => r.usageProblems?.some((p) => p.field === 'cached_tokens'))).toBe(true);
+    expectOutputFiguresLeftOut(run);
+  });
+
   it('continuous usage that stands still at 2 while text keeps coming: every chunk kept, the count named', async () => {
     const run = await runAgainst('usage-stuck');
     // The chunks are not merged into one "block": the stream is not passed off as a diffusion model's.

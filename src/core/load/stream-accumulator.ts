@@ -1,5 +1,5 @@
 import type { UsageProblem } from '../../shared/request-record.js';
-import { isTokenCount, notACount } from './usage-bounds.js';
+import { isTokenCount, notACount, notANumber } from './usage-bounds.js';
 
 /** What one streamed response amounted to, before it becomes a RequestRecord. */
 export interface StreamResult {
@@ -270,7 +270,11 @@ export class StreamAccumulator {
    * ignored, as an absent field.
    */
   private count(field: UsageProblem['field'], value: unknown): number | null {
-    if (typeof value !== 'number') return null;
+    if (value === undefined || value === null) return null;
+    if (typeof value !== 'number') {
+      this.problems.set(field, notANumber(field, kindOf(value)));
+      return null;
+    }
     if (isTokenCount(value)) return value;
     this.problems.set(field, notACount(field, value));
     return null;

@@ -13,6 +13,7 @@ export interface ImpossibleUsage {
 
 const BOUND_TEXT: Record<UsageProblem['code'], (bound: number | undefined) => string> = {
   'not-a-count': () => 'which is no token count',
+  'not-a-number': () => 'where a token count belongs',
   'above-max-tokens': (b) => `above the max_tokens ${fmtBound(b)} the request allowed`,
   'below-chunks': (b) => `while ${fmtBound(b)} token-bearing chunks streamed (each holds at least one token)`,
   'above-request-size': (b) => `more than the request's bytes allow (at most ${fmtBound(b)})`,
@@ -50,7 +51,7 @@ export function impossibleUsage(
     code: `impossible-${field.replace(/_/g, '-')}`,
     detail:
       `the server's ${field} is impossible for ${problems.length}/${records.length} requests ` +
-      `(e.g. ${fmtValue(example.value)}, ${BOUND_TEXT[code](example.bound)}` +
+      `(e.g. ${example.sentAs ?? fmtValue(example.value)}, ${BOUND_TEXT[code](example.bound)}` +
       `${others > 0 ? `; ${others} more otherwise impossible` : ''}): ${leftOut}`,
     facts: {
       field,
