@@ -33,6 +33,7 @@ export function formatGpuSnapshot(s: GpuSnapshot): string {
       g.maxSmClockMhz !== null ? `max SM clock ${g.maxSmClockMhz} MHz` : null,
     ].filter(Boolean);
     lines.push(`  GPU ${g.index}: ${facts.join(', ')}`);
+    if (g.rejected?.length) lines.push(`    impossible values left out: ${g.rejected.join(', ')}`);
   }
   if (s.processes === null) lines.push('Processes holding GPU memory: not available from this source');
   else if (s.processes.length === 0) lines.push('Processes holding GPU memory: none');

@@ -143,6 +143,7 @@ export interface UsageProblem {
   field: 'completion_tokens' | 'prompt_tokens' | 'cached_tokens' | 'reasoning_tokens';
   code:
     | 'not-a-count'
+    | 'not-a-number'
     | 'above-max-tokens'
     | 'below-chunks'
     | 'above-request-size'
@@ -150,6 +151,8 @@ export interface UsageProblem {
     | 'above-completion-tokens';
   value: number | null;
   bound?: number;
+  /** not-a-number: what the server sent instead ('a string', 'a boolean', 'an object'). */
+  sentAs?: string;
 }
 
 /** TTFT of a record (first token − send): the stored figure, or derived for records written before it was stored. */

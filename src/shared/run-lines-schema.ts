@@ -14,6 +14,7 @@ const sourceSchema = z.enum(['server', 'estimated']);
 const USAGE_FIELDS = ['completion_tokens', 'prompt_tokens', 'cached_tokens', 'reasoning_tokens'] as const;
 const USAGE_CODES = [
   'not-a-count',
+  'not-a-number',
   'above-max-tokens',
   'below-chunks',
   'above-request-size',
@@ -26,6 +27,7 @@ const UsageProblemSchema = z.looseObject({
   code: z.enum(USAGE_CODES),
   value: numOrNull,
   bound: num.optional(),
+  sentAs: z.string().optional(),
 });
 
 /** One line of requests.jsonl: a measured request (see RequestRecord). */

@@ -4,6 +4,7 @@ import { ENDPOINT_KINDS } from './endpoint-kinds.js';
 import type { ZodError } from 'zod';
 import type { RunRecord, RunStatus } from './run-record.js';
 import { DistributedRecordSchema, WorkerLevelViewSchema } from './distributed.js';
+import { LIMITS } from './config.js';
 
 // The run record's zod schema, for reading run.json back. Objects are loose: a field added later within
 // schemaVersion 1 ("add, never rename") must not make an older reader refuse the file.
@@ -20,6 +21,11 @@ const numOrNull = num.nullable();
 const nonneg = num.min(0, 'an impossible value (below zero)');
 const nonnegOrNull = nonneg.nullable();
 const count = nonneg.int('an impossible value (not a whole count)');
+/** Requests completed, failed or cancelled: no run holds more than the requests a run may have. */
+const requests = count.max(
+  LIMITS.totalRequests.max,
+  `an impossible value (more requests than a run holds, ${LIMITS.totalRequests.max})`,
+);
 const share = nonneg.max(1, 'an impossible value (a share above 1)');
 const shareOrNull = share.nullable();
 const ci = z.tuple([num, num]).nullable();
@@ -69,9 +75,9 @@ const LatencySchema = SummarySchema.extend({
 /** One group of a level (a LoRA adapter, a replica): counts, latencies and its output tok/s. */
 const GroupSchema = z.looseObject({
   key: z.string().max(200),
-  requests: count,
-  completed: count,
-  failed: count,
+  requests,
+  completed: requests,
+  failed: requests,
   ttftMs: LatencySchema,
   tpotMs: LatencySchema,
   e2eMs: LatencySchema,
@@ -84,8 +90,8 @@ const RoundSchema = z.looseObject({
   totalTokPerSec: nonneg,
   reqPerSec: nonneg,
   windowMs: nonneg,
-  completed: count,
-  failed: count,
+  completed: requests,
+  failed: requests,
   startMs: num,
   endMs: num,
   partial: z.boolean().optional(),
@@ -220,9 +226,9 @@ const LevelSchema = z.looseObject({
   costPerMInputTokUsd: nonneg.optional(),
   costPerMInputTokAtUtilizationUsd: nonneg.optional(),
   goodput: shareOrNull.optional(),
-  completed: count,
-  failed: count,
-  cancelled: count.optional(),
+  completed: requests,
+  failed: requests,
+  cancelled: requests.optional(),
   skippedTurns: count.optional(),
   malformedLines: count.optional(),
   outputTokensSource: z.enum(['server', 'estimated', 'mixed']),

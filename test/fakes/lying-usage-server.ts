@@ -21,6 +21,8 @@ export type LyingMode =
   | 'completion-infinite'
   /** completion_tokens -5. */
   | 'completion-negative'
+  /** Every count sent as a string ("8"), cached_tokens "NaN": no numbers at all. */
+  | 'counts-as-strings'
   /** Continuous usage whose completion_tokens stays at 2 on every chunk. */
   | 'usage-stuck'
   /** prompt_tokens 10^12. */
@@ -33,6 +35,10 @@ export type LyingMode =
   | 'content-number'
   /** delta.content is an object. */
   | 'content-object'
+  /** Token chunks whose delta is null: no text at all, while usage counts every token. */
+  | 'delta-null'
+  /** Token chunks whose delta is empty ({}): no text at all, while usage counts every token. */
+  | 'delta-empty'
   /** /tokenize answers count -1,000,000,000 (the streams are honest). */
   | 'tokenize-negative'
   /** /tokenize answers count 10^15. */
@@ -82,6 +88,8 @@ function usageJson(mode: LyingMode, promptTokens: number, completionTokens: numb
       return usage('1e400');
     case 'completion-negative':
       return usage('-5');
+    case 'counts-as-strings':
+      return `{"prompt_tokens":"${promptTokens}","completion_tokens":"${completionTokens}","prompt_tokens_details":{"cached_tokens":"NaN"}}`;
     case 'usage-stuck':
       return usage('2');
     case 'prompt-huge':
@@ -97,6 +105,8 @@ function usageJson(mode: LyingMode, promptTokens: number, completionTokens: numb
 function deltaJson(mode: LyingMode, text: string): string {
   if (mode === 'content-number') return '{"content":42}';
   if (mode === 'content-object') return `{"content":{"text":${JSON.stringify(text)}}}`;
+  if (mode === 'delta-null') return 'null';
+  if (mode === 'delta-empty') return '{}';
   return `{"content":${JSON.stringify(text)}}`;
 }
 

@@ -5,6 +5,7 @@
 //   flood-loop   queries answer; the -lms loop prints valid rows as fast as the pipe takes them, ignoring SIGTERM
 //   flood-query  every query prints without end and without a newline, ignoring SIGTERM
 //   impossible   answers like a driver, with values no GPU has (-273 °C, 1e308 °C, -5 MHz, a mask of all ones)
+//   impossible-facts  honest samples, but static facts no GPU has (a 1e308 W limit, -1 MiB, a 0 MHz max clock)
 // FAKE_NVSMI_LOG: append each argv as a JSON line (and the pid), so a test can see what was called and kill-check it.
 import { appendFileSync } from 'node:fs';
 
@@ -50,7 +51,14 @@ const IMPOSSIBLE = {
   'utilization.gpu': '250',
   'clocks_throttle_reasons.active': '0xFFFFFFFFFFFFFFFF',
 };
-const values = mode === 'impossible' ? IMPOSSIBLE : HONEST;
+const IMPOSSIBLE_FACTS = {
+  ...HONEST,
+  'enforced.power.limit': '1e308',
+  'memory.total': '-1',
+  'clocks.max.sm': '0',
+  'clocks.max.mem': '1e9',
+};
+const values = { impossible: IMPOSSIBLE, 'impossible-facts': IMPOSSIBLE_FACTS }[mode] ?? HONEST;
 
 const opt = (flag) => {
   const eq = args.find((a) => a.startsWith(`${flag}=`));

@@ -173,6 +173,13 @@ describe('damaged run folders: one line, never a stack trace or a render of what
     refusedInOneLine(cli(['report', dir, '--out', '-']), /startedAt: not a date/);
   });
 
+  it('10^12 requests completed in a level: refused, naming the field (no run holds that many)', async () => {
+    const dir = await tamperedRun((r) => {
+      (r.levels as Array<{ completed: number }>)[0]!.completed = 1e12;
+    });
+    refusedInOneLine(cli(['report', dir, '--out', '-']), /levels\[0\]\.completed: .*more requests than a run holds/);
+  });
+
   it('a negative TTFT percentile: refused, naming the field', async () => {
     const dir = await tamperedRun((r) => {
       const level = (r.levels as Array<{ ttftMs: Record<string, unknown> }>)[0]!;

@@ -68,6 +68,17 @@ describe('messages that name the real problem', () => {
     await rm(join(dir, '..'), { recursive: true, force: true });
   });
 
+  it('--out inside a run folder (a subfolder, made or not yet): refused, naming the run folder; nothing nested', async () => {
+    const dir = await fixtureCopy('closed');
+    const before = await readdir(dir);
+    refusedInOneLine(
+      cli(['run', '--out', join(dir, 'sub', 'deeper')]),
+      /--out .*deeper is inside the run folder .*closed \(it holds run\.json\): give the folder that holds run folders/,
+    );
+    expect(await readdir(dir)).toEqual(before);
+    await rm(join(dir, '..'), { recursive: true, force: true });
+  });
+
   it('ui --out /etc/passwd: refused before it listens', () => {
     const r = cli(['ui', '--port', '0', '--out', '/etc/passwd']);
     refusedInOneLine(r, /--out \/etc\/passwd: \/etc\/passwd is inside the system folder \/etc/);
@@ -116,6 +127,14 @@ describe('messages that name the real problem', () => {
       /--config .*c\.yaml is not valid YAML: the tag !!js\/function at line 1, column 14 is not supported/,
     );
     expect(r.stderr).not.toMatch(/YAMLWarning|--trace-warnings/);
+  });
+
+  it("a --config nested 5,000 deep: one line saying it nests too deep, not the parser's stack overflow", async () => {
+    const file = join(tmp, 'deep.yaml');
+    await writeFile(file, `server: ${'{a: '.repeat(5000)}1${'}'.repeat(5000)}\n`);
+    const r = cli(['run', '--config', file, '--out', tmp]);
+    refusedInOneLine(r, /--config .*deep\.yaml is not valid YAML: nested deeper than any servebench file/);
+    expect(r.stderr).not.toMatch(/call stack/i);
   });
 
   it('compare of a run with itself (the folder, or its run.json): refused, as the app refuses it', async () => {

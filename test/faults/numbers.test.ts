@@ -155,6 +155,19 @@ describe('usage a server cannot have meant', () => {
     expectOutputFiguresLeftOut(run);
   });
 
+  it('counts sent as strings ("8", "NaN"): named as no number, not taken for absent usage; figures left out', async () => {
+    const run = await runAgainst('counts-as-strings');
+    expect(run.record.status).toBe('completed');
+    expect(run.check('token-agreement')).toMatchObject({
+      status: 'fail',
+      facts: { problem: 'not-a-number', value: null },
+    });
+    expect(run.check('token-agreement')?.detail).toMatch(/e\.g\. a string, where a token count belongs/);
+    expect(run.check('input-length')?.facts).toMatchObject({ problem: 'not-a-number' });
+    expect(run.requests.every((r) => r.usageProblems?.some((p) => p.field === 'cached_tokens'))).toBe(true);
+    expectOutputFiguresLeftOut(run);
+  });
+
   it('continuous usage that stands still at 2 while text keeps coming: every chunk kept, the count named', async () => {
     const run = await runAgainst('usage-stuck');
     // The chunks are not merged into one "block": the stream is not passed off as a diffusion model's.
@@ -199,6 +212,18 @@ describe('usage a server cannot have meant', () => {
       expect(run.level.topError?.message).toMatch(
         mode === 'choices-null' ? /its choices is null/ : /its delta\.content is an? (number|object)/,
       );
+      expect(run.level.checks.map((c) => c.code)).not.toContain('single-chunk');
+      expect(run.level.outputTokPerSec ?? 0).toBe(0);
+    },
+  );
+
+  it.each(['delta-null', 'delta-empty'] as const)(
+    'chunks whose %s (no text at all) while usage counts 8: failed as no-text, not explained as one chunk, no tok/s',
+    async (mode) => {
+      const run = await runAgainst(mode);
+      expect(run.level.completed).toBe(0);
+      expect(run.level.errorsByReason).toEqual({ 'no-text': 8 });
+      expect(run.level.topError?.message).toMatch(/carried no text, yet the server counts 8 output tokens/);
       expect(run.level.checks.map((c) => c.code)).not.toContain('single-chunk');
       expect(run.level.outputTokPerSec ?? 0).toBe(0);
     },

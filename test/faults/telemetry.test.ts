@@ -23,7 +23,7 @@ import { startMetricsServer, type MetricsMode, type MetricsServer } from '../fak
 
 const HOSTILE_SMI = fileURLToPath(new URL('../fakes/nvidia-smi-hostile.mjs', import.meta.url));
 const CLI = fileURLToPath(new URL('../../bin/servebench.js', import.meta.url));
-type SmiMode = 'hang' | 'hang-loop' | 'flood-loop' | 'flood-query' | 'impossible';
+type SmiMode = 'hang' | 'hang-loop' | 'flood-loop' | 'flood-query' | 'impossible' | 'impossible-facts';
 
 let out: string;
 const cleanups: Array<() => Promise<void>> = [];
@@ -268,6 +268,22 @@ describe('nvidia-smi values a GPU cannot have', () => {
       class: 'unknown',
     });
     expect(sample!.rejected).toMatchObject({ smClockMhz: '-5 MHz', memTempC: '-273 °C', throttleMask: '0xffffffff' });
+  });
+});
+
+describe('nvidia-smi facts a GPU cannot have', () => {
+  it('a 1e308 W power limit, -1 MiB, a 0 MHz max clock: left out of the GPU facts and named, in gpu and in a run', async () => {
+    const res = await readGpuSnapshot({ nvidiaSmiPath: HOSTILE_SMI, env: smiEnv('impossible-facts') });
+    expect(res.ok).toBe(true);
+    if (!res.ok) return;
+    const [gpu] = res.snapshot.gpus;
+    expect(gpu).toMatchObject({ powerLimitW: null, memoryMiB: null, maxSmClockMhz: null, maxMemClockMhz: null });
+    expect(gpu!.rejected).toEqual(
+      expect.arrayContaining(['enforced.power.limit 1e+308 W', 'memory.total -1 MiB', 'clocks.max.sm 0 MHz']),
+    );
+    const run = await runWith({ smi: 'impossible-facts' });
+    expect(run.record.environment?.gpus?.[0]).toMatchObject({ powerLimitW: null, memoryMiB: null });
+    expect(run.messages.map((m) => m.text).join('\n')).toMatch(/GPU 0 facts no GPU has, left out: .*1e\+308 W/);
   });
 });
 

@@ -7,6 +7,7 @@ import type { Facts } from './verdict.js';
 
 const BOUND_TEXT: Record<UsageProblem['code'], (bound: string) => string> = {
   'not-a-count': () => 'which is no token count',
+  'not-a-number': () => 'where a token count belongs',
   'above-max-tokens': (b) => `above the max_tokens ${b} the request allowed`,
   'below-chunks': (b) => `while ${b} token-bearing chunks streamed (each holds at least one token)`,
   'above-request-size': (b) => `more than the request's bytes allow (at most ${b})`,
@@ -26,6 +27,6 @@ export const impossibleUsageText =
     const bound = BOUND_TEXT[f.problem as UsageProblem['code']]?.(fmtBound(f.bound)) ?? String(f.problem);
     return (
       `the server's ${String(f.field)} is impossible for ${String(f.requests)}/${String(f.of)} requests ` +
-      `(e.g. ${fmtValue(f.value)}, ${bound}${others > 0 ? `; ${others} more otherwise impossible` : ''}): ${leftOut}`
+      `(e.g. ${typeof f.sentAs === 'string' ? f.sentAs : fmtValue(f.value)}, ${bound}${others > 0 ? `; ${others} more otherwise impossible` : ''}): ${leftOut}`
     );
   };

@@ -1,5 +1,5 @@
 import type { UsageProblem } from '../../shared/request-record.js';
-import { isTokenCount, notACount } from './usage-bounds.js';
+import { isTokenCount, notACount, notANumber } from './usage-bounds.js';
 
 /** What one streamed response amounted to, before it becomes a RequestRecord. */
 export interface StreamResult {
@@ -286,7 +286,11 @@ export class StreamAccumulator {
    * ignored, as an absent field.
    */
   private count(field: UsageProblem['field'], value: unknown): number | null {
-    if (typeof value !== 'number') return null;
+    if (value === undefined || value === null) return null;
+    if (typeof value !== 'number') {
+      this.problems.set(field, notANumber(field, kindOf(value)));
+      return null;
+    }
     if (isTokenCount(value)) return value;
     this.problems.set(field, notACount(field, value));
     return null;
@@ -350,6 +354,11 @@ export class StreamAccumulator {
     if (error === null && !this.sawDone && this.finishReason === null) {
       error = 'stream ended before [DONE] or a finish_reason';
       errorKind = 'truncated';
+    }
+    // Tokens the server counts but never sent as text cannot be timed: no TTFT, no chunk, and no "one whole chunk" either.
+    if (error === null && this.chunks.length === 0 && (this.completionTokens ?? 0) > 0) {
+      error = `the stream carried no text, yet the server counts ${this.completionTokens} output tokens: none of them can be timed`;
+      errorKind = 'no-text';
     }
     const result: StreamResult = {
       firstTokenMs: this.firstTokenMs,

@@ -46,6 +46,11 @@ function problem(
   return p;
 }
 
+/** The problem of a usage value that is no number at all ("8" as a string, true, an object): no count either. */
+export function notANumber(field: UsageProblem['field'], sentAs: string): UsageProblem {
+  return { field, code: 'not-a-number', value: null, sentAs };
+}
+
 /** The problem of a usage value that is a number but no count (negative, fractional, beyond 2^53, Infinity). */
 export function notACount(field: UsageProblem['field'], value: number): UsageProblem {
   return problem(field, 'not-a-count', value);

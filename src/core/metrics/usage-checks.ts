@@ -33,6 +33,7 @@ export function impossibleUsage(
       requests: problems.length,
       of: records.length,
       value: example.value,
+      ...(example.sentAs !== undefined ? { sentAs: example.sentAs } : {}),
       bound: example.bound ?? null,
       otherProblems: problems.length - same.length,
     },

@@ -302,7 +302,7 @@ export class ServerSession {
     }
     for (const text of telemetry.warnings?.() ?? []) run.emit({ type: 'message', severity: 'warn', text });
     const gpus = telemetry.gpuInfo?.();
-    if (gpus && gpus.length > 0) run.record.environment.gpus = gpus.map((g) => ({ ...g }));
+    if (gpus && gpus.length > 0) run.record.environment.gpus = gpus.map(({ rejected: _named, ...g }) => g);
   }
 
   /** Measures one level into the run; null when nothing was measured (stopped, cancelled, server died). */

@@ -38,11 +38,24 @@ export function safeLabel(label: string): string {
  */
 export async function checkRunsParent(outDir: string, fs: RunFs = nodeRunFs): Promise<void> {
   const dir = resolve(outDir);
-  if ((await stat(join(dir, RUN_FILES.record)).catch(() => null))?.isFile())
+  const runDir = await enclosingRunFolder(dir);
+  if (runDir === dir)
     throw new UserError(
       `--out ${outDir} is a run folder (it holds run.json): give the folder that holds run folders, e.g. ${dirname(dir)}`,
     );
+  if (runDir !== null)
+    throw new UserError(
+      `--out ${outDir} is inside the run folder ${runDir} (it holds run.json): give the folder that holds run folders, e.g. ${dirname(runDir)}`,
+    );
   await checkOutWritable(dir, fs);
+}
+
+/** The run folder that is `dir` or holds it (a folder with a run.json, itself or an ancestor), or null. */
+async function enclosingRunFolder(dir: string): Promise<string | null> {
+  for (let at = dir; ; at = dirname(at)) {
+    if ((await stat(join(at, RUN_FILES.record)).catch(() => null))?.isFile()) return at;
+    if (dirname(at) === at) return null;
+  }
 }
 
 /**

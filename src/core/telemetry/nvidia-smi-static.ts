@@ -2,6 +2,7 @@ import type { CommandRunner } from './exec.js';
 import { cell, STATIC_FIELDS } from './nvidia-smi-fields.js';
 import { describeSmiFailure, probeFields, SMI_TIMEOUT_MS, type SmiFailure } from './nvidia-smi-probe.js';
 import { parseSmiNumber, parseSmiText, splitSmiCsv } from './nvidia-smi-values.js';
+import { boundGpuFacts } from './sample-bounds.js';
 
 /** Facts about one GPU that do not change during a run. */
 export interface GpuInfo {
@@ -15,6 +16,8 @@ export interface GpuInfo {
   powerLimitW: number | null;
   maxSmClockMhz: number | null;
   maxMemClockMhz: number | null;
+  /** Values nvidia-smi gave that no GPU has ("enforced.power.limit 1e+308 W"), left out above; absent when none. */
+  rejected?: string[];
 }
 
 /** A process holding GPU memory (from --query-compute-apps). */
@@ -49,6 +52,12 @@ export async function queryGpuInfo(
   probe.lines.forEach((line, i) => {
     const cells = splitSmiCsv(line);
     const get = (name: string) => cell(probe.fields, cells, name);
+    const { facts, rejected } = boundGpuFacts({
+      memoryMiB: parseSmiNumber(get('memory.total')),
+      powerLimitW: parseSmiNumber(get('enforced.power.limit')),
+      maxSmClockMhz: parseSmiNumber(get('clocks.max.sm')),
+      maxMemClockMhz: parseSmiNumber(get('clocks.max.mem')),
+    });
     gpus.push({
       index: parseSmiNumber(get('index')) ?? i,
       name: parseSmiText(get('name')),
@@ -56,10 +65,8 @@ export async function queryGpuInfo(
       busId: parseSmiText(get('pci.bus_id')),
       driver: parseSmiText(get('driver_version')) ?? (banner.exitCode === 0 ? parseBannerDriver(banner.stdout) : null),
       cudaVersion: cuda,
-      memoryMiB: parseSmiNumber(get('memory.total')),
-      powerLimitW: parseSmiNumber(get('enforced.power.limit')),
-      maxSmClockMhz: parseSmiNumber(get('clocks.max.sm')),
-      maxMemClockMhz: parseSmiNumber(get('clocks.max.mem')),
+      ...facts,
+      ...(rejected.length > 0 ? { rejected } : {}),
     });
   });
   return { ok: true, gpus };

@@ -244,6 +244,10 @@ async function watchGpuProcesses(st: RecorderState, binary: string): Promise<voi
     snapshotProcesses(st, binary),
   ]);
   if (facts.ok) st.info = facts.gpus;
+  for (const g of facts.ok ? facts.gpus : []) {
+    if (g.rejected)
+      st.warnings.push(`nvidia-smi gave GPU ${g.index} facts no GPU has, left out: ${g.rejected.join(', ')}`);
+  }
   const others = st.snapshots.at(-1)?.processes ?? [];
   if (others.length) {
     st.warnings.push(

@@ -83,6 +83,35 @@ export function boundGpuSample(sample: GpuSample): GpuSample {
   return out;
 }
 
+/** A GPU's static facts as nvidia-smi gives them (what boundGpuFacts checks). */
+export interface GpuFactValues {
+  memoryMiB: number | null;
+  powerLimitW: number | null;
+  maxSmClockMhz: number | null;
+  maxMemClockMhz: number | null;
+}
+
+/** Which sample bound each static fact shares: a limit or a total no GPU has is no fact either. */
+const FACT_BOUNDS: Record<keyof GpuFactValues, Bound> = {
+  memoryMiB: GPU_BOUNDS.memTotalMiB,
+  powerLimitW: GPU_BOUNDS.powerLimitW,
+  maxSmClockMhz: GPU_BOUNDS.maxSmClockMhz,
+  maxMemClockMhz: { name: 'clocks.max.mem', unit: ' MHz', min: 1, max: GPU_BOUNDS.memClockMhz.max },
+};
+
+/** The facts with every impossible value set to null, and those values named (nvidia-smi's name and value as read). */
+export function boundGpuFacts<T extends GpuFactValues>(facts: T): { facts: T; rejected: string[] } {
+  const out: T = { ...facts };
+  const rejected: string[] = [];
+  for (const field of Object.keys(FACT_BOUNDS) as Array<keyof GpuFactValues>) {
+    const value = out[field];
+    if (value === null || inRange(FACT_BOUNDS[field], value)) continue;
+    rejected.push(`${FACT_BOUNDS[field].name} ${fmtTelemetryValue(FACT_BOUNDS[field], value)}`);
+    out[field] = null;
+  }
+  return { facts: out, rejected };
+}
+
 /** The engine sample with impossible values (NaN, ±Inf, negative, a usage above 1, hits above queries) nulled and named. */
 export function boundEngineSample(sample: EngineSample): EngineSample {
   const rejected: Record<string, string> = {};

@@ -24,6 +24,8 @@ export interface TelemetryRecorder {
     memoryMiB: number | null;
     powerLimitW: number | null;
     maxSmClockMhz: number | null;
+    /** Values left out as no GPU has them (named in the run's warnings, not kept in run.json). */
+    rejected?: string[];
   }>;
   /** Whether engine /metrics were scraped, and why not. */
   readonly engineStatus?: { available: boolean; reason?: string };
