@@ -7,14 +7,14 @@ import { clockRatio, describeThrottleMask } from '../core/telemetry/throttle.js'
 import { wrapHelp } from './help-text.js';
 import { helpAsked } from './args-error.js';
 
-const HELP = `Usage: servebench gpu [--nvidia-smi PATH] [--dcgm-url URL] [--json]
+const HELP = `Usage: servebench gpu [--nvidia-smi PATH] [--dcgm-url URL[,URL...]] [--json]
 
 Lists the GPUs, the processes holding GPU memory, and one telemetry sample per GPU with its
 throttle class: the quickest way to see that GPU telemetry works before a run.
 
 Options:
   --nvidia-smi PATH  nvidia-smi to use (default: $SERVEBENCH_NVIDIA_SMI, else PATH)
-  --dcgm-url URL     read a DCGM exporter's /metrics instead (remote GPUs)
+  --dcgm-url URLS    read DCGM exporters' /metrics instead (remote GPUs), one URL per node, comma-separated
   --json             print the snapshot as JSON`;
 
 const num = (v: number | null, unit: string, digits = 0) => (v === null ? '?' : `${v.toFixed(digits)}${unit}`);
@@ -32,9 +32,10 @@ export function formatGpuSnapshot(s: GpuSnapshot): string {
       g.powerLimitW !== null ? `power limit ${num(g.powerLimitW, ' W')}` : null,
       g.maxSmClockMhz !== null ? `max SM clock ${g.maxSmClockMhz} MHz` : null,
     ].filter(Boolean);
-    lines.push(`  GPU ${g.index}: ${facts.join(', ')}`);
+    lines.push(`  GPU ${g.index}${g.node ? ` (on ${g.node})` : ''}: ${facts.join(', ')}`);
     if (g.rejected?.length) lines.push(`    impossible values left out: ${g.rejected.join(', ')}`);
   }
+  for (const reason of s.unread ?? []) lines.push(`  not read: ${reason}`);
   if (s.processes === null) lines.push('Processes holding GPU memory: not available from this source');
   else if (s.processes.length === 0) lines.push('Processes holding GPU memory: none');
   else {

@@ -18,6 +18,8 @@ export interface GpuInfo {
   maxMemClockMhz: number | null;
   /** Values nvidia-smi gave that no GPU has ("enforced.power.limit 1e+308 W"), left out above; absent when none. */
   rejected?: string[];
+  /** With several DCGM exporters: the node (exporter host:port) the GPU is on. */
+  node?: string;
 }
 
 /** A process holding GPU memory (from --query-compute-apps). */
