@@ -11,7 +11,7 @@ type Values = Record<string, unknown>;
 export function flagOptions(fields: readonly FieldDescriptor[]): Options {
   const out: Options = {};
   for (const f of fields) {
-    const repeatable = f.type === 'args' || f.type === 'env';
+    const repeatable = f.type === 'args' || f.type === 'env' || f.repeatJoins === true;
     out[f.flag] =
       f.type === 'switch' ? { type: 'boolean' } : { type: 'string', ...(repeatable ? { multiple: true } : {}) };
     if (f.off) out[f.off] = { type: 'boolean' };
@@ -92,6 +92,14 @@ export function flagText(values: Values, flag: string): string | undefined {
   return v.trim();
 }
 
+/** A repeated flag's values joined with commas, as one list given once (SettingMeta.repeatJoins). */
+function joinedText(values: Values, flag: string): string | undefined {
+  const v = values[flag];
+  if (!Array.isArray(v)) return flagText(values, flag);
+  if (v.some((x) => typeof x !== 'string' || x.trim() === '')) throw new UserError(`--${flag} needs a value`);
+  return v.map((x: string) => x.trim()).join(',');
+}
+
 /** A field's value from its flag (and off flag), or undefined when neither was given. One line on a bad value. */
 function readFlag(values: Values, f: FieldDescriptor): unknown {
   if (f.type === 'switch') {
@@ -105,7 +113,7 @@ function readFlag(values: Values, f: FieldDescriptor): unknown {
     if (values[f.flag] !== undefined) throw new UserError(`--${f.flag} and --${f.off} contradict each other; pass one`);
     return 0;
   }
-  const text = flagText(values, f.flag);
+  const text = f.repeatJoins ? joinedText(values, f.flag) : flagText(values, f.flag);
   if (text === undefined) return undefined;
   const parsed = parseFieldText(f, text);
   if (!parsed.ok) throw new UserError(`--${f.flag} ${parsed.error}`);

@@ -14,7 +14,7 @@ throttle class: the quickest way to see that GPU telemetry works before a run.
 
 Options:
   --nvidia-smi PATH  nvidia-smi to use (default: $SERVEBENCH_NVIDIA_SMI, else PATH)
-  --dcgm-url URLS    read DCGM exporters' /metrics instead (remote GPUs), one URL per node, comma-separated
+  --dcgm-url URLS    read DCGM exporters' /metrics instead (remote GPUs), one URL per node, comma-separated or repeated
   --json             print the snapshot as JSON`;
 
 const num = (v: number | null, unit: string, digits = 0) => (v === null ? '?' : `${v.toFixed(digits)}${unit}`);
@@ -68,13 +68,13 @@ export function formatGpuSnapshot(s: GpuSnapshot): string {
 
 /** `servebench gpu`: GPUs, processes and one sample; exit 2 with one line naming the fix when there is no GPU source. */
 export async function gpuCommand(argv: string[]): Promise<number> {
-  let values: { 'nvidia-smi'?: string; 'dcgm-url'?: string; json?: boolean; help?: boolean };
+  let values: { 'nvidia-smi'?: string; 'dcgm-url'?: string[]; json?: boolean; help?: boolean };
   try {
     ({ values } = parseArgs({
       args: argv,
       options: {
         'nvidia-smi': { type: 'string' },
-        'dcgm-url': { type: 'string' },
+        'dcgm-url': { type: 'string', multiple: true },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -96,7 +96,7 @@ export async function gpuCommand(argv: string[]): Promise<number> {
   const slow = setTimeout(() => process.stderr.write('waiting for the GPU source to answer…\n'), 3_000);
   const result = await readGpuSnapshot({
     ...(values['nvidia-smi'] ? { nvidiaSmiPath: values['nvidia-smi'] } : {}),
-    ...(values['dcgm-url'] ? { dcgmUrl: values['dcgm-url'] } : {}),
+    ...(values['dcgm-url'] ? { dcgmUrl: values['dcgm-url'].join(',') } : {}),
   }).finally(() => clearTimeout(slow));
   if (!result.ok) throw new UserError(result.reason);
   console.log(values.json ? JSON.stringify(result.snapshot, null, 2) : formatGpuSnapshot(result.snapshot));

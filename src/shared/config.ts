@@ -600,9 +600,10 @@ const REPORT = {
     {
       label: 'DCGM exporter',
       metavar: 'URL[,URL]',
-      help: "DCGM exporters of the server's GPUs, one URL per node (remote GPUs, attach mode)",
+      help: "DCGM exporters of the server's GPUs, one URL per node, comma-separated or the flag repeated (remote GPUs, attach mode)",
       group: 'telemetry',
       advanced: true,
+      repeatJoins: true,
       placeholder: 'http://10.0.0.5:9400/metrics',
     },
   ),

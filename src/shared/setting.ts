@@ -62,6 +62,8 @@ export interface SettingMeta {
    * before `run --from` runs it (src/core/runs/recorded-commands.ts), unless it holds the default.
    */
   readonly trust?: TrustKind;
+  /** A comma-separated list whose flag may also be given once per item (`--dcgm-url A --dcgm-url B` is `A,B`). */
+  readonly repeatJoins?: boolean;
 }
 
 /** The declarations: schema -> what it declares. */

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import {
@@ -176,6 +177,16 @@ describe('the field table', () => {
     expect(plainNumber('0.5', false)).toBe(0.5);
     const tp = ALL.find((f) => f.flag === 'tp') as FieldDescriptor;
     expect(parseFieldText(tp, '2')).toEqual({ ok: true, value: 2 });
+  });
+
+  it('joins a list flag given once per item, as the same list given comma-separated', () => {
+    const args = ['--dcgm-url', 'http://a:9400/metrics', '--dcgm-url', 'http://b:9400/metrics'];
+    const { values } = parseArgs({ args, options: runOptions, strict: true, allowPositionals: true });
+    const joined = benchConfigFromFlags(values, {});
+    expect(joined.dcgmUrl).toBe('http://a:9400/metrics,http://b:9400/metrics');
+    const once = benchConfigFromFlags({ 'dcgm-url': 'http://a:9400/metrics,http://b:9400/metrics' }, {});
+    expect(once.dcgmUrl).toBe(joined.dcgmUrl);
+    expect(() => benchConfigFromFlags({ 'dcgm-url': ['http://a:9400/metrics', ' '] }, {})).toThrow(/--dcgm-url/);
   });
 });
 
