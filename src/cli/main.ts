@@ -1,5 +1,6 @@
 import { isUserError } from '../core/errors.js';
 import { SERVEBENCH_VERSION } from '../core/version.js';
+import { helpAsked } from './args-error.js';
 import { wrapHelp } from './help-text.js';
 import { guardTerminalOutput } from './terminal-output.js';
 
@@ -49,6 +50,11 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const load = commands[name];
+  // `servebench --bogus --help`: help wins over what is not a command, as it wins over a bad flag of a command.
+  if (!load && name.startsWith('-') && helpAsked(rest)) {
+    console.log(wrapHelp(HELP));
+    return 0;
+  }
   if (!load) {
     console.error(`servebench: unknown command '${name}'; run 'servebench --help' for the list.`);
     return 2;

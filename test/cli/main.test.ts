@@ -18,6 +18,14 @@ describe('servebench CLI entry', () => {
     expect(res.stderr).toMatch(/unknown command 'frobnicate'/);
   });
 
+  it('shows the help, not an error, for a bad flag followed by --help', () => {
+    const res = spawnSync(process.execPath, [cli, '--bogus', '--help'], { encoding: 'utf8' });
+    expect(res.status).toBe(0);
+    expect(res.stdout).toMatch(/Usage: servebench <command>/);
+    const bad = spawnSync(process.execPath, [cli, '--bogus'], { encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+  });
+
   it.each(['', 'run', 'sim', 'gpu', 'ui', 'report', 'compare'])(
     "'servebench %s --help' fits a terminal of 80 columns",
     (command) => {
