@@ -1,6 +1,6 @@
 import type { GpuSample } from '../../shared/telemetry.js';
 import { classifyThrottle } from './throttle.js';
-import { parseSmiNumber, parseSmiText, parseThrottleMask, splitSmiCsv } from './nvidia-smi-values.js';
+import { parseSmiNumber, parseSmiReading, parseSmiText, parseThrottleMask, splitSmiCsv } from './nvidia-smi-values.js';
 
 /** The fields sampled in the `-lms` loop, by their canonical (oldest widely accepted) names. */
 export const LOOP_FIELDS = [
@@ -79,7 +79,8 @@ export function parseLoopLine(
   if (cells.length !== fields.query.length) return null;
   const gpu = parseSmiNumber(cell(fields, cells, 'index'));
   if (gpu === null || !Number.isInteger(gpu) || gpu < 0) return null;
-  const num = (name: string): number | null => parseSmiNumber(cell(fields, cells, name));
+  // Readings keep inf and NaN: boundGpuSample names them as impossible rather than as missing.
+  const num = (name: string): number | null => parseSmiReading(cell(fields, cells, name));
   const throttleMask = parseThrottleMask(cell(fields, cells, 'clocks_throttle_reasons.active'));
   const maxSm = num('clocks.max.sm') ?? fallbackMax?.(gpu) ?? null;
   return {

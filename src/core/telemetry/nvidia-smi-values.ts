@@ -22,6 +22,19 @@ export function parseSmiNumber(raw: string | undefined): number | null {
   return Number.isFinite(value) ? value : null;
 }
 
+/**
+ * A reading as nvidia-smi printed it: like parseSmiNumber, but `inf`, `nan` and numbers past a double's range come back
+ * non-finite, so the sample's bounds name them as impossible instead of taking them for "no reading".
+ */
+export function parseSmiReading(raw: string | undefined): number | null {
+  const text = parseSmiText(raw);
+  if (text === null) return null;
+  const special = /^([-+]?)(inf(?:inity)?|nan)\b/i.exec(text);
+  if (special) return /nan/i.test(special[2]!) ? NaN : special[1] === '-' ? -Infinity : Infinity;
+  const match = /^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?/.exec(text);
+  return match ? Number(match[0]) : null;
+}
+
 /** A throttle / clock-event bit mask such as `0x0000000000000004` (or decimal), or null when unknown. */
 export function parseThrottleMask(raw: string | undefined): number | null {
   const text = parseSmiText(raw);

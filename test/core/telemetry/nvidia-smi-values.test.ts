@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseLoopLine, type ProbedFields, LOOP_FIELDS } from '../../../src/core/telemetry/nvidia-smi-fields.js';
+import { boundGpuSample } from '../../../src/core/telemetry/sample-bounds.js';
 import {
   isSmiUnknown,
   parseSmiNumber,
@@ -52,6 +53,23 @@ describe('nvidia-smi values', () => {
       throttleMask: 0x20,
       class: 'thermal',
     });
+  });
+
+  it('keeps inf, NaN and numbers past a double as impossible readings, which the bounds then name', () => {
+    const fields: ProbedFields = { query: [...LOOP_FIELDS], canonical: [...LOOP_FIELDS], dropped: [] };
+    const s = parseLoopLine(
+      '2024/05/14 10:12:01.000, 0, 2610, 3120, 10501, inf, NaN, 1e400, 450.00, -inf, 21870, 24564, P2, 0x0000000000000000',
+      fields,
+      0,
+    )!;
+    expect(s.tempC).toBe(Infinity);
+    expect(s.memTempC).toBeNaN();
+    expect(s.powerW).toBe(Infinity);
+    expect(s.utilPct).toBe(-Infinity);
+    const bounded = boundGpuSample(s);
+    expect(Object.keys(bounded.rejected ?? {}).sort()).toEqual(['memTempC', 'powerW', 'tempC', 'utilPct']);
+    expect([bounded.tempC, bounded.memTempC, bounded.powerW, bounded.utilPct]).toEqual([null, null, null, null]);
+    expect(bounded.smClockMhz).toBe(2610);
   });
 
   it('maps renamed fields back by their canonical name and rejects lines that are not data', () => {
